@@ -1,0 +1,17 @@
+package latchkey
+
+import (
+	"github.com/latchkey/latchkey/internal/lease"
+	"github.com/latchkey/latchkey/pubsub"
+	"github.com/redis/go-redis/v9"
+)
+
+// Close releases what this process keeps for client behind the scenes: the
+// shared pub/sub Hub (waiters blocked on it return an error matching
+// ErrClosed) and the watchdog (holds it was renewing are reported lost and
+// expire with their lease, as when a Redisson client shuts down). Call it
+// before closing client. Primitives used after Close start afresh.
+func Close(client redis.UniversalClient) error {
+	lease.Close(client)
+	return pubsub.CloseShared(client)
+}

@@ -1,0 +1,27 @@
+package latchkey
+
+import "github.com/latchkey/latchkey/internal/lockerr"
+
+// The sentinel errors of latchkey. Every package returns them (wrapped), so
+// errors.Is(err, latchkey.ErrNotHeld) holds for an error from any primitive.
+var (
+	// ErrNotHeld is returned by an unlock, a release or an extension from
+	// an owner that does not hold the lock or permit: it never acquired it,
+	// already released it, or lost it (its lease expired, it was force
+	// unlocked). It is Redisson's IllegalMonitorStateException.
+	ErrNotHeld = lockerr.ErrNotHeld
+
+	// ErrLost is the reason a hold ended without an unlock: it expired,
+	// was deleted or was taken over. A primitive's Err method reports it
+	// after its Done channel closes.
+	ErrLost = lockerr.ErrLost
+
+	// ErrClosed is returned by a closed pub/sub Hub and by the waiters
+	// blocked on it, and by holds whose watchdog was closed.
+	ErrClosed = lockerr.ErrClosed
+
+	// ErrWouldDeadlock is returned by a request that can never be granted
+	// to its owner, such as a write lock asked for while holding only a
+	// read lock.
+	ErrWouldDeadlock = lockerr.ErrWouldDeadlock
+)

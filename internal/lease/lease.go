@@ -1,0 +1,68 @@
+// Package lease is the watchdog: one renewal scheduler per go-redis client
+// that keeps every lock held without an explicit lease alive.
+//
+// Each hold is renewed every lease/3. Holds due together are renewed in
+// batches of at most MaxBatch per script call, grouped by renewal script,
+// lease and cluster hash slot. A renewal that finds the hold gone declares it
+// lost at once; a transient error is retried until the hold's local validity
+// (the last successful renewal plus the lease) runs out, and only then is the
+// hold declared lost. A lost hold is never renewed or re-acquired again.
+package lease
+
+import (
+	"context"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/scripts"
+)
+
+// MaxBatch is the most holds one renewal script call carries (Redisson's
+// lockWatchdogBatchSize).
+const MaxBatch = 100
+
+// A Kind is a renewal script and the shape of one hold's KEYS and ARGV in
+// it: ARGV[1] is the lease in ms, followed by ArgsPerItem values per hold,
+// and the script returns one 1 (renewed) or 0 (lost) per hold.
+type Kind struct {
+	Script      *scripts.Script
+	KeysPerItem int
+	ArgsPerItem int
+}
+
+// HashLock renews Redisson hash locks: KEYS[i] = the lock, ARGV[i+1] = the
+// owner field (RLock, fair lock, write lock).
+var HashLock = &Kind{Script: scripts.Get("lock_renew"), KeysPerItem: 1, ArgsPerItem: 1}
+
+// A Hold is one lock hold to keep alive. Keys[0] decides its hash slot.
+type Hold struct {
+	Kind  *Kind
+	Keys  []string
+	Args  []any
+	Lease time.Duration
+	// Lost is called once, from the scheduler's goroutine, when the hold is
+	// found gone or cannot be renewed before its validity ends. It must not
+	// block.
+	Lost func(error)
+
+	next  time.Time // when the next renewal is due
+	valid time.Time // local validity: last confirmed renewal + Lease
+}
+
+// retryDelay is how soon a renewal that failed with an error is retried.
+func (h *Hold) retryDelay() time.Duration {
+	return min(h.Lease/10, time.Second)
+}
+
+// lostErr is what Lost receives when the hold was not found.
+var lostErr = lockerr.ErrLost
+
+// renewTimeout bounds one renewal call: never longer than a third of the
+// lease, so a stalled call cannot eat the whole validity.
+func renewTimeout(lease time.Duration) time.Duration {
+	return max(lease/3, 50*time.Millisecond)
+}
+
+func withTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}

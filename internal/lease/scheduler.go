@@ -1,0 +1,222 @@
+package lease
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/redis/go-redis/v9"
+)
+
+// A Scheduler renews the holds of one client. Its goroutine runs only while
+// it has holds.
+type Scheduler struct {
+	client redis.UniversalClient
+
+	mu      sync.Mutex
+	holds   map[*Hold]struct{}
+	running bool
+	closed  bool
+	kick    chan struct{}
+}
+
+var registry struct {
+	sync.Mutex
+	m map[redis.UniversalClient]*Scheduler
+}
+
+// For returns the scheduler of client, creating it on first use.
+func For(client redis.UniversalClient) *Scheduler {
+	registry.Lock()
+	defer registry.Unlock()
+	if s := registry.m[client]; s != nil {
+		return s
+	}
+	if registry.m == nil {
+		registry.m = make(map[redis.UniversalClient]*Scheduler)
+	}
+	s := &Scheduler{client: client, holds: make(map[*Hold]struct{}), kick: make(chan struct{}, 1)}
+	registry.m[client] = s
+	return s
+}
+
+// Close stops renewing every hold of client; each is declared lost with
+// ErrClosed, since nothing keeps it alive any more.
+func Close(client redis.UniversalClient) {
+	registry.Lock()
+	s := registry.m[client]
+	delete(registry.m, client)
+	registry.Unlock()
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.closed = true
+	holds := s.holds
+	s.holds = map[*Hold]struct{}{}
+	s.mu.Unlock()
+	s.poke()
+	for h := range holds {
+		h.Lost(fmt.Errorf("%w: watchdog closed: %w", lockerr.ErrLost, lockerr.ErrClosed))
+	}
+}
+
+// Add starts renewing h, acquired at the given time with lease h.Lease.
+func (s *Scheduler) Add(h *Hold, acquired time.Time) {
+	h.valid = acquired.Add(h.Lease)
+	h.next = acquired.Add(h.Lease / 3)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		h.Lost(fmt.Errorf("%w: watchdog closed: %w", lockerr.ErrLost, lockerr.ErrClosed))
+		return
+	}
+	s.holds[h] = struct{}{}
+	start := !s.running
+	s.running = true
+	s.mu.Unlock()
+	if start {
+		go s.run()
+	} else {
+		s.poke()
+	}
+}
+
+// Remove stops renewing h. It reports whether h was still being renewed
+// (false once it was declared lost).
+func (s *Scheduler) Remove(h *Hold) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.holds[h]
+	delete(s.holds, h)
+	return ok
+}
+
+// Len returns the number of holds being renewed.
+func (s *Scheduler) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.holds)
+}
+
+func (s *Scheduler) poke() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Scheduler) run() {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		due, next, ok := s.due(time.Now())
+		if !ok {
+			return
+		}
+		if len(due) > 0 {
+			s.renew(due)
+			continue
+		}
+		timer.Reset(time.Until(next))
+		select {
+		case <-timer.C:
+		case <-s.kick:
+		}
+	}
+}
+
+// due returns the holds whose renewal is due (or nearly: within a
+// millisecond, to batch neighbours), and the next due time of the others.
+// ok is false, and the goroutine must exit, when there are no holds.
+func (s *Scheduler) due(now time.Time) (due []*Hold, next time.Time, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.holds) == 0 {
+		s.running = false
+		return nil, time.Time{}, false
+	}
+	for h := range s.holds {
+		switch {
+		case !h.next.After(now.Add(time.Millisecond)):
+			due = append(due, h)
+		case next.IsZero() || h.next.Before(next):
+			next = h.next
+		}
+	}
+	return due, next, true
+}
+
+type batchKey struct {
+	kind  *Kind
+	slot  int
+	lease time.Duration
+}
+
+func (s *Scheduler) renew(due []*Hold) {
+	groups := make(map[batchKey][]*Hold)
+	for _, h := range due {
+		k := batchKey{h.Kind, keys.Slot(h.Keys[0]), h.Lease}
+		groups[k] = append(groups[k], h)
+	}
+	for k, hs := range groups {
+		for len(hs) > 0 {
+			n := min(len(hs), MaxBatch)
+			s.renewBatch(k, hs[:n])
+			hs = hs[n:]
+		}
+	}
+}
+
+func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
+	ks := make([]string, 0, len(hs)*k.kind.KeysPerItem)
+	args := make([]any, 1, 1+len(hs)*k.kind.ArgsPerItem)
+	args[0] = k.lease.Milliseconds()
+	for _, h := range hs {
+		ks = append(ks, h.Keys...)
+		args = append(args, h.Args...)
+	}
+	sent := time.Now()
+	ctx, cancel := withTimeout(renewTimeout(k.lease))
+	res, err := k.kind.Script.Run(ctx, s.client, ks, args...).Int64Slice()
+	cancel()
+	if err == nil && len(res) != len(hs) {
+		err = fmt.Errorf("lease: renewal returned %d results for %d holds", len(res), len(hs))
+	}
+
+	var lost []*Hold
+	now := time.Now()
+	s.mu.Lock()
+	for i, h := range hs {
+		if _, live := s.holds[h]; !live {
+			continue // released meanwhile
+		}
+		switch {
+		case err == nil && res[i] == 1:
+			h.valid = sent.Add(h.Lease)
+			h.next = sent.Add(h.Lease / 3)
+		case err == nil:
+			delete(s.holds, h)
+			lost = append(lost, h)
+		case !now.Before(h.valid):
+			delete(s.holds, h)
+			lost = append(lost, h)
+		default:
+			h.next = now.Add(h.retryDelay())
+			if h.next.After(h.valid) {
+				h.next = h.valid
+			}
+		}
+	}
+	s.mu.Unlock()
+	for _, h := range lost {
+		if err != nil {
+			h.Lost(fmt.Errorf("%w: not renewed within its lease: %w", lostErr, err))
+		} else {
+			h.Lost(fmt.Errorf("%w: found gone on renewal", lostErr))
+		}
+	}
+}
+

@@ -1,0 +1,17 @@
+// Package lockerr defines the sentinel errors shared by every latchkey package.
+// They are re-exported by the root package and by pubsub, so errors.Is matches
+// an error from any primitive against any of those names.
+package lockerr
+
+import "errors"
+
+var (
+	// ErrNotHeld: an unlock, release or extension by someone who does not hold it.
+	ErrNotHeld = errors.New("latchkey: not held by this owner")
+	// ErrLost: a hold ended without an unlock (expired, deleted or taken over).
+	ErrLost = errors.New("latchkey: hold lost")
+	// ErrClosed: use of a closed Hub or a closed client registry.
+	ErrClosed = errors.New("latchkey: closed")
+	// ErrWouldDeadlock: a request that can never be granted to this owner.
+	ErrWouldDeadlock = errors.New("latchkey: would deadlock")
+)

@@ -1,0 +1,34 @@
+// Package mutex provides a reentrant distributed mutual-exclusion lock backed
+// by Redis, wire-compatible with Redisson's RLock and RFencedLock.
+//
+// A Mutex handle is safe for concurrent use. Goroutines that share a handle
+// exclude each other exactly like goroutines sharing a sync.Mutex, and any
+// goroutine may Unlock the handle's current plain hold. Reentrancy is opt-in:
+// a context marked with latchkey.WithOwner is one owner, like a Java thread
+// in Redisson, and may Lock again while it holds the lock; each Lock then
+// needs an Unlock with that owner.
+//
+// Without WithLease, a held lock is kept alive by a watchdog that renews it
+// every third of the watchdog timeout (30s by default), so a crashed
+// process's lock expires within that timeout. With WithLease the lock
+// expires after the lease, renewed by nobody. Either way, a hold that ends
+// without Unlock (expired, deleted, force-unlocked) is never silent: the
+// handle's Done channel closes, Err reports latchkey.ErrLost and Unlock
+// returns latchkey.ErrNotHeld. Every acquisition also returns a fencing
+// token that strictly increases per lock name, so a resource can reject a
+// writer whose hold was lost.
+//
+// A lock held by a Redis key with a TTL is mutual exclusion only while the
+// holder keeps its lease; use the fencing token where that matters.
+//
+// Waiters do not poll: they sleep until the holder's unlock message arrives
+// on the lock's channel, or until the holder's TTL runs out.
+//
+// Redis keys, as Redisson lays them out for a lock named N:
+//
+//	N                            hash {<uuid>:<n>: hold count}, TTL = lease
+//	redisson_lock_token:{N}      fencing counter (RFencedLock), no TTL
+//	redisson_lock__channel:{N}   unlock channel, message "0"
+//
+// A name that contains "{" is used as is, keeping the caller's hash tag.
+package mutex

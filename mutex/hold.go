@@ -1,0 +1,149 @@
+package mutex
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/lease"
+	"github.com/latchkey/latchkey/internal/lockerr"
+)
+
+// hold is this handle's record of one owner's hold. Its fields are guarded
+// by the Mutex's mu.
+type hold struct {
+	owner string
+	plain bool // taken without an owner in ctx
+	count int
+	token int64
+	done  chan struct{}
+	err   error       // why it ended: nil for Unlock, ErrLost otherwise
+	renew *lease.Hold // the watchdog's entry, nil with a fixed lease
+	timer *time.Timer // the fixed lease's end, nil with the watchdog
+}
+
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Done returns a channel that is closed when the current hold of m ends,
+// by Unlock or by loss; Err then tells which. If m is not held, Done returns
+// the channel of the last hold, or a closed channel if there was none.
+func (m *Mutex) Done() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cur == nil {
+		return closed
+	}
+	return m.cur.done
+}
+
+// Err returns nil while m is held and after its last hold was released by
+// Unlock. After a hold ended without Unlock (its lease expired, the key was
+// deleted or force-unlocked, the watchdog could not renew it) Err returns an
+// error matching latchkey.ErrLost that says why.
+func (m *Mutex) Err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cur == nil {
+		return nil
+	}
+	return m.cur.err
+}
+
+// Token returns the fencing token of the current hold: a number that
+// strictly increases with every acquisition of the lock name, by any handle
+// or process. It returns 0 if m is not held.
+func (m *Mutex) Token() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cur == nil || m.holds[m.cur.owner] != m.cur {
+		return 0
+	}
+	return m.cur.token
+}
+
+func (m *Mutex) holding(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.holds[id] != nil
+}
+
+// plainOwner returns the owner id of the handle's current plain hold.
+func (m *Mutex) plainOwner() (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, h := range m.holds {
+		if h.plain {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// acquired records a successful acquisition whose script was sent at started.
+func (m *Mutex) acquired(id string, plain bool, token int64, started time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := m.holds[id]
+	if h != nil {
+		h.count++
+		h.token = token
+		if h.timer != nil {
+			h.timer.Reset(time.Until(started.Add(m.cfg.lease))) // re-entry resets the TTL
+		}
+		m.cur = h
+		return
+	}
+	h = &hold{owner: id, plain: plain, count: 1, token: token, done: make(chan struct{})}
+	if m.cfg.lease > 0 {
+		h.timer = time.AfterFunc(time.Until(started.Add(m.cfg.lease)), func() {
+			m.lose(h, fmt.Errorf("mutex: %s: %w: lease of %v expired", m.name, lockerr.ErrLost, m.cfg.lease))
+		})
+	} else {
+		h.renew = &lease.Hold{
+			Kind:  lease.HashLock,
+			Keys:  []string{m.name},
+			Args:  []any{id},
+			Lease: m.cfg.watchdog,
+			Lost:  func(err error) { m.lose(h, fmt.Errorf("mutex: %s: %w", m.name, err)) },
+		}
+		lease.For(m.client).Add(h.renew, started)
+	}
+	m.holds[id] = h
+	m.cur = h
+}
+
+// released applies the release script's answer for owner id.
+func (m *Mutex) released(id string, res int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := m.holds[id]
+	switch {
+	case h == nil:
+	case res < 0:
+		m.endLocked(h, fmt.Errorf("mutex: %s: %w: found not held on unlock", m.name, lockerr.ErrLost))
+	case res == 0:
+		h.count--
+	default:
+		m.endLocked(h, nil)
+	}
+}
+
+// lose ends h as lost, unless it already ended.
+func (m *Mutex) lose(h *hold, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.holds[h.owner] == h {
+		m.endLocked(h, err)
+	}
+}
+
+func (m *Mutex) endLocked(h *hold, err error) {
+	delete(m.holds, h.owner)
+	if h.renew != nil {
+		lease.For(m.client).Remove(h.renew)
+	}
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+	h.err = err
+	close(h.done)
+}

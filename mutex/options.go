@@ -1,0 +1,52 @@
+package mutex
+
+import (
+	"time"
+
+	"github.com/latchkey/latchkey/pubsub"
+)
+
+// An Option configures a Mutex.
+type Option func(*config)
+
+type config struct {
+	lease    time.Duration // > 0: fixed lease, no watchdog
+	watchdog time.Duration
+	hub      *pubsub.Hub
+}
+
+// DefaultWatchdogTimeout is the lease a watchdog-held lock is kept at
+// (Redisson's lockWatchdogTimeout).
+const DefaultWatchdogTimeout = 30 * time.Second
+
+// WithLease gives every hold a fixed lease d: the lock expires d after it
+// was taken unless unlocked before, and nothing renews it (Redisson's
+// lock(leaseTime)). New panics if d is not positive. The default is no fixed
+// lease: the watchdog keeps the lock alive while it is held.
+func WithLease(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			panic("mutex: New: WithLease: lease must be positive")
+		}
+		c.lease = d
+	}
+}
+
+// WithWatchdogTimeout sets the lease of a lock held without WithLease; the
+// watchdog renews it every third of d, so a crashed holder's lock expires
+// at most d after its last renewal. New panics if d is below 3ms.
+// The default is 30s.
+func WithWatchdogTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d < 3*time.Millisecond {
+			panic("mutex: New: WithWatchdogTimeout: timeout must be at least 3ms")
+		}
+		c.watchdog = d
+	}
+}
+
+// WithHub makes the Mutex wait through h instead of the Hub shared by its
+// client (see pubsub.Shared).
+func WithHub(h *pubsub.Hub) Option {
+	return func(c *config) { c.hub = h }
+}

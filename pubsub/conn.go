@@ -1,0 +1,159 @@
+package pubsub
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// conn is one subscriber connection and the goroutine that dispatches what
+// arrives on it. Its fields are guarded by the Hub's mutex.
+type conn struct {
+	hub      *Hub
+	addr     string // the cluster master in sharded mode, "" otherwise
+	sharded  bool
+	ps       *redis.PubSub
+	started  bool
+	channels int
+	idle     *time.Timer
+	exited   chan struct{}
+}
+
+// connLocked returns the connection for addr, creating it without I/O.
+func (h *Hub) connLocked(addr string, sharded bool) *conn {
+	if c := h.conns[addr]; c != nil {
+		if c.idle != nil {
+			c.idle.Stop()
+			c.idle = nil
+		}
+		return c
+	}
+	c := &conn{hub: h, addr: addr, sharded: sharded, exited: make(chan struct{})}
+	if sharded {
+		// No channel yet: the first SSUBSCRIBE decides which master it dials.
+		c.ps = h.client.SSubscribe(context.Background())
+	} else {
+		c.ps = h.client.Subscribe(context.Background())
+	}
+	h.conns[addr] = c
+	return c
+}
+
+func (c *conn) subscribe(ctx context.Context, name string) error {
+	var err error
+	if c.sharded {
+		err = c.ps.SSubscribe(ctx, name)
+	} else {
+		err = c.ps.Subscribe(ctx, name)
+	}
+	if err == nil && !c.started {
+		// Started only after a successful write, so that in sharded mode the
+		// connection is dialled to the master that owns the channel.
+		c.started = true
+		go c.dispatch(c.ps.ChannelWithSubscriptions(redis.WithChannelSize(c.hub.cfg.chanSize)))
+	}
+	return err
+}
+
+func (c *conn) unsubscribe(name string) error {
+	ctx := context.Background()
+	if c.sharded {
+		return c.ps.SUnsubscribe(ctx, name)
+	}
+	return c.ps.Unsubscribe(ctx, name)
+}
+
+func (c *conn) dispatch(in <-chan interface{}) {
+	defer close(c.exited)
+	for m := range in {
+		switch m := m.(type) {
+		case *redis.Subscription:
+			if m.Kind == "subscribe" || m.Kind == "ssubscribe" {
+				c.hub.confirmed(c, m.Channel)
+			}
+		case *redis.Message:
+			c.hub.deliver(c, m.Channel, m.Payload)
+		}
+	}
+}
+
+// close closes the connection and waits for its dispatcher to exit. It must
+// be called without the Hub's mutex held.
+func (c *conn) close() error {
+	err := c.ps.Close()
+	if c.started {
+		<-c.exited
+	}
+	return err
+}
+
+// confirmed handles the server's reply to a SUBSCRIBE.
+func (h *Hub) confirmed(c *conn, name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch := h.chans[name]
+	if ch == nil || ch.conn != c {
+		return
+	}
+	if ch.pending {
+		ch.pending = false
+		close(ch.ready)
+		if len(ch.subs) == 0 {
+			h.dropLocked(ch)
+		}
+		return
+	}
+	// A reply for a channel already confirmed means go-redis re-established
+	// the connection and resubscribed: whatever was published meanwhile is
+	// lost, so every waiter must look again.
+	h.wakeLocked(ch, All)
+}
+
+// deliver wakes the waiters a message is meant for.
+func (h *Hub) deliver(c *conn, name, payload string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ch := h.chans[name]; ch != nil && ch.conn == c {
+		h.wakeLocked(ch, ch.policy(payload))
+	}
+}
+
+// wakeLocked signals up to n waiters (all when n is All) that have no signal
+// pending, oldest first.
+func (h *Hub) wakeLocked(ch *channel, n int) {
+	for _, s := range ch.subs {
+		if n == 0 {
+			return
+		}
+		if s.signal() && n > 0 {
+			n--
+		}
+	}
+}
+
+// dropLocked forgets a channel that has no waiters and no pending reply.
+func (h *Hub) dropLocked(ch *channel) {
+	delete(h.chans, ch.name)
+	c := ch.conn
+	c.channels--
+	// In sharded mode the last channel stays subscribed until the idle close:
+	// a sharded connection without channels would redial a random master.
+	if c.channels > 0 || !c.sharded {
+		_ = c.unsubscribe(ch.name) // a lost UNSUBSCRIBE only costs stray messages
+	}
+	if c.channels == 0 {
+		c.idle = time.AfterFunc(h.cfg.idle, func() { h.idleClose(c) })
+	}
+}
+
+func (h *Hub) idleClose(c *conn) {
+	h.mu.Lock()
+	if c.channels > 0 || h.conns[c.addr] != c {
+		h.mu.Unlock()
+		return
+	}
+	delete(h.conns, c.addr)
+	h.mu.Unlock()
+	_ = c.close()
+}

@@ -1,0 +1,211 @@
+package pubsub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrClosed is returned by a closed Hub. It matches latchkey.ErrClosed.
+var ErrClosed = lockerr.ErrClosed
+
+// A Hub multiplexes the channel subscriptions of many waiters over one
+// subscriber connection (one per cluster master in sharded mode). A Hub is
+// safe for concurrent use. Its connection is opened on first use and closed
+// after it has had no channels for the idle timeout.
+type Hub struct {
+	client redis.UniversalClient
+	cfg    config
+	done   chan struct{}
+
+	modeMu  sync.Mutex
+	modeSet bool
+	sharded bool
+
+	mu     sync.Mutex
+	closed bool
+	conns  map[string]*conn
+	chans  map[string]*channel
+}
+
+type channel struct {
+	name     string
+	conn     *conn
+	policy   WakePolicy
+	subs     []*Subscription
+	pending  bool // a SUBSCRIBE awaits the server's reply
+	sendFail bool // the last SUBSCRIBE could not be written
+	ready    chan struct{}
+}
+
+// New returns a Hub that subscribes through client. It does no I/O.
+func New(client redis.UniversalClient, opts ...Option) *Hub {
+	if client == nil {
+		panic("pubsub: New: nil client")
+	}
+	cfg := defaults()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &Hub{
+		client: client,
+		cfg:    cfg,
+		done:   make(chan struct{}),
+		conns:  make(map[string]*conn),
+		chans:  make(map[string]*channel),
+	}
+}
+
+// Subscribe registers a waiter on channel and returns once the server has
+// confirmed the subscription, or when ctx is done, or on a Redis error. The
+// policy decides how many waiters a message wakes; every caller must pass
+// the same policy for a given channel. The caller must Close the returned
+// Subscription.
+func (h *Hub) Subscribe(ctx context.Context, name string, policy WakePolicy) (*Subscription, error) {
+	sharded, err := h.isSharded(ctx)
+	if err != nil {
+		return nil, err
+	}
+	addr := ""
+	if sharded {
+		if addr, err = h.nodeFor(ctx, name); err != nil {
+			return nil, err
+		}
+	}
+
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, ErrClosed
+	}
+	ch := h.chans[name]
+	if ch == nil {
+		ch = &channel{name: name, policy: policy, conn: h.connLocked(addr, sharded), ready: make(chan struct{})}
+		ch.conn.channels++
+		h.chans[name] = ch
+		ch.pending, ch.sendFail = true, true
+	}
+	sub := &Subscription{hub: h, ch: ch, c: make(chan struct{}, 1)}
+	ch.subs = append(ch.subs, sub)
+	if ch.sendFail {
+		// Written under h.mu so that a SUBSCRIBE and an UNSUBSCRIBE of one
+		// channel reach the server in the order this Hub decided them.
+		err = ch.conn.subscribe(ctx, name)
+		ch.sendFail = err != nil
+	}
+	ready := ch.ready
+	h.mu.Unlock()
+
+	if err != nil {
+		sub.Close()
+		return nil, fmt.Errorf("pubsub: subscribe %s: %w", name, err)
+	}
+	select {
+	case <-ready:
+		return sub, nil
+	case <-h.done:
+		sub.Close()
+		return nil, ErrClosed
+	case <-ctx.Done():
+		sub.Close()
+		return nil, ctx.Err()
+	}
+}
+
+// Close closes every subscriber connection and wakes every waiter; their
+// Subscriptions report Done. Later calls to Subscribe return ErrClosed, and
+// so does a second Close.
+func (h *Hub) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return ErrClosed
+	}
+	h.closed = true
+	close(h.done)
+	conns := h.conns
+	h.conns, h.chans = map[string]*conn{}, map[string]*channel{}
+	h.mu.Unlock()
+	var errs []error
+	for _, c := range conns {
+		errs = append(errs, c.close())
+	}
+	return errors.Join(errs...)
+}
+
+// PublishCommand returns the command the scripts publish with: SPUBLISH when
+// this Hub uses sharded pub/sub, PUBLISH otherwise.
+func (h *Hub) PublishCommand(ctx context.Context) (string, error) {
+	sharded, err := h.isSharded(ctx)
+	if err != nil {
+		return "", err
+	}
+	if sharded {
+		return "SPUBLISH", nil
+	}
+	return "PUBLISH", nil
+}
+
+// Stats describes a Hub's current load.
+type Stats struct {
+	Connections int // open subscriber connections
+	Channels    int // channels with at least one waiter or a pending reply
+	Waiters     int // open Subscriptions
+}
+
+// Stats returns the Hub's current load.
+func (h *Hub) Stats() Stats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := Stats{Connections: len(h.conns), Channels: len(h.chans)}
+	for _, ch := range h.chans {
+		s.Waiters += len(ch.subs)
+	}
+	return s
+}
+
+func (h *Hub) isSharded(ctx context.Context) (bool, error) {
+	h.modeMu.Lock()
+	defer h.modeMu.Unlock()
+	if h.modeSet {
+		return h.sharded, nil
+	}
+	switch {
+	case h.cfg.sharded != nil:
+		h.sharded = *h.cfg.sharded
+	default:
+		cc, ok := h.client.(*redis.ClusterClient)
+		if !ok {
+			break
+		}
+		// Redis 7 answers PUBSUB SHARDNUMSUB; older servers reject it.
+		err := cc.Do(ctx, "PUBSUB", "SHARDNUMSUB").Err()
+		var rerr redis.Error
+		switch {
+		case err == nil:
+			h.sharded = true
+		case errors.As(err, &rerr):
+			h.sharded = false
+		default:
+			return false, fmt.Errorf("pubsub: probe sharded pub/sub: %w", err)
+		}
+	}
+	h.modeSet = true
+	return h.sharded, nil
+}
+
+func (h *Hub) nodeFor(ctx context.Context, name string) (string, error) {
+	cc, ok := h.client.(*redis.ClusterClient)
+	if !ok {
+		return "", nil
+	}
+	node, err := cc.MasterForKey(ctx, name)
+	if err != nil {
+		return "", fmt.Errorf("pubsub: find the master of %s: %w", name, err)
+	}
+	return node.Options().Addr, nil
+}

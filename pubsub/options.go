@@ -1,0 +1,35 @@
+package pubsub
+
+import "time"
+
+// An Option configures a Hub.
+type Option func(*config)
+
+type config struct {
+	sharded   *bool
+	idle      time.Duration
+	chanSize  int
+	healthInt time.Duration
+}
+
+func defaults() config {
+	return config{idle: 30 * time.Second, chanSize: 1024, healthInt: 3 * time.Second}
+}
+
+// WithSharded forces sharded pub/sub (SSUBSCRIBE/SPUBLISH) on or off. The
+// default is to use it on a Redis Cluster that supports it (Redis 7 or
+// later), as Redisson does, so that Java and Go clients hear each other.
+func WithSharded(on bool) Option {
+	return func(c *config) { c.sharded = &on }
+}
+
+// WithIdleTimeout sets how long a subscriber connection with no channels left
+// stays open before the Hub closes it; the Hub reopens it on demand.
+// The default is 30s.
+func WithIdleTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.idle = d
+		}
+	}
+}

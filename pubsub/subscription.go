@@ -1,0 +1,56 @@
+package pubsub
+
+import "sync"
+
+// A Subscription is one waiter's registration on a channel of a Hub.
+type Subscription struct {
+	hub  *Hub
+	ch   *channel
+	c    chan struct{}
+	once sync.Once
+}
+
+// C returns the channel on which wake-ups arrive. Wake-ups coalesce: a
+// waiter that has not yet consumed one is not sent another.
+func (s *Subscription) C() <-chan struct{} { return s.c }
+
+// Done returns a channel that is closed when the Hub is closed.
+func (s *Subscription) Done() <-chan struct{} { return s.hub.done }
+
+// Close unregisters the waiter; the last waiter on a channel unsubscribes
+// it. A wake-up the waiter received but did not consume is passed on to
+// another waiter. Close is idempotent.
+func (s *Subscription) Close() {
+	s.once.Do(func() {
+		h := s.hub
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		ch := s.ch
+		for i, o := range ch.subs {
+			if o == s {
+				ch.subs = append(ch.subs[:i:i], ch.subs[i+1:]...)
+				break
+			}
+		}
+		if h.chans[ch.name] != ch {
+			return // the Hub was closed
+		}
+		select {
+		case <-s.c:
+			h.wakeLocked(ch, 1)
+		default:
+		}
+		if len(ch.subs) == 0 && !ch.pending {
+			h.dropLocked(ch)
+		}
+	})
+}
+
+func (s *Subscription) signal() bool {
+	select {
+	case s.c <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
