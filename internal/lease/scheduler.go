@@ -219,4 +219,3 @@ func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
 		}
 	}
 }
-
