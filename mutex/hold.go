@@ -13,6 +13,10 @@ import (
 type hold struct {
 	owner string
 	plain bool // taken without an owner in ctx
+	seq   uint64
+	// releasing marks a plain hold whose Unlock is under way, so that a
+	// concurrent Unlock picks the hold that another goroutine took since.
+	releasing bool
 	count int
 	token int64
 	done  chan struct{}
@@ -66,16 +70,49 @@ func (m *Mutex) holding(id string) bool {
 	return m.holds[id] != nil
 }
 
-// plainOwner returns the owner id of the handle's current plain hold.
-func (m *Mutex) plainOwner() (string, bool) {
+// claimPlain picks the handle's current plain hold for an Unlock and marks
+// it releasing. A record can outlive its release in Redis for a moment
+// (until released runs), while another goroutine already took a new plain
+// hold: the newest unclaimed one is the live one.
+func (m *Mutex) claimPlain() (string, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for id, h := range m.holds {
-		if h.plain {
-			return id, true
+	var best *hold
+	for _, h := range m.holds {
+		if h.plain && !h.releasing && (best == nil || h.seq > best.seq) {
+			best = h
 		}
 	}
-	return "", false
+	if best == nil {
+		return "", false
+	}
+	best.releasing = true
+	return best.owner, true
+}
+
+// currentPlain returns the owner id of the newest plain hold.
+func (m *Mutex) currentPlain() (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var best *hold
+	for _, h := range m.holds {
+		if h.plain && (best == nil || h.seq > best.seq) {
+			best = h
+		}
+	}
+	if best == nil {
+		return "", false
+	}
+	return best.owner, true
+}
+
+// unclaim undoes claimPlain after an Unlock that got no answer.
+func (m *Mutex) unclaim(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if h := m.holds[id]; h != nil {
+		h.releasing = false
+	}
 }
 
 // acquired records a successful acquisition whose script was sent at started.
@@ -92,7 +129,8 @@ func (m *Mutex) acquired(id string, plain bool, token int64, started time.Time) 
 		m.cur = h
 		return
 	}
-	h = &hold{owner: id, plain: plain, count: 1, token: token, done: make(chan struct{})}
+	m.seq++
+	h = &hold{owner: id, plain: plain, seq: m.seq, count: 1, token: token, done: make(chan struct{})}
 	if m.cfg.lease > 0 {
 		h.timer = time.AfterFunc(time.Until(started.Add(m.cfg.lease)), func() {
 			m.lose(h, fmt.Errorf("mutex: %s: %w: lease of %v expired", m.name, lockerr.ErrLost, m.cfg.lease))

@@ -31,6 +31,7 @@ type Mutex struct {
 	cfg      config
 
 	mu    sync.Mutex
+	seq   uint64
 	holds map[string]*hold // by owner id: this handle's live holds
 	cur   *hold            // the hold Done and Err report on
 }
@@ -140,13 +141,17 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 // was lost; the lock is then left untouched.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	id, ok := owner.FromContext(ctx)
-	if !ok {
-		if id, ok = m.plainOwner(); !ok {
+	plain := !ok
+	if plain {
+		if id, ok = m.claimPlain(); !ok {
 			return fmt.Errorf("mutex: unlock %s: %w", m.name, lockerr.ErrNotHeld)
 		}
 	}
 	res, err := m.releaseOnce(ctx, id)
 	if err != nil {
+		if plain {
+			m.unclaim(id)
+		}
 		return err
 	}
 	m.released(id, res)

@@ -41,7 +41,7 @@ func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
 func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
 	id, ok := owner.FromContext(ctx)
 	if !ok {
-		if id, ok = m.plainOwner(); !ok {
+		if id, ok = m.currentPlain(); !ok {
 			return 0, nil
 		}
 	}

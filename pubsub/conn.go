@@ -16,6 +16,7 @@ type conn struct {
 	ps       *redis.PubSub
 	started  bool
 	channels int
+	linger   string // sharded: the last channel, left subscribed (see dropLocked)
 	idle     *time.Timer
 	exited   chan struct{}
 }
@@ -46,6 +47,13 @@ func (c *conn) subscribe(ctx context.Context, name string) error {
 		err = c.ps.SSubscribe(ctx, name)
 	} else {
 		err = c.ps.Subscribe(ctx, name)
+	}
+	if err == nil && c.linger != "" {
+		// The connection has a channel again: the one left subscribed can go.
+		if c.linger != name {
+			_ = c.unsubscribe(c.linger)
+		}
+		c.linger = ""
 	}
 	if err == nil && !c.started {
 		// Started only after a successful write, so that in sharded mode the
@@ -119,15 +127,33 @@ func (h *Hub) deliver(c *conn, name, payload string) {
 	}
 }
 
-// wakeLocked signals up to n waiters (all when n is All) that have no signal
-// pending, oldest first.
+// wakeLocked hands n units of wake-up (every waiter when n is All) to the
+// waiters that have no signal pending, oldest first; each takes the units it
+// needs, and one that needs more than is left is skipped. If no waiter needs
+// as few as n, the oldest is signalled anyway.
 func (h *Hub) wakeLocked(ch *channel, n int) {
+	if n == 0 {
+		return
+	}
+	fits := false
 	for _, s := range ch.subs {
-		if n == 0 {
+		switch {
+		case n < 0:
+			s.signal()
+		case n == 0:
 			return
+		case s.need <= n:
+			fits = true
+			if s.signal() {
+				n -= s.need
+			}
 		}
-		if s.signal() && n > 0 {
-			n--
+	}
+	if n > 0 && !fits {
+		for _, s := range ch.subs {
+			if s.signal() {
+				return
+			}
 		}
 	}
 }
@@ -141,6 +167,8 @@ func (h *Hub) dropLocked(ch *channel) {
 	// a sharded connection without channels would redial a random master.
 	if c.channels > 0 || !c.sharded {
 		_ = c.unsubscribe(ch.name) // a lost UNSUBSCRIBE only costs stray messages
+	} else {
+		c.linger = ch.name
 	}
 	if c.channels == 0 {
 		c.idle = time.AfterFunc(h.cfg.idle, func() { h.idleClose(c) })

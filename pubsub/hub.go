@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/redis/go-redis/v9"
@@ -66,6 +67,21 @@ func New(client redis.UniversalClient, opts ...Option) *Hub {
 // the same policy for a given channel. The caller must Close the returned
 // Subscription.
 func (h *Hub) Subscribe(ctx context.Context, name string, policy WakePolicy) (*Subscription, error) {
+	return h.SubscribeNeed(ctx, name, policy, 1)
+}
+
+// SubscribeNeed is Subscribe for a waiter that needs need units of a
+// message's count to succeed, such as a semaphore waiter for need permits.
+// A message whose policy returns a count k wakes the waiters with no
+// wake-up pending, oldest first, each taking the units it needs, and skips
+// those that need more than is left: a release of k permits wakes the
+// waiters that k permits may satisfy. When k > 0 fits no waiter, the
+// oldest is woken anyway (a count is a hint, not a promise). A need below
+// 1 counts as 1, which is what Subscribe gives every waiter.
+func (h *Hub) SubscribeNeed(ctx context.Context, name string, policy WakePolicy, need int) (*Subscription, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	sharded, err := h.isSharded(ctx)
 	if err != nil {
 		return nil, err
@@ -89,12 +105,12 @@ func (h *Hub) Subscribe(ctx context.Context, name string, policy WakePolicy) (*S
 		h.chans[name] = ch
 		ch.pending, ch.sendFail = true, true
 	}
-	sub := &Subscription{hub: h, ch: ch, c: make(chan struct{}, 1)}
+	sub := &Subscription{hub: h, ch: ch, need: max(need, 1), c: make(chan struct{}, 1)}
 	ch.subs = append(ch.subs, sub)
 	if ch.sendFail {
 		// Written under h.mu so that a SUBSCRIBE and an UNSUBSCRIBE of one
 		// channel reach the server in the order this Hub decided them.
-		err = ch.conn.subscribe(ctx, name)
+		err = ch.conn.subscribe(noDeadline{ctx}, name)
 		ch.sendFail = err != nil
 	}
 	ready := ch.ready
@@ -102,6 +118,9 @@ func (h *Hub) Subscribe(ctx context.Context, name string, policy WakePolicy) (*S
 
 	if err != nil {
 		sub.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("pubsub: subscribe %s: %w", name, err)
 	}
 	select {
@@ -115,6 +134,14 @@ func (h *Hub) Subscribe(ctx context.Context, name string, policy WakePolicy) (*S
 		return nil, ctx.Err()
 	}
 }
+
+// noDeadline hides the deadline of a Subscribe's ctx from go-redis, which
+// would otherwise set it as the write deadline of the shared connection: a
+// write that misses it counts as a broken connection, and the reconnect
+// wakes every waiter of the Hub. Cancellation still bounds a dial.
+type noDeadline struct{ context.Context }
+
+func (noDeadline) Deadline() (time.Time, bool) { return time.Time{}, false }
 
 // Close closes every subscriber connection and wakes every waiter; their
 // Subscriptions report Done. Later calls to Subscribe return ErrClosed, and

@@ -6,6 +6,7 @@ import "sync"
 type Subscription struct {
 	hub  *Hub
 	ch   *channel
+	need int // units of a counted wake-up this waiter needs (see SubscribeNeed)
 	c    chan struct{}
 	once sync.Once
 }
@@ -37,10 +38,11 @@ func (s *Subscription) Close() {
 		}
 		select {
 		case <-s.c:
-			h.wakeLocked(ch, 1)
+			h.wakeLocked(ch, s.need)
 		default:
 		}
-		if len(ch.subs) == 0 && !ch.pending {
+		// A channel whose SUBSCRIBE never reached the server awaits no reply.
+		if len(ch.subs) == 0 && (!ch.pending || ch.sendFail) {
 			h.dropLocked(ch)
 		}
 	})

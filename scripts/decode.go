@@ -50,5 +50,9 @@ func Millis(ms int64) time.Duration {
 // Ms formats d as whole milliseconds for ARGV, rounding up so that a
 // positive duration never becomes 0.
 func Ms(d time.Duration) int64 {
-	return int64((d + time.Millisecond - 1) / time.Millisecond)
+	ms := int64(d / time.Millisecond) // truncated toward zero: up for d < 0
+	if d%time.Millisecond > 0 {
+		ms++
+	}
+	return ms
 }

@@ -3,11 +3,17 @@
 -- KEYS[2] redisson_lock_token:{name}  fencing counter (RFencedLock layout)
 -- ARGV[1] lease in ms
 -- ARGV[2] owner id <uuid>:<n>
--- ARGV[3] "1" if the owner may re-enter, "0" if a second hold must wait
+-- ARGV[3] "1": the owner may re-enter (its count goes up);
+--         "0": the id is fresh for this one acquisition, so finding it
+--              already present means this is a resent request that was
+--              applied before: it succeeds again without a second hold.
 -- Returns {1, token} when acquired or re-entered (the TTL is reset to the
 -- lease), {0, pttl} when held by another owner (pttl is -1 if the key has no TTL).
 local count = redis.call('hget', KEYS[1], ARGV[2])
-if redis.call('exists', KEYS[1]) == 1 and not (count and ARGV[3] == '1') then
+if count and ARGV[3] == '0' then
+  return {1, tonumber(redis.call('get', KEYS[2]) or '0')}
+end
+if not count and redis.call('exists', KEYS[1]) == 1 then
   return {0, redis.call('pttl', KEYS[1])}
 end
 redis.call('hincrby', KEYS[1], ARGV[2], 1)

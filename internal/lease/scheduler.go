@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -88,9 +89,13 @@ func (s *Scheduler) Add(h *Hold, acquired time.Time) {
 // (false once it was declared lost).
 func (s *Scheduler) Remove(h *Hold) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	_, ok := s.holds[h]
 	delete(s.holds, h)
+	empty := len(s.holds) == 0
+	s.mu.Unlock()
+	if ok && empty {
+		s.poke() // let the goroutine exit now rather than at its next due time
+	}
 	return ok
 }
 
@@ -155,19 +160,30 @@ type batchKey struct {
 	lease time.Duration
 }
 
+// renew renews due holds, the batches concurrently, so that a stalled
+// server (a paused cluster master) delays only the holds it serves.
 func (s *Scheduler) renew(due []*Hold) {
+	// A single server takes a batch of any keys; a cluster (or a Ring)
+	// needs one slot per script call.
+	_, single := s.client.(*redis.Client)
 	groups := make(map[batchKey][]*Hold)
 	for _, h := range due {
-		k := batchKey{h.Kind, keys.Slot(h.Keys[0]), h.Lease}
+		k := batchKey{h.Kind, 0, h.Lease}
+		if !single {
+			k.slot = keys.Slot(h.Keys[0])
+		}
 		groups[k] = append(groups[k], h)
 	}
+	var wg sync.WaitGroup
 	for k, hs := range groups {
 		for len(hs) > 0 {
 			n := min(len(hs), MaxBatch)
-			s.renewBatch(k, hs[:n])
+			batch := hs[:n]
+			wg.Go(func() { s.renewBatch(k, batch) })
 			hs = hs[n:]
 		}
 	}
+	wg.Wait()
 }
 
 func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
@@ -180,7 +196,7 @@ func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
 	}
 	sent := time.Now()
 	ctx, cancel := withTimeout(renewTimeout(k.lease))
-	res, err := k.kind.Script.Run(ctx, s.client, ks, args...).Int64Slice()
+	res, err := s.call(ctx, k.kind, ks, args)
 	cancel()
 	if err == nil && len(res) != len(hs) {
 		err = fmt.Errorf("lease: renewal returned %d results for %d holds", len(res), len(hs))
@@ -217,5 +233,27 @@ func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
 		} else {
 			h.Lost(fmt.Errorf("%w: found gone on renewal", lostErr))
 		}
+	}
+}
+
+// call runs a renewal script and returns when it answers or ctx ends,
+// whichever comes first. go-redis applies a ctx deadline to its reads only
+// with ContextTimeoutEnabled; without this, a stalled server would hold the
+// round for the client's ReadTimeout, past the validity of the holds.
+func (s *Scheduler) call(ctx context.Context, kind *Kind, ks []string, args []any) ([]int64, error) {
+	type reply struct {
+		res []int64
+		err error
+	}
+	done := make(chan reply, 1)
+	go func() {
+		res, err := kind.Script.Run(ctx, s.client, ks, args...).Int64Slice()
+		done <- reply{res, err}
+	}()
+	select {
+	case r := <-done:
+		return r.res, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }

@@ -30,9 +30,16 @@ type Attempt func(ctx context.Context) (ok bool, retry time.Duration, err error)
 
 // Spec describes one blocking call.
 type Spec struct {
+	// Hub carries the wake-ups. It may be nil: the loop then sleeps only
+	// for the attempts' retry bounds (RedLock, whose waiters have no single
+	// server to listen to).
 	Hub     *pubsub.Hub
 	Channel string
 	Policy  pubsub.WakePolicy
+	// Need, if above 1, is how many units of a counted wake-up (see
+	// pubsub.WakeCount) this waiter needs: a waiter for Need permits is
+	// woken when Need may be available (see pubsub.Hub.SubscribeNeed).
+	Need    int
 	Attempt Attempt
 	// Abandon, if set, undoes what unsuccessful attempts left behind (a
 	// fair-lock queue entry, a grant whose reply was lost). It runs whenever
@@ -64,33 +71,38 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 		return ok, err
 	}
 
-	subCtx := ctx
-	if wait > 0 {
-		var cancel context.CancelFunc
-		subCtx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
+	var wake, hubDone <-chan struct{} // nil without a Hub: never ready
+	if s.Hub != nil {
+		subCtx := ctx
+		if wait > 0 {
+			var cancel context.CancelFunc
+			subCtx, cancel = context.WithDeadline(ctx, deadline)
+			defer cancel()
+		}
+		sub, err := s.Hub.SubscribeNeed(subCtx, s.Channel, s.Policy, s.Need)
+		if err == nil {
+			defer sub.Close() // also when ctx ended just as it returned
+		}
+		switch {
+		case ctx.Err() != nil:
+			return false, ctx.Err()
+		case err != nil && subCtx.Err() != nil:
+			return false, nil // the budget ran out while subscribing
+		case err != nil:
+			return false, err
+		}
+		wake, hubDone = sub.C(), sub.Done()
+		// A release between the first attempt and the subscription was
+		// not heard: look again before sleeping.
+		if ok, retry, err = attempt(ctx, s); ok || err != nil {
+			return ok, err
+		}
 	}
-	sub, err := s.Hub.Subscribe(subCtx, s.Channel, s.Policy)
-	switch {
-	case ctx.Err() != nil:
-		return false, ctx.Err()
-	case err != nil && subCtx.Err() != nil:
-		return false, nil // the budget ran out while subscribing
-	case err != nil:
-		return false, err
-	}
-	defer sub.Close()
 
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		if ok, retry, err = attempt(ctx, s); ok || err != nil {
-			return ok, err
-		}
-		sleep := retry
-		if sleep < 0 || sleep > Backstop {
-			sleep = Backstop
-		}
+		sleep := nap(retry)
 		if wait > 0 {
 			left := time.Until(deadline)
 			if left <= 0 {
@@ -100,14 +112,26 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 		}
 		timer.Reset(sleep) // since Go 1.23 Reset never leaves a stale tick behind
 		select {
-		case <-sub.C():
+		case <-wake:
 		case <-timer.C:
-		case <-sub.Done():
+		case <-hubDone:
 			return false, lockerr.ErrClosed
 		case <-ctx.Done():
 			return false, ctx.Err()
 		}
+		if ok, retry, err = attempt(ctx, s); ok || err != nil {
+			return ok, err
+		}
 	}
+}
+
+// nap returns how long to sleep, without a wake-up, after an attempt that
+// answered retry: that bound, or Backstop when it has none or a longer one.
+func nap(retry time.Duration) time.Duration {
+	if retry < 0 || retry > Backstop {
+		return Backstop
+	}
+	return retry
 }
 
 // attempt runs s.Attempt and reports an ended ctx as ctx.Err() itself, so

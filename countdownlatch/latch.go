@@ -1,0 +1,205 @@
+package countdownlatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/pubsub"
+	"github.com/latchkey/latchkey/scripts"
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	trySetScript    = scripts.Get("latch_try_set")
+	countDownScript = scripts.Get("latch_count_down")
+	deleteScript    = scripts.Get("lock_force_release") // DEL, then publish a message
+)
+
+// Messages on a latch's channel (Redisson's CountDownLatchPubSub).
+const (
+	zeroCount = "0" // the count reached zero, or the latch was deleted
+	newCount  = "1" // a count was set
+)
+
+// notifyTimeout bounds a publish sent by the client after its script (see
+// Latch.notify).
+const notifyTimeout = 5 * time.Second
+
+// A Latch is a distributed count-down latch named by a Redis key. It must be
+// created with New. A Latch is safe for concurrent use by many goroutines,
+// and any number of handles, in any number of processes, may use the same
+// latch.
+type Latch struct {
+	client  redis.UniversalClient
+	name    string
+	channel string
+	split   bool // a cluster client whose channel is in another slot than the key
+	cfg     config
+}
+
+// New returns a Latch for the latch called name on client. It does no I/O.
+// New panics if client is nil or name is empty: these are programming
+// errors.
+func New(client redis.UniversalClient, name string, opts ...Option) *Latch {
+	if client == nil {
+		panic("countdownlatch: New: nil client")
+	}
+	if name == "" {
+		panic("countdownlatch: New: empty name")
+	}
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	l := &Latch{client: client, name: name, channel: channelName(name), cfg: cfg}
+	if _, ok := client.(*redis.ClusterClient); ok {
+		l.split = keys.Slot(l.name) != keys.Slot(l.channel)
+	}
+	return l
+}
+
+// channelName is Redisson's latch channel: the name always goes in braces,
+// even when it has a hash tag of its own.
+func channelName(name string) string {
+	return "redisson_countdownlatch__channel__{" + name + "}"
+}
+
+// Name returns the latch's name, which is also its Redis key.
+func (l *Latch) Name() string { return l.name }
+
+// TrySetCount sets the count of the latch to n if the latch does not exist,
+// that is if its count is zero, and reports whether it did. A latch that
+// exists is left unchanged and TrySetCount returns false. Setting a count
+// publishes NEW_COUNT; waiters that wake on it find the count above zero
+// and go on waiting. If n is zero or less, TrySetCount returns an error
+// matching ErrInvalidCount and changes nothing.
+func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
+	if n <= 0 {
+		return false, fmt.Errorf("countdownlatch: set count of %s to %d: %w", l.name, n, ErrInvalidCount)
+	}
+	ks, pub, err := l.target(ctx)
+	if err != nil {
+		return false, fmt.Errorf("countdownlatch: set count of %s: %w", l.name, err)
+	}
+	set, err := scripts.Int(trySetScript.Run(ctx, l.client, ks, n, pub))
+	if err != nil {
+		return false, fmt.Errorf("countdownlatch: set count of %s: %w", l.name, err)
+	}
+	if set == 1 {
+		l.notify(ctx, newCount)
+	}
+	return set == 1, nil
+}
+
+// CountDown decrements the count of the latch. When the count reaches zero
+// the latch is deleted and every waiter is released. CountDown on a latch
+// that does not exist does nothing: the count never goes below zero. On
+// failure CountDown returns an error wrapping the Redis error; the count may
+// or may not have been decremented if the reply was lost.
+func (l *Latch) CountDown(ctx context.Context) error {
+	ks, pub, err := l.target(ctx)
+	if err != nil {
+		return fmt.Errorf("countdownlatch: count down %s: %w", l.name, err)
+	}
+	left, err := scripts.Int(countDownScript.Run(ctx, l.client, ks, pub))
+	if err != nil {
+		return fmt.Errorf("countdownlatch: count down %s: %w", l.name, err)
+	}
+	if left == 0 {
+		l.notify(ctx, zeroCount)
+	}
+	return nil
+}
+
+// Count returns the current count of the latch: 0 if it does not exist.
+func (l *Latch) Count(ctx context.Context) (int64, error) {
+	n, err := l.count(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("countdownlatch: count of %s: %w", l.name, err)
+	}
+	return n, nil
+}
+
+func (l *Latch) count(ctx context.Context) (int64, error) {
+	n, err := l.client.Get(ctx, l.name).Int64()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return 0, nil
+	case err != nil:
+		return 0, err
+	}
+	return max(n, 0), nil
+}
+
+// Delete deletes the latch, whatever its count, and reports whether it
+// existed. Deleting a latch releases its waiters, since a latch that does
+// not exist has count zero: Delete publishes ZERO_COUNT where Redisson
+// publishes NEW_COUNT (which leaves Redisson's awaiters blocked).
+func (l *Latch) Delete(ctx context.Context) (bool, error) {
+	var (
+		n   int64
+		err error
+	)
+	if l.split {
+		n, err = l.client.Del(ctx, l.name).Result()
+	} else {
+		var pub string
+		if pub, err = l.hub().PublishCommand(ctx); err == nil {
+			n, err = scripts.Int(deleteScript.Run(ctx, l.client, []string{l.name, l.channel}, pub, zeroCount))
+		}
+	}
+	if err != nil {
+		return false, fmt.Errorf("countdownlatch: delete %s: %w", l.name, err)
+	}
+	if n == 1 {
+		l.notify(ctx, zeroCount)
+	}
+	return n == 1, nil
+}
+
+// target returns the KEYS and the publish-command ARGV of a script call:
+// the key and the channel with the Hub's publish command, or only the key
+// and "" when the channel is in another cluster slot, where the script may
+// not touch it and notify publishes instead.
+func (l *Latch) target(ctx context.Context) ([]string, string, error) {
+	if l.split {
+		return []string{l.name}, "", nil
+	}
+	pub, err := l.hub().PublishCommand(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	return []string{l.name, l.channel}, pub, nil
+}
+
+// notify publishes msg from the client after a script that changed the
+// latch, for a latch whose channel is in another cluster slot than its key;
+// otherwise the script has already published. The change is made, so the
+// message goes out even if ctx has ended, and a failure is not reported:
+// the waiters' bounded sleep covers a lost message.
+func (l *Latch) notify(ctx context.Context, msg string) {
+	if !l.split {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
+	defer cancel()
+	pub, err := l.hub().PublishCommand(ctx)
+	if err != nil {
+		return
+	}
+	if pub == "SPUBLISH" {
+		_ = l.client.SPublish(ctx, l.channel, msg).Err()
+	} else {
+		_ = l.client.Publish(ctx, l.channel, msg).Err()
+	}
+}
+
+func (l *Latch) hub() *pubsub.Hub {
+	if l.cfg.hub != nil {
+		return l.cfg.hub
+	}
+	return pubsub.Shared(l.client)
+}

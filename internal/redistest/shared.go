@@ -1,0 +1,123 @@
+package redistest
+
+import (
+	"os"
+	"sync"
+	"testing"
+)
+
+// sharedDirPattern names the temporary directories of shared servers.
+const sharedDirPattern = "latchkey-redistest-"
+
+// shared holds the servers shared by the tests of one test binary.
+var shared struct {
+	serverMu  sync.Mutex
+	server    *Server
+	serverErr error
+
+	clusterMu  sync.Mutex
+	cluster    *Cluster
+	clusterErr error
+
+	dirsMu sync.Mutex
+	dirs   []string
+}
+
+// SharedServer returns a redis-server shared by all tests of the test
+// binary, started by the first call. Tests using it must use keys of their
+// own and must not stop it; a shared server found dead is restarted empty.
+// The server is stopped by [Main]; a test binary whose TestMain does not
+// call Main leaves its shared servers running until it exits.
+//
+// SharedServer skips or fails t as [Require] does when redis-server is not
+// installed.
+func SharedServer(t testing.TB) *Server {
+	t.Helper()
+	Require(t)
+	shared.serverMu.Lock()
+	defer shared.serverMu.Unlock()
+	if shared.server == nil && shared.serverErr == nil {
+		var dir string
+		dir, shared.serverErr = sharedDir()
+		if shared.serverErr == nil {
+			shared.server, shared.serverErr = startServer(dir, nil, false)
+		}
+	}
+	if shared.serverErr != nil {
+		t.Fatalf("redistest: shared server: %v", shared.serverErr)
+	}
+	if !shared.server.Running() {
+		shared.server.Restart(t)
+	}
+	return shared.server
+}
+
+// SharedCluster returns a Redis Cluster of 3 masters shared by all tests of
+// the test binary, started by the first call. Tests using it must use keys
+// of their own and must not stop its nodes. The cluster is stopped by
+// [Main], as for [SharedServer].
+//
+// SharedCluster skips or fails t as [Require] does when redis-server is not
+// installed.
+func SharedCluster(t testing.TB) *Cluster {
+	t.Helper()
+	Require(t)
+	shared.clusterMu.Lock()
+	defer shared.clusterMu.Unlock()
+	if shared.cluster == nil && shared.clusterErr == nil {
+		var dir string
+		dir, shared.clusterErr = sharedDir()
+		if shared.clusterErr == nil {
+			shared.cluster, shared.clusterErr = startCluster(dir, 3)
+		}
+	}
+	if shared.clusterErr != nil {
+		t.Fatalf("redistest: shared cluster: %v", shared.clusterErr)
+	}
+	return shared.cluster
+}
+
+// sharedDir creates a temporary directory that [Main] removes.
+func sharedDir() (string, error) {
+	dir, err := os.MkdirTemp("", sharedDirPattern)
+	if err != nil {
+		return "", err
+	}
+	shared.dirsMu.Lock()
+	shared.dirs = append(shared.dirs, dir)
+	shared.dirsMu.Unlock()
+	return dir, nil
+}
+
+// Main runs the tests of m, stops the shared servers and exits with the
+// result of the tests. A package whose tests use [SharedServer] or
+// [SharedCluster] calls it from TestMain:
+//
+//	func TestMain(m *testing.M) { redistest.Main(m) }
+func Main(m *testing.M) {
+	code := m.Run()
+	stopShared()
+	os.Exit(code)
+}
+
+// stopShared kills the shared servers and removes their directories.
+func stopShared() {
+	shared.serverMu.Lock()
+	if shared.server != nil {
+		shared.server.Kill()
+	}
+	shared.serverMu.Unlock()
+
+	shared.clusterMu.Lock()
+	if shared.cluster != nil {
+		shared.cluster.kill()
+	}
+	shared.clusterMu.Unlock()
+
+	shared.dirsMu.Lock()
+	for _, dir := range shared.dirs {
+		_ = os.RemoveAll(dir)
+	}
+	shared.dirs = nil
+	shared.dirsMu.Unlock()
+}

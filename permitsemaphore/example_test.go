@@ -1,0 +1,119 @@
+package permitsemaphore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/permitsemaphore"
+	"github.com/redis/go-redis/v9"
+)
+
+// exampleClient returns a client of a throwaway in-memory Redis (miniredis),
+// so that the examples run anywhere; use your own *redis.Client instead.
+func exampleClient() (*redis.Client, func()) {
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	return rdb, func() {
+		_ = latchkey.Close(rdb)
+		_ = rdb.Close()
+		mr.Close()
+	}
+}
+
+// Two licences are shared by every process. Each permit has a lease: if
+// its holder dies, it comes back by itself when the lease ends.
+func Example() {
+	rdb, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+
+	licences := permitsemaphore.New(rdb, "licences")
+	if _, err := licences.TrySetPermits(ctx, 2); err != nil {
+		panic(err)
+	}
+	p, err := licences.Acquire(ctx, time.Minute)
+	if err != nil {
+		panic(err)
+	}
+	defer p.Release(context.WithoutCancel(ctx))
+	fmt.Println("id length:", len(p.ID()))
+	n, _ := licences.AvailablePermits(ctx)
+	fmt.Println("available:", n)
+	// Output:
+	// id length: 32
+	// available: 1
+}
+
+// A holder that never releases its permit loses it when the lease ends;
+// releasing it afterwards reports latchkey.ErrNotHeld.
+func Example_expiry() {
+	rdb, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+
+	sem := permitsemaphore.New(rdb, "workers")
+	_ = sem.SetPermits(ctx, 1)
+	p, _ := sem.Acquire(ctx, 50*time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // the holder stalls past its lease
+
+	q, ok, _ := sem.TryAcquire(ctx, 0, time.Minute)
+	fmt.Println("taken by another:", ok)
+	err := p.Release(ctx)
+	fmt.Println("stale release:", errors.Is(err, latchkey.ErrNotHeld))
+	_ = q.Release(ctx)
+	// Output:
+	// taken by another: true
+	// stale release: true
+}
+
+// A holder that needs more time extends its permit before the lease ends.
+func ExamplePermit_Extend() {
+	rdb, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+
+	sem := permitsemaphore.New(rdb, "jobs")
+	_ = sem.SetPermits(ctx, 1)
+	p, _ := sem.Acquire(ctx, 10*time.Second)
+	if err := p.Extend(ctx, time.Minute); err != nil {
+		panic(err)
+	}
+	left, _ := sem.LeaseTime(ctx, p.ID())
+	fmt.Println(left > 50*time.Second)
+	_ = p.Release(ctx)
+	// Output: true
+}
+
+// AcquireN takes several permits at once, all or none; ReleaseAll gives
+// them back in one call.
+func ExampleSemaphore_AcquireN() {
+	rdb, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+
+	sem := permitsemaphore.New(rdb, "gpu")
+	_ = sem.SetPermits(ctx, 4)
+	ps, err := sem.AcquireN(ctx, 3, time.Minute)
+	if err != nil {
+		panic(err)
+	}
+	_, ok, _ := sem.TryAcquireN(ctx, 2, 0, time.Minute)
+	fmt.Println("two more:", ok)
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ID()
+	}
+	_ = sem.ReleaseAll(ctx, ids...)
+	n, _ := sem.AvailablePermits(ctx)
+	fmt.Println("available:", n)
+	// Output:
+	// two more: false
+	// available: 4
+}

@@ -1,0 +1,184 @@
+package permitsemaphore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/scripts"
+)
+
+var (
+	releaseScript = scripts.Get("pes_release")
+	leaseScript   = scripts.Get("pes_lease")
+)
+
+// A Permit is one permit taken from a Semaphore. Its ID releases it from
+// any goroutine or process, also through Semaphore.Release. A nil *Permit
+// holds nothing: its methods return an error matching latchkey.ErrNotHeld.
+type Permit struct {
+	s  *Semaphore
+	id string // 32 lowercase hex characters
+}
+
+// newPermits returns n permits with fresh random ids, and those ids as the
+// 16 raw bytes Redisson stores, ready for ARGV.
+func newPermits(s *Semaphore, n int) ([]*Permit, []any, error) {
+	buf := make([]byte, 16*n)
+	if _, err := rand.Read(buf); err != nil {
+		return nil, nil, err
+	}
+	ps, raw := make([]*Permit, n), make([]any, n)
+	for i := range ps {
+		b := buf[16*i : 16*(i+1)]
+		ps[i] = &Permit{s: s, id: hex.EncodeToString(b)}
+		raw[i] = string(b)
+	}
+	return ps, raw, nil
+}
+
+// rawID returns the 16 bytes that id, 32 hex characters, stands for.
+func rawID(id string) (string, bool) {
+	b, err := hex.DecodeString(id)
+	if err != nil || len(b) != 16 {
+		return "", false
+	}
+	return string(b), true
+}
+
+// ID returns the permit's id: 32 lowercase hex characters, as Redisson
+// shows them. It returns "" for a nil Permit.
+func (p *Permit) ID() string {
+	if p == nil {
+		return ""
+	}
+	return p.id
+}
+
+// Release gives the permit back, as Semaphore.Release does with its ID.
+func (p *Permit) Release(ctx context.Context) error {
+	if p == nil {
+		return fmt.Errorf("permitsemaphore: release a nil permit: %w", lockerr.ErrNotHeld)
+	}
+	return p.s.Release(ctx, p.id)
+}
+
+// Extend sets the permit's lease to end lease from now, or makes it
+// permanent if lease is zero or less. It returns an error matching
+// latchkey.ErrNotHeld if the permit is no longer held (released, or its
+// lease already ended).
+func (p *Permit) Extend(ctx context.Context, lease time.Duration) error {
+	if p == nil {
+		return fmt.Errorf("permitsemaphore: extend a nil permit: %w", lockerr.ErrNotHeld)
+	}
+	ok, err := p.s.UpdateLeaseTime(ctx, p.id, lease)
+	if err == nil && !ok {
+		err = fmt.Errorf("permitsemaphore: extend permit %s of %s: %w", p.id, p.s.name, lockerr.ErrNotHeld)
+	}
+	return err
+}
+
+// Release gives back the permit with the given id and wakes the waiters it
+// may satisfy. It returns an error matching latchkey.ErrNotHeld, and
+// changes nothing, if no such permit is held: the id is unknown, was
+// released already, or its lease ended (the permit was then returned to
+// the pool when it expired).
+func (s *Semaphore) Release(ctx context.Context, id string) error {
+	return s.ReleaseAll(ctx, id)
+}
+
+// TryRelease is Release reporting a permit that is not held as false
+// rather than as an error.
+func (s *Semaphore) TryRelease(ctx context.Context, id string) (bool, error) {
+	r, ok := rawID(id)
+	if !ok {
+		return false, nil
+	}
+	n, err := s.release(ctx, true, r)
+	return n == 1, err
+}
+
+// ReleaseAll gives back the permits with the given ids, all or none: if
+// one of them is not held it releases none and returns an error matching
+// latchkey.ErrNotHeld (Redisson's release of a list).
+func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
+	raw := make([]any, len(ids))
+	for i, id := range ids {
+		r, ok := rawID(id)
+		if !ok {
+			return fmt.Errorf("permitsemaphore: release %q of %s: %w", id, s.name, lockerr.ErrNotHeld)
+		}
+		raw[i] = r
+	}
+	if len(raw) == 0 {
+		return nil
+	}
+	n, err := s.release(ctx, true, raw...)
+	if err == nil && n != int64(len(raw)) {
+		err = fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.name, lockerr.ErrNotHeld)
+	}
+	return err
+}
+
+// release runs the release script on raw ids, all or none if strict, and
+// returns how many permits it released.
+func (s *Semaphore) release(ctx context.Context, strict bool, raw ...any) (int64, error) {
+	pub, err := s.hub().PublishCommand(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("permitsemaphore: release from %s: %w", s.name, err)
+	}
+	mode := "0"
+	if strict {
+		mode = "1"
+	}
+	args := append([]any{time.Now().UnixMilli(), pub, mode}, raw...)
+	n, err := scripts.Int(releaseScript.Run(ctx, s.client, s.scriptKeys(), args...))
+	if err != nil {
+		return 0, fmt.Errorf("permitsemaphore: release from %s: %w", s.name, err)
+	}
+	return n, nil
+}
+
+// UpdateLeaseTime sets the lease of the permit with the given id to end
+// lease from now, or makes it permanent if lease is zero or less. It
+// reports whether the permit was held; if it was not (unknown id, released,
+// or its lease already ended) nothing changes.
+func (s *Semaphore) UpdateLeaseTime(ctx context.Context, id string, lease time.Duration) (bool, error) {
+	now := time.Now()
+	ms, err := s.lease(ctx, id, now, leaseEnd(now, lease))
+	return ms != -2, err
+}
+
+// LeaseTime returns how long the permit with the given id stays held
+// unless released or extended, or -1 if it is permanent. It returns an
+// error matching latchkey.ErrNotHeld if the permit is not held.
+func (s *Semaphore) LeaseTime(ctx context.Context, id string) (time.Duration, error) {
+	ms, err := s.lease(ctx, id, time.Now(), "")
+	switch {
+	case err != nil:
+		return 0, err
+	case ms == -2:
+		return 0, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, lockerr.ErrNotHeld)
+	}
+	return scripts.Millis(ms), nil
+}
+
+// lease runs the lease script: -2 not held, -1 permanent, else ms left.
+func (s *Semaphore) lease(ctx context.Context, id string, now time.Time, end any) (int64, error) {
+	r, ok := rawID(id)
+	if !ok {
+		return -2, nil
+	}
+	pub, err := s.hub().PublishCommand(ctx)
+	if err != nil {
+		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
+	}
+	ms, err := scripts.Int(leaseScript.Run(ctx, s.client, s.scriptKeys(), now.UnixMilli(), pub, r, end))
+	if err != nil {
+		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
+	}
+	return ms, nil
+}

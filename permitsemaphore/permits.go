@@ -1,0 +1,102 @@
+package permitsemaphore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/latchkey/latchkey/scripts"
+)
+
+var (
+	countScript  = scripts.Get("pes_count")
+	addScript    = scripts.Get("pes_add")
+	trySetScript = scripts.Get("sem_try_set") // Redisson shares it with RSemaphore
+)
+
+// AvailablePermits returns the number of permits available now, after
+// returning expired permits to the pool: 0 for a semaphore that was never
+// set, and a negative number after AddPermits or SetPermits took away more
+// than were available.
+func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
+	v, err := s.count(ctx, "")
+	return v[0], err
+}
+
+// AcquiredPermits returns the number of permits held now, after returning
+// expired permits to the pool.
+func (s *Semaphore) AcquiredPermits(ctx context.Context) (int64, error) {
+	v, err := s.count(ctx, "")
+	return v[1], err
+}
+
+// Permits returns the total number of permits, available and held, after
+// returning expired permits to the pool.
+func (s *Semaphore) Permits(ctx context.Context) (int64, error) {
+	v, err := s.count(ctx, "")
+	return v[0] + v[1], err
+}
+
+// TrySetPermits sets the number of available permits to n if the semaphore
+// has none set yet (its key does not exist), and wakes waiters. It reports
+// whether it set them; if the semaphore was already set it changes
+// nothing. It returns an error matching ErrInvalidPermits if n < 0.
+func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+	if n < 0 {
+		return false, fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, ErrInvalidPermits)
+	}
+	pub, err := s.hub().PublishCommand(ctx)
+	if err != nil {
+		return false, fmt.Errorf("permitsemaphore: set permits of %s: %w", s.name, err)
+	}
+	v, err := scripts.Int(trySetScript.Run(ctx, s.client, []string{s.name, s.channel}, n, pub))
+	if err != nil {
+		return false, fmt.Errorf("permitsemaphore: set permits of %s: %w", s.name, err)
+	}
+	return v == 1, nil
+}
+
+// SetPermits sets the total number of permits, available and held, to n
+// by setting the available count to n less the permits held now (Redisson's
+// setPermits), and wakes waiters. If more than n are held, the available
+// count goes below zero until enough are released. It returns an error
+// matching ErrInvalidPermits if n < 0.
+func (s *Semaphore) SetPermits(ctx context.Context, n int64) error {
+	if n < 0 {
+		return fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, ErrInvalidPermits)
+	}
+	_, err := s.count(ctx, n)
+	return err
+}
+
+// AddPermits adds n permits, which may be negative, to the available count
+// and wakes waiters if n is positive. A negative n reduces the semaphore's
+// capacity: the count may go below zero, and Acquire waits until releases
+// bring it back above. The semaphore is created if it was never set.
+func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
+	pub, err := s.hub().PublishCommand(ctx)
+	if err == nil {
+		err = addScript.Run(ctx, s.client, []string{s.name, s.channel}, n, pub).Err()
+	}
+	if err != nil {
+		return fmt.Errorf("permitsemaphore: add %d permits to %s: %w", n, s.name, err)
+	}
+	return nil
+}
+
+// count runs the count script, setting the total first unless total is "",
+// and returns {available, held}.
+func (s *Semaphore) count(ctx context.Context, total any) ([2]int64, error) {
+	pub, err := s.hub().PublishCommand(ctx)
+	if err != nil {
+		return [2]int64{}, fmt.Errorf("permitsemaphore: permits of %s: %w", s.name, err)
+	}
+	v, err := scripts.Ints(countScript.Run(ctx, s.client, s.scriptKeys(), time.Now().UnixMilli(), pub, total))
+	if err == nil && len(v) != 2 {
+		err = fmt.Errorf("latchkey: script reply: want 2 integers, got %d", len(v))
+	}
+	if err != nil {
+		return [2]int64{}, fmt.Errorf("permitsemaphore: permits of %s: %w", s.name, err)
+	}
+	return [2]int64{v[0], v[1]}, nil
+}

@@ -1,0 +1,176 @@
+package permitsemaphore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/wait"
+	"github.com/latchkey/latchkey/pubsub"
+	"github.com/latchkey/latchkey/scripts"
+	"github.com/redis/go-redis/v9"
+)
+
+var acquireScript = scripts.Get("pes_acquire")
+
+// permanent is the lease end Redisson stores for a permit without a lease.
+const permanent = 922337203685477
+
+// A Semaphore is a distributed counting semaphore whose permits have ids
+// and leases, named by a Redis key. It must be created with New. A
+// Semaphore is safe for concurrent use by many goroutines, and keeps no
+// state of its own: every handle on the same name, in any process, sees the
+// same permits.
+type Semaphore struct {
+	client  redis.UniversalClient
+	name    string
+	timeout string // {name}:timeout
+	channel string // redisson_sc:{name}
+	cfg     config
+}
+
+// New returns a Semaphore for the semaphore called name on client. It does
+// no I/O: the permits are set with TrySetPermits, SetPermits or
+// AddPermits, and a semaphore that was never set has none. New panics if
+// client is nil or name is empty: these are programming errors.
+func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
+	if client == nil {
+		panic("permitsemaphore: New: nil client")
+	}
+	if name == "" {
+		panic("permitsemaphore: New: empty name")
+	}
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &Semaphore{
+		client:  client,
+		name:    name,
+		timeout: keys.Suffix(name, "timeout"),
+		channel: keys.Prefix("redisson_sc", name),
+		cfg:     cfg,
+	}
+}
+
+// Name returns the semaphore's name, which is also its Redis key.
+func (s *Semaphore) Name() string { return s.name }
+
+// Acquire takes a permit, blocking until one is available or ctx is done,
+// and returns it. The permit returns to the pool by itself lease after it
+// was taken unless released or extended before; a lease of zero or less
+// makes it permanent. When ctx ends first Acquire returns an error that
+// matches ctx.Err(); otherwise it returns the Redis error, wrapped. On
+// failure the semaphore is left unchanged: a permit whose grant landed
+// while Acquire was giving up is released.
+func (s *Semaphore) Acquire(ctx context.Context, lease time.Duration) (*Permit, error) {
+	ps, _, err := s.acquire(ctx, 1, -1, lease)
+	if err != nil {
+		return nil, err
+	}
+	return ps[0], nil
+}
+
+// TryAcquire takes a permit if one becomes available within wait; a wait
+// of zero or less makes a single attempt. It returns the permit and true
+// if it was taken, and nil and false with a nil error if the wait ran out,
+// leaving the semaphore unchanged. Other failures are as for Acquire.
+func (s *Semaphore) TryAcquire(ctx context.Context, wait, lease time.Duration) (*Permit, bool, error) {
+	ps, ok, err := s.acquire(ctx, 1, max(wait, 0), lease)
+	if !ok {
+		return nil, false, err
+	}
+	return ps[0], true, nil
+}
+
+// AcquireN takes n permits at once, all or none, blocking until n are
+// available or ctx is done, and returns them; each has its own id and the
+// same lease. It returns an error matching ErrInvalidPermits if n < 1.
+// Other failures are as for Acquire.
+func (s *Semaphore) AcquireN(ctx context.Context, n int, lease time.Duration) ([]*Permit, error) {
+	ps, _, err := s.acquire(ctx, n, -1, lease)
+	return ps, err
+}
+
+// TryAcquireN takes n permits at once if n become available within wait;
+// a wait of zero or less makes a single attempt. It returns the permits
+// and true if they were taken, and nil and false with a nil error if the
+// wait ran out, leaving the semaphore unchanged. Other failures are as for
+// AcquireN.
+func (s *Semaphore) TryAcquireN(ctx context.Context, n int, wait, lease time.Duration) ([]*Permit, bool, error) {
+	return s.acquire(ctx, n, max(wait, 0), lease)
+}
+
+func (s *Semaphore) acquire(ctx context.Context, n int, budget, lease time.Duration) ([]*Permit, bool, error) {
+	if n < 1 {
+		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, ErrInvalidPermits)
+	}
+	fail := func(err error) ([]*Permit, bool, error) {
+		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
+	}
+	hub := s.hub()
+	pub, err := hub.PublishCommand(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	ps, raw, err := newPermits(s, n)
+	if err != nil {
+		return fail(err)
+	}
+	// ARGV: now, publish command, lease end, ids...
+	args := append([]any{0, pub, 0}, raw...)
+	unsure := false // an attempt failed without a reply: it may have landed
+	ok, err := wait.Until(ctx, budget, wait.Spec{
+		Hub:     hub,
+		Channel: s.channel,
+		Policy:  pubsub.WakeCount,
+		Need:    n,
+		Attempt: func(ctx context.Context) (bool, time.Duration, error) {
+			if err := ctx.Err(); err != nil {
+				return false, 0, err
+			}
+			now := time.Now()
+			args[0], args[2] = now.UnixMilli(), leaseEnd(now, lease)
+			ok, retry, err := scripts.Pair(acquireScript.Run(ctx, s.client, s.scriptKeys(), args...))
+			if err != nil {
+				unsure = true
+				return false, 0, err
+			}
+			// retry: until the earliest lease ends, when the next attempt
+			// takes the expired permit back even if nobody publishes.
+			return ok, scripts.Millis(retry), nil
+		},
+		Abandon: func(ctx context.Context) {
+			if unsure {
+				_, _ = s.release(ctx, false, raw...) // releases only what landed
+			}
+		},
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	return ps, true, nil
+}
+
+// leaseEnd returns the lease end a permit taken at now stores.
+func leaseEnd(now time.Time, lease time.Duration) int64 {
+	if lease <= 0 {
+		return permanent
+	}
+	return now.UnixMilli() + scripts.Ms(lease)
+}
+
+// scriptKeys returns KEYS for the scripts that take the name, the timeout zset
+// and the channel.
+func (s *Semaphore) scriptKeys() []string { return []string{s.name, s.timeout, s.channel} }
+
+func (s *Semaphore) hub() *pubsub.Hub {
+	if s.cfg.hub != nil {
+		return s.cfg.hub
+	}
+	return pubsub.Shared(s.client)
+}

@@ -1,0 +1,13 @@
+-- sem_try_set.lua: set the permits of a Redisson RSemaphore or
+-- RPermitExpirableSemaphore only if it has none set yet (trySetPermits).
+-- KEYS[1] semaphore name     string: the number of available permits
+-- KEYS[2] redisson_sc:{name}
+-- ARGV[1] permits (>= 0)
+-- ARGV[2] PUBLISH or SPUBLISH
+-- Returns 1 if the key was absent and is now set (the count is published),
+-- 0 if it already existed (nothing changes).
+if redis.call('set', KEYS[1], ARGV[1], 'nx') then
+  redis.call(ARGV[2], KEYS[2], ARGV[1])
+  return 1
+end
+return 0

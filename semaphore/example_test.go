@@ -1,0 +1,95 @@
+package semaphore_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/semaphore"
+	"github.com/redis/go-redis/v9"
+)
+
+// exampleClient returns a client of a throwaway in-memory Redis (miniredis),
+// so that the examples run anywhere; use your own *redis.Client instead.
+func exampleClient() (*redis.Client, func()) {
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	return rdb, func() {
+		_ = latchkey.Close(rdb)
+		_ = rdb.Close()
+		mr.Close()
+	}
+}
+
+// At most three workers, in any number of processes, call the rate-limited
+// service at once.
+func Example() {
+	rdb, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+
+	sem := semaphore.New(rdb, "service-slots")
+	if _, err := sem.TrySetPermits(ctx, 3); err != nil { // once, by whoever comes first
+		panic(err)
+	}
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			if err := sem.Acquire(ctx, 1); err != nil {
+				panic(err)
+			}
+			defer sem.Release(context.WithoutCancel(ctx), 1)
+			// ... call the service ...
+		})
+	}
+	wg.Wait()
+	n, _ := sem.AvailablePermits(ctx)
+	fmt.Println("available:", n)
+	// Output: available: 3
+}
+
+// TryAcquire gives up when the permits do not come within its wait, and
+// leaves the semaphore as it was.
+func ExampleSemaphore_TryAcquire() {
+	rdb, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+
+	sem := semaphore.New(rdb, "batch-slots")
+	_ = sem.SetPermits(ctx, 2)
+	ok, err := sem.TryAcquire(ctx, 3, 50*time.Millisecond)
+	fmt.Println(ok, err)
+	ok, err = sem.TryAcquire(ctx, 2, 0)
+	fmt.Println(ok, err)
+	// Output:
+	// false <nil>
+	// true <nil>
+}
+
+// A negative AddPermits shrinks the semaphore even while its permits are
+// out: the count goes below zero, and new Acquire calls wait until enough
+// releases bring it back above.
+func ExampleSemaphore_AddPermits() {
+	rdb, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+
+	sem := semaphore.New(rdb, "db-connections")
+	_ = sem.SetPermits(ctx, 10)
+	_ = sem.Acquire(ctx, 8)
+	_ = sem.AddPermits(ctx, -5) // capacity 10 -> 5
+	n, _ := sem.AvailablePermits(ctx)
+	fmt.Println("available:", n)
+	_ = sem.Release(ctx, 8)
+	n, _ = sem.AvailablePermits(ctx)
+	fmt.Println("available:", n)
+	// Output:
+	// available: -3
+	// available: 5
+}

@@ -1,0 +1,93 @@
+package semaphore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/latchkey/latchkey/scripts"
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	trySetScript = scripts.Get("sem_try_set")
+	addScript    = scripts.Get("sem_add")
+	drainScript  = scripts.Get("sem_drain")
+)
+
+// TrySetPermits sets the number of available permits to n if the semaphore
+// has none set yet (its key does not exist), and wakes waiters. It reports
+// whether it set them; if the semaphore was already set it changes nothing.
+// It returns an error matching ErrInvalidPermits if n < 0.
+func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+	if n < 0 {
+		return false, fmt.Errorf("semaphore: set %d permits of %s: %w", n, s.name, ErrInvalidPermits)
+	}
+	pub, err := s.hub().PublishCommand(ctx)
+	if err != nil {
+		return false, fmt.Errorf("semaphore: set permits of %s: %w", s.name, err)
+	}
+	v, err := scripts.Int(trySetScript.Run(ctx, s.client, []string{s.name, s.channel}, n, pub))
+	if err != nil {
+		return false, fmt.Errorf("semaphore: set permits of %s: %w", s.name, err)
+	}
+	return v == 1, nil
+}
+
+// SetPermits sets the number of available permits to n, whatever it was,
+// and wakes waiters. Permits held at the time are not counted: their
+// holders' later Release calls add to n. SetPermits returns an error
+// matching ErrInvalidPermits if n < 0.
+func (s *Semaphore) SetPermits(ctx context.Context, n int64) error {
+	if n < 0 {
+		return fmt.Errorf("semaphore: set %d permits of %s: %w", n, s.name, ErrInvalidPermits)
+	}
+	return s.add(ctx, n, "set")
+}
+
+// AddPermits adds n permits, which may be negative, to the available count
+// and wakes waiters if some are then available. A negative n reduces the
+// semaphore's capacity: the count may go below zero, and Acquire waits
+// until releases bring it back above. The semaphore is created if it was
+// never set. Unlike Release, AddPermits rewrites the key, dropping any TTL
+// set on it, as Redisson's addPermits does.
+func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
+	return s.add(ctx, n, "add")
+}
+
+func (s *Semaphore) add(ctx context.Context, n int64, mode string) error {
+	pub, err := s.hub().PublishCommand(ctx)
+	if err == nil {
+		err = addScript.Run(ctx, s.client, []string{s.name, s.channel}, n, pub, mode).Err()
+	}
+	if err != nil {
+		return fmt.Errorf("semaphore: %s %d permits of %s: %w", mode, n, s.name, err)
+	}
+	return nil
+}
+
+// AvailablePermits returns the number of permits available now: 0 for a
+// semaphore that was never set, and a negative number after AddPermits
+// took away more than were available.
+func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
+	v, err := s.client.Get(ctx, s.name).Int64()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("semaphore: permits of %s: %w", s.name, err)
+	}
+	return v, nil
+}
+
+// DrainPermits takes every available permit and returns how many it took.
+// It takes none, returns 0 and changes nothing when none are available,
+// including when the count is negative (where Redisson would reset it to
+// zero, creating permits). Like Redisson's drainPermits it wakes nobody.
+func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
+	v, err := scripts.Int(drainScript.Run(ctx, s.client, []string{s.name}))
+	if err != nil {
+		return 0, fmt.Errorf("semaphore: drain %s: %w", s.name, err)
+	}
+	return v, nil
+}

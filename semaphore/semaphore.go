@@ -1,0 +1,174 @@
+package semaphore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/wait"
+	"github.com/latchkey/latchkey/pubsub"
+	"github.com/latchkey/latchkey/scripts"
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	acquireScript = scripts.Get("sem_acquire")
+	releaseScript = scripts.Get("sem_release")
+)
+
+// A Semaphore is a distributed counting semaphore named by a Redis key. It
+// must be created with New. A Semaphore is safe for concurrent use by many
+// goroutines, and keeps no state of its own: every handle on the same name,
+// in any process, sees the same permits.
+type Semaphore struct {
+	client  redis.UniversalClient
+	name    string
+	channel string
+	cfg     config
+}
+
+// New returns a Semaphore for the semaphore called name on client. It does
+// no I/O: the permits are set with TrySetPermits, SetPermits, AddPermits or
+// Release, and a semaphore that was never set has none. New panics if
+// client is nil or name is empty: these are programming errors.
+func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
+	if client == nil {
+		panic("semaphore: New: nil client")
+	}
+	if name == "" {
+		panic("semaphore: New: empty name")
+	}
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &Semaphore{client: client, name: name, channel: channel(name), cfg: cfg}
+}
+
+// channel is Redisson's semaphore channel, redisson_sc:{name}.
+func channel(name string) string { return keys.Prefix("redisson_sc", name) }
+
+// Name returns the semaphore's name, which is also its Redis key.
+func (s *Semaphore) Name() string { return s.name }
+
+// Acquire takes n permits, blocking until n are available or ctx is done,
+// and returns nil once it has them. When ctx ends first Acquire returns an
+// error that matches ctx.Err() and leaves the semaphore unchanged: permits
+// granted by an attempt still in flight when ctx ended are given back. A
+// Redis error is returned wrapped; when one cuts a request off, Redis may
+// still have granted the permits, which are then lost like a crashed
+// holder's (see the package doc). Acquire returns an error matching
+// ErrInvalidPermits if n < 1.
+func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
+	_, err := s.acquire(ctx, n, -1)
+	return err
+}
+
+// TryAcquire takes n permits if they become available within wait; a wait
+// of zero or less makes a single attempt. It returns true if the permits
+// were taken, and false with a nil error if the wait ran out, leaving the
+// semaphore unchanged. Other failures are as for Acquire.
+func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration) (bool, error) {
+	return s.acquire(ctx, n, max(wait, 0))
+}
+
+func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) (bool, error) {
+	if n < 1 {
+		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, ErrInvalidPermits)
+	}
+	var late *call // an attempt still in flight when ctx ended
+	ok, err := wait.Until(ctx, budget, wait.Spec{
+		Hub:     s.hub(),
+		Channel: s.channel,
+		Policy:  pubsub.WakeCount,
+		Need:    int(min(n, 1<<30)),
+		Attempt: func(ctx context.Context) (bool, time.Duration, error) {
+			if err := ctx.Err(); err != nil {
+				return false, 0, err
+			}
+			c := s.start(ctx, n)
+			select {
+			case <-c.done:
+			case <-ctx.Done():
+				late = c
+				return false, 0, ctx.Err()
+			}
+			// A refusal has no bound: only a release says when permits
+			// come back, and the wait loop's backstop covers a lost one.
+			return c.ok, -1, c.err
+		},
+		Abandon: func(ctx context.Context) {
+			if late == nil {
+				return
+			}
+			select {
+			case <-late.done:
+				if late.ok {
+					_ = s.release(ctx, n) // granted after we gave up
+				}
+			case <-ctx.Done():
+			}
+		},
+	})
+	if err != nil {
+		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, err)
+	}
+	return ok, nil
+}
+
+// call is one run of the acquire script.
+type call struct {
+	done chan struct{}
+	ok   bool  // valid once done is closed
+	err  error // valid once done is closed
+}
+
+// start runs the acquire script for n permits. The script runs to its end
+// even if ctx ends first, so that its outcome is always known: a grant can
+// then be given back rather than lost.
+func (s *Semaphore) start(ctx context.Context, n int64) *call {
+	c := &call{done: make(chan struct{})}
+	run := func(ctx context.Context) {
+		ok, _, err := scripts.Pair(acquireScript.Run(ctx, s.client, []string{s.name}, n))
+		c.ok, c.err = ok, err
+		close(c.done)
+	}
+	if ctx.Done() == nil {
+		run(ctx) // nothing can cut it short
+	} else {
+		go run(context.WithoutCancel(ctx))
+	}
+	return c
+}
+
+// Release gives n permits back and wakes the waiters they may satisfy. It
+// does not check that the caller acquired them: any goroutine or process
+// may release, and releasing more than was acquired raises the count, as in
+// Redisson. A semaphore that was never set is created. Release returns an
+// error matching ErrInvalidPermits if n < 1, or the Redis error wrapped; in
+// the latter case the permits may or may not have been given back.
+func (s *Semaphore) Release(ctx context.Context, n int64) error {
+	if n < 1 {
+		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, ErrInvalidPermits)
+	}
+	return s.release(ctx, n)
+}
+
+func (s *Semaphore) release(ctx context.Context, n int64) error {
+	pub, err := s.hub().PublishCommand(ctx)
+	if err == nil {
+		err = releaseScript.Run(ctx, s.client, []string{s.name, s.channel}, n, pub).Err()
+	}
+	if err != nil {
+		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, err)
+	}
+	return nil
+}
+
+func (s *Semaphore) hub() *pubsub.Hub {
+	if s.cfg.hub != nil {
+		return s.cfg.hub
+	}
+	return pubsub.Shared(s.client)
+}
