@@ -64,12 +64,6 @@ func (m *Mutex) Token() int64 {
 	return m.cur.token
 }
 
-func (m *Mutex) holding(id string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.holds[id] != nil
-}
-
 // claimPlain picks the handle's current plain hold for an Unlock and marks
 // it releasing. A record can outlive its release in Redis for a moment
 // (until released runs), while another goroutine already took a new plain

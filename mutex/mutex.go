@@ -95,10 +95,9 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 		flag = "1"
 	}
 	var (
-		token    int64
-		started  time.Time
-		unsure   bool // an attempt failed without a reply: it may have been applied
-		hadLocal = m.holding(id)
+		token   int64
+		started time.Time
+		unsure  bool // an attempt failed without a reply: it may have been applied
 	)
 	attempt := func(ctx context.Context) (bool, time.Duration, error) {
 		started = time.Now()
@@ -120,8 +119,10 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 		Policy:  pubsub.WakeOne,
 		Attempt: attempt,
 		Abandon: func(ctx context.Context) {
-			if unsure && !hadLocal {
-				_ = m.release(ctx, id) // the grant may have landed after we gave up
+			// The grant may have landed after we gave up. Only a fresh id can
+			// be undone safely: an owner's id may hold through other handles.
+			if unsure && !reentrant {
+				_ = m.release(ctx, id)
 			}
 		},
 	})

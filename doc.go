@@ -1,0 +1,49 @@
+// Package latchkey holds what every latchkey primitive shares: owner
+// contexts, the sentinel errors, and Close.
+//
+// latchkey is Redisson's distributed synchronizers for Go, on go-redis v9,
+// with Redisson's keys, hash fields, channels and messages, so that a Go
+// service and a Java service using Redisson can share a lock. Import one
+// package per primitive:
+//
+//   - mutex: a reentrant lock with a watchdog lease and a fencing token
+//     (Redisson RLock, RFencedLock). A drop-in for a sync.Mutex shared
+//     across processes.
+//   - fairlock: a first-come, first-served lock (RFairLock) that skips
+//     crashed waiters within seconds.
+//   - rwlock: a reentrant read-write lock with write-to-read downgrade
+//     (RReadWriteLock).
+//   - semaphore: a counting semaphore without owners (RSemaphore).
+//   - permitsemaphore: a semaphore whose permits have ids and leases, so a
+//     crashed holder's permits come back (RPermitExpirableSemaphore).
+//   - countdownlatch: a count-down latch (RCountDownLatch).
+//   - multilock: all or nothing over several locks (RedissonMultiLock).
+//   - redlock: a quorum lock over independent Redis masters that computes
+//     its validity (RedissonRedLock, done right).
+//
+// # Waiting
+//
+// A blocked call sleeps until a message on the primitive's channel says the
+// state changed, or until a bound that the data gives (the holder's TTL, a
+// permit's expiry) runs out; nothing polls on a fixed interval. All waiters
+// of a go-redis client share one subscriber connection, the pubsub.Hub.
+//
+// # Owners
+//
+// A primitive handle is safe for concurrent use, and goroutines sharing one
+// exclude each other as they would sharing a sync.Mutex. Reentrancy is
+// opt-in: [WithOwner] marks a context as one owner, like a Java thread in
+// Redisson, and that owner may lock again while it holds. [OwnerID] and
+// [WithOwnerID] hand an owner to another process.
+//
+// # Errors
+//
+// Every package wraps the sentinels defined here, so errors.Is(err,
+// latchkey.ErrNotHeld) holds for an error from any primitive. A call whose
+// ctx ends returns an error matching ctx.Err().
+//
+// # Resources
+//
+// latchkey keeps a pub/sub Hub and a watchdog per go-redis client, created
+// on first use. [Close] releases them; call it before closing the client.
+package latchkey

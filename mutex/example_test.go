@@ -1,0 +1,105 @@
+package mutex_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/latchkey/latchkey/mutex"
+)
+
+// A Mutex guards a resource shared by several processes, as a sync.Mutex
+// guards one shared by goroutines.
+func Example() {
+	// rdb stands in for redis.NewClient(&redis.Options{Addr: "localhost:6379"}).
+	rdb, stop := redistest.ExampleClient()
+	defer stop()
+	defer latchkey.Close(rdb)
+	ctx := context.Background()
+
+	m := mutex.New(rdb, "inventory:sku-42")
+	if err := m.Lock(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Println("updating stock under token", m.Token())
+	if err := m.Unlock(ctx); err != nil {
+		panic(err)
+	}
+	// Output: updating stock under token 1
+}
+
+// An owner carried by the context makes the lock reentrant, like a Java
+// thread holding a Redisson RLock.
+func ExampleMutex_Lock_reentrant() {
+	rdb, stop := redistest.ExampleClient()
+	defer stop()
+	defer latchkey.Close(rdb)
+
+	ctx := latchkey.WithOwner(context.Background())
+	m := mutex.New(rdb, "report")
+	_ = m.Lock(ctx)
+	_ = m.Lock(ctx) // re-entered, does not wait
+	n, _ := m.HoldCount(ctx)
+	fmt.Println("holds:", n)
+	_ = m.Unlock(ctx)
+	_ = m.Unlock(ctx)
+	fmt.Println(errors.Is(m.Unlock(ctx), latchkey.ErrNotHeld))
+	// Output:
+	// holds: 2
+	// true
+}
+
+// TryLock gives up after a bounded wait without an error.
+func ExampleMutex_TryLock() {
+	rdb, stop := redistest.ExampleClient()
+	defer stop()
+	defer latchkey.Close(rdb)
+	ctx := context.Background()
+
+	holder := mutex.New(rdb, "nightly-job")
+	_ = holder.Lock(ctx)
+	other := mutex.New(rdb, "nightly-job")
+	ok, err := other.TryLock(ctx, 10*time.Millisecond)
+	fmt.Println(ok, err)
+	_ = holder.Unlock(ctx)
+	ok, err = other.TryLock(ctx, 0)
+	fmt.Println(ok, err)
+	_ = other.Unlock(ctx)
+	// Output:
+	// false <nil>
+	// true <nil>
+}
+
+// Done reports a hold that ended without Unlock, here by a fixed lease.
+func ExampleMutex_Done() {
+	rdb, stop := redistest.ExampleClient()
+	defer stop()
+	defer latchkey.Close(rdb)
+	ctx := context.Background()
+
+	m := mutex.New(rdb, "short-task", mutex.WithLease(20*time.Millisecond))
+	_ = m.Lock(ctx)
+	<-m.Done() // the work outlived the lease
+	fmt.Println(errors.Is(m.Err(), latchkey.ErrLost))
+	fmt.Println(errors.Is(m.Unlock(ctx), latchkey.ErrNotHeld))
+	// Output:
+	// true
+	// true
+}
+
+// Locker adapts a Mutex to sync.Locker, for sync.Cond and other code
+// written against it.
+func ExampleMutex_Locker() {
+	rdb, stop := redistest.ExampleClient()
+	defer stop()
+	defer latchkey.Close(rdb)
+
+	var l = mutex.New(rdb, "config").Locker()
+	l.Lock()
+	fmt.Println("locked")
+	l.Unlock()
+	// Output: locked
+}

@@ -1,0 +1,193 @@
+package mutex_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/latchkey/latchkey/mutex"
+	"github.com/redis/go-redis/v9"
+)
+
+func TestMutex_lease(t *testing.T) {
+	s := server(t)
+	ctx := context.Background()
+	name := lockName(t)
+	m := mutex.New(client(t, s), name, mutex.WithLease(time.Second))
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := m.Done()
+	if ttl, _ := m.TTL(ctx); ttl <= 0 || ttl > time.Second {
+		t.Fatalf("TTL = %v, want within the 1s lease", ttl)
+	}
+
+	other := mutex.New(client(t, s), name)
+	start := time.Now()
+	if ok, err := other.TryLock(ctx, 5*time.Second); !ok || err != nil {
+		t.Fatalf("competitor TryLock = %v, %v", ok, err)
+	}
+	t.Logf("competitor acquired %v after it began waiting", time.Since(start))
+	defer other.Unlock(ctx)
+
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		t.Fatal("Done not closed after the lease ended")
+	}
+	if err := m.Err(); !errors.Is(err, latchkey.ErrLost) {
+		t.Errorf("Err = %v, want ErrLost", err)
+	}
+	if err := m.Unlock(ctx); !errors.Is(err, latchkey.ErrNotHeld) {
+		t.Errorf("Unlock after the lease = %v, want ErrNotHeld", err)
+	}
+	if ok, _ := other.IsLocked(ctx); !ok {
+		t.Error("the late Unlock released the competitor's lock")
+	}
+}
+
+func TestMutex_watchdog(t *testing.T) {
+	s := server(t)
+	ctx := context.Background()
+	name := lockName(t)
+	raw := s.Client(t)
+	const timeout = time.Second
+	m := mutex.New(client(t, s), name, mutex.WithWatchdogTimeout(timeout))
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	other := mutex.New(client(t, s), name)
+	minTTL := time.Hour
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
+		ttl := raw.PTTL(ctx, name).Val()
+		minTTL = min(minTTL, ttl)
+		if ok, err := other.TryLock(ctx, 0); ok || err != nil {
+			t.Fatalf("competitor got in during a watchdog hold (err %v)", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("lowest PTTL seen over 5s: %v", minTTL)
+	if minTTL < timeout/3 {
+		t.Errorf("PTTL fell to %v, below a third of the %v lease", minTTL, timeout)
+	}
+	select {
+	case <-m.Done():
+		t.Fatalf("hold reported ended: %v", m.Err())
+	default:
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMutex_lossIsNeverSilent(t *testing.T) {
+	for _, how := range []string{"del", "pexpire"} {
+		t.Run(how, func(t *testing.T) {
+			s := server(t)
+			ctx := context.Background()
+			name := lockName(t)
+			raw := s.Client(t)
+			const timeout = 900 * time.Millisecond
+			m := mutex.New(client(t, s), name, mutex.WithWatchdogTimeout(timeout))
+			if err := m.Lock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			if how == "del" {
+				raw.Del(ctx, name)
+			} else {
+				raw.PExpire(ctx, name, time.Millisecond)
+			}
+			select {
+			case <-m.Done():
+				t.Logf("loss reported after %v", time.Since(start))
+			case <-time.After(timeout/3 + time.Second):
+				t.Fatal("loss not reported within a renewal period")
+			}
+			if !errors.Is(m.Err(), latchkey.ErrLost) {
+				t.Fatalf("Err = %v, want ErrLost", m.Err())
+			}
+			// The handle must never write the key again.
+			time.Sleep(timeout)
+			if n := raw.Exists(ctx, name).Val(); n != 0 {
+				t.Fatalf("the lost hold's handle re-created the key: %v", raw.HGetAll(ctx, name).Val())
+			}
+			if err := m.Unlock(ctx); !errors.Is(err, latchkey.ErrNotHeld) {
+				t.Fatalf("Unlock after loss = %v, want ErrNotHeld", err)
+			}
+		})
+	}
+}
+
+// TestMutex_holderCrash SIGKILLs a child process that holds the lock: a
+// waiter gets it within the lease, plus a little.
+func TestMutex_holderCrash(t *testing.T) {
+	if redistest.IsChild() {
+		return // run by TestMutex_crashChild's parent only
+	}
+	s := server(t)
+	name := lockName(t)
+	const lease = 2 * time.Second
+	child := redistest.StartChild(t, "TestMutex_crashChild",
+		"LATCHKEY_ADDR="+s.Addr(), "LATCHKEY_NAME="+name, "LATCHKEY_WATCHDOG="+lease.String())
+	child.WaitLine(t, "LOCKED", 30*time.Second)
+
+	m := mutex.New(client(t, s), name)
+	got := make(chan time.Time, 1)
+	go func() {
+		if err := m.Lock(context.Background()); err == nil {
+			got <- time.Now()
+		}
+		close(got)
+	}()
+	time.Sleep(200 * time.Millisecond) // the waiter is blocked behind the child
+	killed := time.Now()
+	child.Kill()
+	select {
+	case at, ok := <-got:
+		if !ok {
+			t.Fatal("Lock failed")
+		}
+		waited := at.Sub(killed)
+		t.Logf("acquired %v after the holder was killed (lease %v)", waited, lease)
+		if waited > lease+300*time.Millisecond {
+			t.Errorf("waited %v, more than the lease plus 300ms", waited)
+		}
+	case <-time.After(lease + 5*time.Second):
+		t.Fatal("waiter never acquired the crashed holder's lock")
+	}
+	_ = m.Unlock(context.Background())
+}
+
+// TestMutex_crashChild is the child of TestMutex_holderCrash and
+// TestMutex_fencingAcrossProcesses: it locks, prints LOCKED <token>, and
+// then waits to be killed, or unlocks if LATCHKEY_UNLOCK is set.
+func TestMutex_crashChild(t *testing.T) {
+	if !redistest.IsChild() {
+		t.Skip("helper process for TestMutex_holderCrash")
+	}
+	wd, _ := time.ParseDuration(os.Getenv("LATCHKEY_WATCHDOG"))
+	if wd == 0 {
+		wd = mutex.DefaultWatchdogTimeout
+	}
+	c := redis.NewClient(&redis.Options{Addr: os.Getenv("LATCHKEY_ADDR")})
+	m := mutex.New(c, os.Getenv("LATCHKEY_NAME"), mutex.WithWatchdogTimeout(wd))
+	if err := m.Lock(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("LOCKED " + strconv.FormatInt(m.Token(), 10))
+	if os.Getenv("LATCHKEY_UNLOCK") != "" {
+		if err := m.Unlock(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println("UNLOCKED")
+		return
+	}
+	time.Sleep(time.Minute)
+}

@@ -1,0 +1,55 @@
+package rwlock
+
+import (
+	"time"
+
+	"github.com/latchkey/latchkey/pubsub"
+)
+
+// An Option configures an RWMutex.
+type Option func(*config)
+
+type config struct {
+	lease    time.Duration // > 0: fixed lease, no watchdog
+	watchdog time.Duration
+	hub      *pubsub.Hub
+}
+
+// DefaultWatchdogTimeout is the lease a watchdog-held hold is kept at
+// (Redisson's lockWatchdogTimeout).
+const DefaultWatchdogTimeout = 30 * time.Second
+
+// WithLease gives every read and write hold a fixed lease d: the hold
+// expires d after it was taken unless released before, and nothing renews
+// it (Redisson's lock(leaseTime)). Each read hold has its own lease; the
+// lock stays read-locked until the longest of them ends. New panics if d is
+// not positive. The default is no fixed lease: the watchdog keeps every
+// hold alive while it is held.
+func WithLease(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			panic("rwlock: New: WithLease: lease must be positive")
+		}
+		c.lease = d
+	}
+}
+
+// WithWatchdogTimeout sets the lease of a hold taken without WithLease; the
+// watchdog renews it every third of d, so a crashed holder's holds expire
+// at most d after their last renewal. New panics if d is below 3ms.
+// The default is 30s.
+func WithWatchdogTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d < 3*time.Millisecond {
+			panic("rwlock: New: WithWatchdogTimeout: timeout must be at least 3ms")
+		}
+		c.watchdog = d
+	}
+}
+
+// WithHub makes the RWMutex wait through h instead of the Hub shared by its
+// client; a nil h keeps the default. The default is the client's shared Hub
+// (see pubsub.Shared).
+func WithHub(h *pubsub.Hub) Option {
+	return func(c *config) { c.hub = h }
+}

@@ -1,0 +1,270 @@
+package rwlock
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/owner"
+	"github.com/latchkey/latchkey/internal/wait"
+	"github.com/latchkey/latchkey/pubsub"
+	"github.com/latchkey/latchkey/scripts"
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	readAcquireScript  = scripts.Get("rw_read_acquire")
+	writeAcquireScript = scripts.Get("rw_write_acquire")
+	releaseScript      = scripts.Get("rw_release")
+
+	// wakePolicy: a write unlock ("1") wakes every waiter, so that all
+	// blocked readers enter together; a read unlock ("0") wakes one.
+	wakePolicy = pubsub.WakeAllOn("1")
+)
+
+// An RWMutex is a distributed reentrant reader/writer lock named by a Redis
+// key: any number of readers or a single writer may hold it. It must be
+// created with New. An RWMutex is safe for concurrent use by many
+// goroutines; goroutines sharing it behave as with a shared sync.RWMutex.
+// An RWMutex must not be copied after first use.
+type RWMutex struct {
+	client  redis.UniversalClient
+	name    string
+	channel string
+	tag     string // {name}: the prefix of every owner's timeout keys
+	cfg     config
+
+	mu    sync.Mutex
+	holds map[string]*hold // by hash field: this handle's live holds
+	seq   uint64           // acquisitions so far, to order holds
+	cur   [3]*hold         // by side (read, write, either): the hold Done and Err report on
+
+	r ReadLock
+	w WriteLock
+}
+
+// New returns an RWMutex for the lock called name on client. It does no
+// I/O. New panics if client is nil, name is empty or an option is invalid:
+// these are programming errors.
+func New(client redis.UniversalClient, name string, opts ...Option) *RWMutex {
+	if client == nil {
+		panic("rwlock: New: nil client")
+	}
+	if name == "" {
+		panic("rwlock: New: empty name")
+	}
+	cfg := config{watchdog: DefaultWatchdogTimeout}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	rw := &RWMutex{
+		client:  client,
+		name:    name,
+		channel: keys.Prefix("redisson_rwlock", name),
+		tag:     keys.Tag(name),
+		cfg:     cfg,
+		holds:   make(map[string]*hold),
+	}
+	rw.r.rw, rw.w.rw = rw, rw
+	return rw
+}
+
+// Name returns the lock's name, which is also its Redis key.
+func (rw *RWMutex) Name() string { return rw.name }
+
+// RLock acquires rw for reading, blocking while another owner holds it for
+// writing, or until ctx is done. Readers never wait for one another, nor
+// for writers that are only waiting. If the owner carried by ctx (see
+// latchkey.WithOwner) already holds rw, for reading or for writing, RLock
+// adds a read hold and returns at once. On failure RLock returns an error
+// that matches ctx.Err() or wraps the Redis error, and leaves rw as it was.
+func (rw *RWMutex) RLock(ctx context.Context) error {
+	_, err := rw.lock(ctx, -1, read)
+	return err
+}
+
+// TryRLock acquires rw for reading if it becomes available within wait; a
+// wait of zero or less makes a single attempt. It returns true if rw was
+// acquired, and false with a nil error if the wait ran out. Other failures
+// are as for RLock.
+func (rw *RWMutex) TryRLock(ctx context.Context, wait time.Duration) (bool, error) {
+	return rw.lock(ctx, max(wait, 0), read)
+}
+
+// RUnlock releases one read hold of rw. With an owner in ctx it releases
+// one of that owner's read holds; without one it releases one of the
+// handle's plain read holds, whichever goroutine took it. When the last
+// hold of the lock is released the key is deleted and a waiting writer is
+// woken. RUnlock returns an error matching latchkey.ErrNotHeld if the owner
+// holds no read lock, including when its hold was lost; the lock is then
+// left untouched.
+func (rw *RWMutex) RUnlock(ctx context.Context) error {
+	return rw.unlock(ctx, read)
+}
+
+// Lock acquires rw for writing, blocking until no other owner holds it for
+// reading or writing, or until ctx is done. If the owner carried by ctx
+// already holds the write lock, Lock adds a write hold and returns at once;
+// if it holds only read locks, Lock returns an error matching
+// latchkey.ErrWouldDeadlock at once, since it would wait for itself (to
+// write, release the reads first). Without an owner in ctx, Lock waits for
+// every other hold, including the handle's own plain read holds, like
+// sync.RWMutex. Other failures return an error that matches ctx.Err() or
+// wraps the Redis error, and leave rw as it was.
+func (rw *RWMutex) Lock(ctx context.Context) error {
+	_, err := rw.lock(ctx, -1, write)
+	return err
+}
+
+// TryLock acquires rw for writing if it becomes available within wait; a
+// wait of zero or less makes a single attempt. It returns true if rw was
+// acquired, and false with a nil error if the wait ran out. Other failures,
+// latchkey.ErrWouldDeadlock included, are as for Lock.
+func (rw *RWMutex) TryLock(ctx context.Context, wait time.Duration) (bool, error) {
+	return rw.lock(ctx, max(wait, 0), write)
+}
+
+// Unlock releases one write hold of rw, for the owner in ctx or else the
+// handle's plain write hold. After the owner's last write hold, readers may
+// enter: if the owner still holds read locks (taken while writing), the
+// lock stays read-locked by it; otherwise the key is deleted. Either way
+// every waiter is woken. Unlock returns an error matching
+// latchkey.ErrNotHeld if the owner holds no write lock (a read hold is not
+// released by Unlock), including when its hold was lost; the lock is then
+// left untouched.
+func (rw *RWMutex) Unlock(ctx context.Context) error {
+	return rw.unlock(ctx, write)
+}
+
+// side is read or write; either stands for both in Done and Err.
+type side int
+
+const (
+	read side = iota
+	write
+	either
+)
+
+func (s side) String() string { return [...]string{"read", "write", "read or write"}[s] }
+
+// field returns the hash field of owner id's holds on side s.
+func field(id string, s side) string {
+	if s == write {
+		return id + ":write"
+	}
+	return id
+}
+
+// timeoutPrefix returns {name}:<id>:rwlock_timeout, the prefix of owner
+// id's per-read-hold timeout keys.
+func (rw *RWMutex) timeoutPrefix(id string) string {
+	return keys.Suffix(rw.name, id+":rwlock_timeout")
+}
+
+func (rw *RWMutex) lock(ctx context.Context, budget time.Duration, s side) (bool, error) {
+	id, reentrant := owner.FromContext(ctx)
+	if !reentrant {
+		// A fresh id per plain acquisition: goroutines sharing the handle
+		// behave as with a shared sync.RWMutex, and a lost reply can be
+		// undone without touching another goroutine's hold.
+		id = owner.New()
+	}
+	script, args := readAcquireScript, []any{scripts.Ms(rw.lease()), id, field(id, write)}
+	if s == write {
+		script, args = writeAcquireScript, []any{scripts.Ms(rw.lease()), field(id, write), id}
+	}
+	ks := []string{rw.name, rw.timeoutPrefix(id)}
+	var (
+		started  time.Time
+		unsure   bool // an attempt failed without a reply: it may have been applied
+		hadLocal = rw.holding(field(id, s))
+	)
+	attempt := func(ctx context.Context) (bool, time.Duration, error) {
+		started = time.Now()
+		res, err := scripts.Ints(script.Run(ctx, rw.client, ks, args...))
+		switch {
+		case err != nil:
+			unsure = true
+			return false, 0, fmt.Errorf("rwlock: %s lock %s: %w", s, rw.name, err)
+		case len(res) != 2:
+			return false, 0, fmt.Errorf("rwlock: %s lock %s: want 2 integers, got %d", s, rw.name, len(res))
+		case res[0] == 1:
+			return true, 0, nil
+		case res[0] < 0:
+			return false, 0, fmt.Errorf("rwlock: write lock %s: %w: the owner holds a read lock, and a writer waits for every reader",
+				rw.name, lockerr.ErrWouldDeadlock)
+		default:
+			return false, scripts.Millis(res[1]), nil
+		}
+	}
+	ok, err := wait.Until(ctx, budget, wait.Spec{
+		Hub:     rw.hub(),
+		Channel: rw.channel,
+		Policy:  wakePolicy,
+		Attempt: attempt,
+		Abandon: func(ctx context.Context) {
+			if unsure && !hadLocal {
+				_, _ = rw.release(ctx, id, s) // the grant may have landed after we gave up
+			}
+		},
+	})
+	if !ok {
+		return false, err
+	}
+	rw.acquired(id, s, !reentrant, started)
+	return true, nil
+}
+
+func (rw *RWMutex) unlock(ctx context.Context, s side) error {
+	id, ok := owner.FromContext(ctx)
+	if !ok {
+		if id, ok = rw.reservePlain(s); !ok {
+			return fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, lockerr.ErrNotHeld)
+		}
+	}
+	res, err := rw.release(ctx, id, s)
+	if err != nil {
+		rw.unreserve(field(id, s))
+		return err
+	}
+	if res == -1 {
+		return fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, lockerr.ErrNotHeld)
+	}
+	return nil
+}
+
+// release runs the release script for owner id's hold on side s and
+// records its answer: -1 not held, -2 released but the owner's other read
+// holds had expired, 0 the owner's last hold of that side released, n > 0
+// holds left.
+func (rw *RWMutex) release(ctx context.Context, id string, s side) (int64, error) {
+	pub, err := rw.hub().PublishCommand(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
+	}
+	res, err := scripts.Int(releaseScript.Run(ctx, rw.client,
+		[]string{rw.name, rw.channel, rw.timeoutPrefix(id), rw.tag},
+		field(id, s), s.String(), pub))
+	if err != nil {
+		return 0, fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
+	}
+	rw.released(field(id, s), res)
+	return res, nil
+}
+
+func (rw *RWMutex) lease() time.Duration {
+	if rw.cfg.lease > 0 {
+		return rw.cfg.lease
+	}
+	return rw.cfg.watchdog
+}
+
+func (rw *RWMutex) hub() *pubsub.Hub {
+	if rw.cfg.hub != nil {
+		return rw.cfg.hub
+	}
+	return pubsub.Shared(rw.client)
+}
