@@ -17,12 +17,12 @@ type hold struct {
 	// releasing marks a plain hold whose Unlock is under way, so that a
 	// concurrent Unlock picks the hold that another goroutine took since.
 	releasing bool
-	count int
-	token int64
-	done  chan struct{}
-	err   error       // why it ended: nil for Unlock, ErrLost otherwise
-	renew *lease.Hold // the watchdog's entry, nil with a fixed lease
-	timer *time.Timer // the fixed lease's end, nil with the watchdog
+	count     int
+	token     int64
+	done      chan struct{}
+	err       error       // why it ended: nil for Unlock, ErrLost otherwise
+	renew     *lease.Hold // the watchdog's entry, nil with a fixed lease
+	timer     *time.Timer // the fixed lease's end, nil with the watchdog
 }
 
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
