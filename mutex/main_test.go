@@ -1,7 +1,10 @@
 package mutex_test
 
 import (
+	"fmt"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/redistest"
@@ -22,5 +25,9 @@ func client(t *testing.T, s *redistest.Server) *redis.Client {
 	return c
 }
 
-// lockName returns a lock name unique to t.
-func lockName(t *testing.T) string { return "mutex-test:" + t.Name() }
+var nameSeq atomic.Int64
+
+// lockName returns a lock name unique to this run of t.
+func lockName(t *testing.T) string {
+	return fmt.Sprintf("mutex-test:%s:%d:%d", t.Name(), time.Now().UnixNano(), nameSeq.Add(1))
+}

@@ -1,0 +1,28 @@
+// Package multilock takes several locks as one, all or nothing, like
+// Redisson's RedissonMultiLock.
+//
+// A MultiLock is built from any values with the small ctx-aware method set
+// of [Locker]: *mutex.Mutex, *fairlock.Mutex, the read and write handles of
+// an rwlock, a *redlock.Mutex, even another *MultiLock. The members may live
+// on different Redis servers; the MultiLock itself keeps nothing in Redis.
+//
+// Acquiring never waits while holding a member. An attempt takes the
+// members in order with single, non-waiting tries. When one is busy, every
+// member already taken is released, and the MultiLock waits for the busy
+// member alone, through that member's own wait (so it wakes on the member's
+// unlock message, not on a timer), then keeps it and tries the others
+// again. Because nothing is held while waiting, two MultiLocks that take the
+// same members in opposite orders cannot deadlock. Should they keep
+// colliding, a short random pause that grows with every collision (capped
+// at MaxBackoff) separates them.
+//
+// A failed or abandoned acquisition leaves nothing held: the members taken
+// are released, with a context that is not cancelled, before Lock or
+// TryLock returns.
+//
+// Ownership follows the members: with an owner in ctx (see
+// latchkey.WithOwner) the members are taken by that owner, reentrantly if
+// they support it; without one each member takes a plain hold, and Unlock
+// releases the members' current plain holds. A member must not appear twice
+// in one MultiLock unless ctx carries an owner and the member is reentrant.
+package multilock

@@ -1,0 +1,240 @@
+package multilock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// A Locker is a lock that can be acquired with a context, blocking or
+// within a wait, and released. *mutex.Mutex, *fairlock.Mutex, the rwlock
+// read and write handles and *redlock.Mutex satisfy it, and so does
+// *MultiLock.
+//
+// TryLock must make a single attempt when wait is zero, and report running
+// out of wait as (false, nil). Lock and TryLock must leave the lock not
+// held when they fail.
+type Locker interface {
+	Lock(ctx context.Context) error
+	TryLock(ctx context.Context, wait time.Duration) (bool, error)
+	Unlock(ctx context.Context) error
+}
+
+var _ Locker = (*MultiLock)(nil)
+
+// MaxBackoff caps the random pause between two acquisition rounds that
+// collided with each other (see the package documentation).
+const MaxBackoff = 100 * time.Millisecond
+
+// firstBackoff is the cap of the random pause after the first collision;
+// it doubles with each further one up to MaxBackoff.
+const firstBackoff = 5 * time.Millisecond
+
+// releaseTimeout bounds the releases made after a failed attempt.
+const releaseTimeout = 5 * time.Second
+
+// A MultiLock is a set of locks acquired and released together, all or
+// nothing. It must be created with New. A MultiLock is safe for concurrent
+// use by many goroutines as far as its members are.
+type MultiLock struct {
+	locks []Locker
+}
+
+// New returns a MultiLock over locks, taken in the order given. It does no
+// I/O. New panics if locks is empty or one of them is nil.
+func New(locks ...Locker) *MultiLock {
+	if len(locks) == 0 {
+		panic("multilock: New: no locks")
+	}
+	for i, l := range locks {
+		if l == nil {
+			panic(fmt.Sprintf("multilock: New: lock %d is nil", i))
+		}
+	}
+	return &MultiLock{locks: append([]Locker(nil), locks...)}
+}
+
+// Lock acquires every lock of m, blocking until all are held at once or ctx
+// is done. It never waits while holding a member, so it cannot deadlock
+// with another MultiLock taking the same members in another order. On
+// failure Lock returns an error that matches ctx.Err() or wraps the first
+// member's error, and holds none of the members.
+func (m *MultiLock) Lock(ctx context.Context) error {
+	_, err := m.lock(ctx, -1)
+	return err
+}
+
+// TryLock acquires every lock of m if they all become available together
+// within wait; a wait of zero or less tries each member once. It returns
+// true if all were acquired, and false with a nil error if the wait ran
+// out, for instance because one member stayed held by someone else. On
+// every failure none of the members is held. Other failures are as for
+// Lock.
+func (m *MultiLock) TryLock(ctx context.Context, wait time.Duration) (bool, error) {
+	return m.lock(ctx, max(wait, 0))
+}
+
+// lock runs acquisition rounds until all members are held; budget is as
+// for wait.Until (negative: none, zero: one round).
+func (m *MultiLock) lock(ctx context.Context, budget time.Duration) (bool, error) {
+	var deadline time.Time
+	if budget >= 0 {
+		deadline = time.Now().Add(budget)
+	}
+	held := -1 // a member already taken by waiting for it
+	for round := 0; ; round++ {
+		taken, busy, err := m.tryAll(ctx, held)
+		if busy < 0 && err == nil {
+			return true, nil
+		}
+		if rerr := m.release(ctx, taken); rerr != nil {
+			return false, errors.Join(err, rerr)
+		}
+		if err != nil {
+			return false, err
+		}
+		if budget == 0 {
+			return false, nil
+		}
+		if round > 0 {
+			// We waited for a member and lost another right after: someone
+			// takes the same members in another order. Step aside for a
+			// random moment so that one of us gets through.
+			if ok, err := pause(ctx, backoff(round), deadline); !ok {
+				return false, err
+			}
+		}
+		if held, err = m.waitFor(ctx, busy, deadline); held < 0 {
+			return false, err
+		}
+	}
+}
+
+// tryAll tries each member once, in order, starting with the one already
+// held (if held >= 0). It stops at the first member that is busy (returned
+// as busy, or -1 if none) or fails (err), and returns the members it holds.
+func (m *MultiLock) tryAll(ctx context.Context, held int) (taken []int, busy int, err error) {
+	if held >= 0 {
+		taken = append(taken, held)
+	}
+	for i, l := range m.locks {
+		if i == held {
+			continue
+		}
+		ok, err := l.TryLock(ctx, 0)
+		if err != nil {
+			return taken, i, memberErr(ctx, i, err)
+		}
+		if !ok {
+			return taken, i, nil
+		}
+		taken = append(taken, i)
+	}
+	return taken, -1, nil
+}
+
+// waitFor waits, holding nothing else, until member i is acquired or the
+// deadline (zero: none) passes. It returns i once held, or -1 and the
+// error (nil when the deadline passed).
+func (m *MultiLock) waitFor(ctx context.Context, i int, deadline time.Time) (int, error) {
+	var (
+		ok  = true
+		err error
+	)
+	if deadline.IsZero() {
+		err = m.locks[i].Lock(ctx)
+	} else {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return -1, nil
+		}
+		ok, err = m.locks[i].TryLock(ctx, left)
+	}
+	switch {
+	case err != nil:
+		return -1, memberErr(ctx, i, err)
+	case !ok:
+		return -1, nil
+	}
+	return i, nil
+}
+
+// release unlocks the members taken by a failed attempt, concurrently, with
+// a context that is not cancelled.
+func (m *MultiLock) release(ctx context.Context, taken []int) error {
+	if len(taken) == 0 {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	return m.unlock(rctx, taken)
+}
+
+// Unlock releases every lock of m, concurrently, whichever goroutine locked
+// it. It returns nil if every member was released, and otherwise the
+// members' errors joined, each naming its member; a member that was not held
+// gives an error matching latchkey.ErrNotHeld. The other members are
+// released all the same.
+func (m *MultiLock) Unlock(ctx context.Context) error {
+	all := make([]int, len(m.locks))
+	for i := range all {
+		all[i] = i
+	}
+	return m.unlock(ctx, all)
+}
+
+func (m *MultiLock) unlock(ctx context.Context, members []int) error {
+	errs := make([]error, len(members))
+	var wg sync.WaitGroup
+	for k, i := range members {
+		wg.Go(func() {
+			if err := m.locks[i].Unlock(ctx); err != nil {
+				errs[k] = fmt.Errorf("multilock: unlock member %d: %w", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// memberErr reports a member's failure: ctx's own error when ctx ended, so
+// that it matches ctx.Err() however the member wrapped it.
+func memberErr(ctx context.Context, i int, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("multilock: member %d: %w", i, err)
+}
+
+// backoff returns a random pause for the given round (>= 1): up to
+// firstBackoff, doubling each round, capped at MaxBackoff.
+func backoff(round int) time.Duration {
+	limit := MaxBackoff
+	if round < 8 {
+		limit = min(firstBackoff<<(round-1), MaxBackoff)
+	}
+	return rand.N(limit) + 1
+}
+
+// pause sleeps for d, cut short by the deadline (zero: none). It returns
+// false when the deadline passed (with a nil error) or ctx ended.
+func pause(ctx context.Context, d time.Duration, deadline time.Time) (bool, error) {
+	if !deadline.IsZero() {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false, nil
+		}
+		d = min(d, left)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}

@@ -1,0 +1,280 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/owner"
+	"github.com/latchkey/latchkey/internal/wait"
+	"github.com/latchkey/latchkey/pubsub"
+	"github.com/latchkey/latchkey/scripts"
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	acquireScript = scripts.Get("lock_acquire")
+	releaseScript = scripts.Get("lock_release")
+	renewScript   = scripts.Get("lock_renew")
+)
+
+// A Mutex is a distributed lock held on a majority of independent Redis
+// masters. It must be created with New. A Mutex is safe for concurrent use
+// by many goroutines.
+type Mutex struct {
+	clients  []redis.UniversalClient
+	name     string
+	channel  string
+	tokenKey string
+	quorum   int
+	cfg      config
+
+	mu    sync.Mutex
+	holds map[string]*hold // by owner id: this handle's live holds
+	cur   *hold            // the hold Done and Err report on
+}
+
+// New returns a Mutex for the lock called name on the independent masters
+// reached by clients; the quorum is len(clients)/2 + 1. It does no I/O. New
+// panics if clients is empty, holds a nil or repeated client, name is empty,
+// or an option is invalid: these are programming errors.
+func New(clients []redis.UniversalClient, name string, opts ...Option) *Mutex {
+	if len(clients) == 0 {
+		panic("redlock: New: no clients")
+	}
+	for i, c := range clients {
+		if c == nil {
+			panic(fmt.Sprintf("redlock: New: client %d is nil", i))
+		}
+		for j := range i {
+			if clients[j] == c {
+				panic(fmt.Sprintf("redlock: New: client %d repeats client %d", i, j))
+			}
+		}
+	}
+	if name == "" {
+		panic("redlock: New: empty name")
+	}
+	cfg := config{watchdog: DefaultWatchdogTimeout, retryDelay: DefaultRetryDelay}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	m := &Mutex{
+		clients:  append([]redis.UniversalClient(nil), clients...),
+		name:     name,
+		channel:  keys.LockChannel(name),
+		tokenKey: keys.TokenKey(name),
+		quorum:   len(clients)/2 + 1,
+		cfg:      cfg,
+		holds:    make(map[string]*hold),
+	}
+	if m.nodeTimeout() >= m.lease() {
+		panic("redlock: New: WithNodeTimeout: timeout must be below the lease")
+	}
+	return m
+}
+
+// Name returns the lock's name, which is also its Redis key on every node.
+func (m *Mutex) Name() string { return m.name }
+
+// Lock acquires m on a quorum of nodes, blocking until it is available or
+// ctx is done. Each attempt asks every node at once; it succeeds when a
+// quorum granted the lock and the validity left (the lease minus the time
+// the attempt took and the drift allowance) is positive. A failed attempt
+// is undone on every node that granted it or did not answer, and retried
+// after a random delay (see WithRetryDelay). If the owner carried by ctx
+// (see latchkey.WithOwner) already holds m through this handle, Lock
+// increments the hold count and returns at once. On failure Lock returns an
+// error that matches ctx.Err(), or a *QuorumError when too many nodes
+// failed to answer for a quorum to be possible, and leaves m not held.
+func (m *Mutex) Lock(ctx context.Context) error {
+	_, err := m.lock(ctx, -1)
+	return err
+}
+
+// TryLock acquires m if it becomes available within wait; a wait of zero or
+// less makes a single attempt. It returns true if m was acquired, and false
+// with a nil error if the wait ran out, including when the last attempt
+// reached a quorum too slowly to leave any validity. Other failures are as
+// for Lock.
+func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (bool, error) {
+	return m.lock(ctx, max(wait, 0))
+}
+
+func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
+	id, reentrant := owner.FromContext(ctx)
+	if !reentrant {
+		id = owner.New() // goroutines sharing the handle exclude each other
+	}
+	var won *attempt // nil after success: the hold was re-entered
+	try := func(ctx context.Context) (bool, time.Duration, error) {
+		if reentrant && m.reenter(id) {
+			return true, 0, nil
+		}
+		a, err := m.try(ctx, id)
+		switch {
+		case a != nil:
+			won = a
+			return true, 0, nil
+		case err != nil:
+			return false, 0, err
+		}
+		return false, rand.N(m.cfg.retryDelay) + 1, nil
+	}
+	ok, err := wait.Until(ctx, budget, wait.Spec{
+		Hub:     m.cfg.hub,
+		Channel: m.channel,
+		Policy:  pubsub.WakeOne,
+		Attempt: try,
+	})
+	if !ok {
+		return false, err
+	}
+	if won != nil {
+		m.acquired(id, !reentrant, won)
+	}
+	return true, nil
+}
+
+// try makes one attempt for owner id. It returns the attempt if it won the
+// lock; otherwise it has undone the attempt on every node that may have
+// granted it, and returns a *QuorumError if fewer than a quorum of nodes
+// answered at all.
+func (m *Mutex) try(ctx context.Context, id string) (*attempt, error) {
+	a := &attempt{m: m, owner: id, start: time.Now()}
+	leaseMs := scripts.Ms(m.lease())
+	rs := m.fanout(ctx, func(ctx context.Context, c redis.UniversalClient) (int64, error) {
+		ok, _, err := scripts.Pair(acquireScript.Run(ctx, c, []string{m.name, m.tokenKey}, leaseMs, id, "0"))
+		if ok {
+			return 1, err
+		}
+		return 0, err
+	}, a.late)
+	validity := m.lease() - time.Since(a.start) - m.drift()
+	won, failed := count(rs, 1)
+	if won >= m.quorum && validity > 0 {
+		a.settle(stateHeld)
+		return a, nil
+	}
+	a.settle(stateFailed)
+	var granted, unsure []int
+	for i, r := range rs {
+		switch {
+		case r.err != nil:
+			unsure = append(unsure, i)
+		case r.v == 1:
+			granted = append(granted, i)
+		}
+	}
+	// A node that did not answer may have granted it all the same; if its
+	// grant arrives after this undo, attempt.late undoes it again.
+	go m.undo(ctx, id, unsure)
+	m.undo(ctx, id, granted)
+	if answered := len(rs) - failed; answered < m.quorum {
+		return nil, m.quorumError("lock", answered, rs)
+	}
+	return nil, nil
+}
+
+// Unlock releases one hold of m. With an owner in ctx it releases that
+// owner's hold taken through this handle; without one it releases the
+// handle's current plain hold, whichever goroutine took it. The last hold
+// is released on every node at once, publishing the unlock message on
+// each. Unlock returns nil if a quorum of nodes released it; an error
+// matching latchkey.ErrNotHeld if the owner does not hold m, including when
+// its hold was lost or a quorum of nodes no longer had it; and a
+// *QuorumError if too few nodes answered to tell. Whatever it returns, the
+// handle no longer counts the hold: what unreachable nodes still keep
+// expires with the lease, since nothing renews it.
+func (m *Mutex) Unlock(ctx context.Context) error {
+	id, ok := owner.FromContext(ctx)
+	if !ok {
+		if id, ok = m.plainOwner(); !ok {
+			return fmt.Errorf("redlock: unlock %s: %w", m.name, lockerr.ErrNotHeld)
+		}
+	}
+	h, last := m.leave(id)
+	switch {
+	case h == nil:
+		return fmt.Errorf("redlock: unlock %s: %w", m.name, lockerr.ErrNotHeld)
+	case !last:
+		return nil
+	}
+	leaseMs := scripts.Ms(m.lease())
+	rs := m.fanout(ctx, func(ctx context.Context, c redis.UniversalClient) (int64, error) {
+		pub, err := pubsub.Shared(c).PublishCommand(ctx)
+		if err != nil {
+			return 0, err
+		}
+		return scripts.Int(releaseScript.Run(ctx, c, []string{m.name, m.channel}, id, leaseMs, pub))
+	}, nil)
+	released, failed := count(rs, 1)
+	notHeld, _ := count(rs, -1)
+	switch {
+	case released >= m.quorum:
+		m.finish(h, nil)
+		return nil
+	case released+notHeld >= m.quorum:
+		err := fmt.Errorf("redlock: %s: %w: found on %d of %d nodes at unlock, %d needed",
+			m.name, lockerr.ErrLost, released, len(m.clients), m.quorum)
+		m.finish(h, err)
+		return fmt.Errorf("redlock: unlock %s: %w: found on %d of %d nodes, %d needed",
+			m.name, lockerr.ErrNotHeld, released, len(m.clients), m.quorum)
+	}
+	m.finish(h, nil)
+	return m.quorumError("unlock", len(rs)-failed, rs)
+}
+
+// undo removes owner id's field from the given nodes, at once and with a
+// context that is not cancelled, waiting at most the node timeout. It is
+// how a failed attempt or a lost hold is cleaned up: a plain HDEL,
+// publishing nothing, so that an attempt that never held the lock does not
+// wake waiters for nothing. What it cannot remove expires with the lease.
+func (m *Mutex) undo(ctx context.Context, id string, nodes []int) {
+	if len(nodes) == 0 {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	var wg sync.WaitGroup
+	for _, i := range nodes {
+		wg.Go(func() { m.undoOne(ctx, id, i) })
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	timer := time.NewTimer(m.nodeTimeout())
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C: // a stalled node finishes in the background
+	}
+}
+
+func (m *Mutex) undoOne(ctx context.Context, id string, node int) {
+	ctx, cancel := context.WithTimeout(ctx, m.nodeTimeout())
+	defer cancel()
+	_ = m.clients[node].HDel(ctx, m.name, id).Err()
+}
+
+func (m *Mutex) lease() time.Duration {
+	if m.cfg.lease > 0 {
+		return m.cfg.lease
+	}
+	return m.cfg.watchdog
+}
+
+// drift is the clock drift allowance subtracted from every validity:
+// 1% of the lease plus 2ms (redlock-rb's).
+func (m *Mutex) drift() time.Duration {
+	return m.lease()/100 + 2*time.Millisecond
+}
+
+func (m *Mutex) nodeTimeout() time.Duration {
+	if m.cfg.nodeTimeout > 0 {
+		return m.cfg.nodeTimeout
+	}
+	return m.lease() / 20
+}

@@ -1,0 +1,64 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/scripts"
+	"github.com/redis/go-redis/v9"
+)
+
+// watch is the watchdog of one hold, taken at from: every third of the
+// lease it renews the hold on every node at once. A renewal confirmed by a
+// quorum moves the validity on; a renewal that finds too few nodes still
+// holding it for a quorum to be possible ends the hold at once; any other
+// failure is retried soon, until the validity runs out and the hold's
+// expiry timer ends it.
+//
+// A hold of one Mutex is renewed by its own goroutine, unlike the
+// per-client batching of package lease: its renewals must reach every node
+// together and be counted as one.
+func (m *Mutex) watch(h *hold, from time.Time) {
+	every := m.cfg.watchdog / 3
+	retry := min(m.cfg.watchdog/10, time.Second)
+	leaseMs := scripts.Ms(m.cfg.watchdog)
+	keys := []string{m.name}
+	renew := func(ctx context.Context, c redis.UniversalClient) (int64, error) {
+		res, err := scripts.Ints(renewScript.Run(ctx, c, keys, leaseMs, h.owner))
+		if err != nil {
+			return 0, err
+		}
+		if len(res) != 1 {
+			return 0, fmt.Errorf("redlock: renewal returned %d results for 1 hold", len(res))
+		}
+		return res[0], nil
+	}
+
+	timer := time.NewTimer(time.Until(from.Add(every)))
+	defer timer.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-timer.C:
+		}
+		sent := time.Now()
+		rs := m.fanout(context.Background(), renew, nil)
+		renewed, failed := count(rs, 1)
+		gone := len(rs) - renewed - failed
+		switch {
+		case renewed >= m.quorum:
+			if !m.extend(h, sent) {
+				return
+			}
+			timer.Reset(time.Until(sent.Add(every)))
+		case len(rs)-gone < m.quorum:
+			m.lose(h, fmt.Errorf("redlock: %s: %w: %w", m.name, lockerr.ErrLost, m.quorumError("renew", renewed, rs)))
+			return
+		default:
+			timer.Reset(retry)
+		}
+	}
+}
