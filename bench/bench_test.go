@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runSuite runs every scenario and impl for d each and checks what every
+// run must show, whatever the speed: no violation, no failed setup, some
+// acquisitions per impl, and the report files.
+func runSuite(t *testing.T, cfg Config) (*Report, string) {
+	t.Helper()
+	cfg.Rounds, cfg.Scenarios, cfg.Impls, cfg.Out, cfg.Command = 2, "all", "all", t.TempDir(), "go test"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	rep, err := run(ctx, cfg, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	t.Logf("stdout:\n%s", stdout.String())
+	if rep.Violations != 0 {
+		t.Errorf("%d mutual exclusion violations", rep.Violations)
+	}
+	want := 0
+	for _, sc := range scenarios {
+		for _, im := range impls {
+			if sc.runs(im) {
+				want++
+			}
+		}
+	}
+	if len(rep.Results) != want {
+		t.Errorf("%d results, want %d", len(rep.Results), want)
+	}
+	for _, r := range rep.Results {
+		if r.Failed != "" || r.Acquisitions == 0 {
+			t.Errorf("%s/%s: failed %q, %d acquisitions", r.Scenario, r.Impl, r.Failed, r.Acquisitions)
+		}
+		if strings.HasPrefix(r.Impl, "latchkey") && r.Errors+r.GiveUps != 0 {
+			t.Errorf("%s/%s: %d errors, %d give-ups: %s", r.Scenario, r.Impl, r.Errors, r.GiveUps, r.FirstError)
+		}
+		if r.Scenario == "hotlock" && (r.Utilization <= 0 || r.Utilization > 1.05) {
+			t.Errorf("%s/%s: utilization %.3f", r.Scenario, r.Impl, r.Utilization)
+		}
+		// Waiters that sleep until the unlock message always take over
+		// from a release; pollers may miss every one in a short run.
+		if r.Scenario == "hotlock" && r.Impl == "latchkey" && r.Handoff.N == 0 {
+			t.Errorf("%s/%s: no handoff measured", r.Scenario, r.Impl)
+		}
+	}
+	for _, name := range []string{"report.md", "results.json", "dist-hotlock.svg", "utilization-hotlock.svg",
+		"throughput-hotlock-many.svg", "dist-uncontended.svg"} {
+		if _, err := os.Stat(filepath.Join(cfg.Out, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(cfg.Out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Results) != len(rep.Results) {
+		t.Errorf("results.json: %v, %d results", err, len(back.Results))
+	}
+	for _, s := range []string{"Targets for latchkey", "Mutual exclusion violations: 0", "hotlock-many"} {
+		if !strings.Contains(stdout.String(), s) {
+			t.Errorf("stdout lacks %q", s)
+		}
+	}
+	return rep, stdout.String()
+}
+
+// TestSuite runs the whole suite briefly against a throwaway redis-server,
+// or miniredis where none is installed.
+func TestSuite(t *testing.T) {
+	_, err := exec.LookPath("redis-server")
+	rep, _ := runSuite(t, Config{Duration: 200 * time.Millisecond, Mini: err != nil})
+	if err == nil {
+		for _, r := range rep.Results {
+			if r.Scenario == "watchdog" {
+				if r.Extra["round trips per period"] <= 0 {
+					t.Errorf("%s/%s: no renewal round trips: %v", r.Scenario, r.Impl, r.Extra)
+				}
+				continue
+			}
+			if r.CommandsPerAcq <= 0 || r.RoundTripsPerAcq <= 0 {
+				t.Errorf("%s/%s: %.2f commands, %.2f round trips per acquisition",
+					r.Scenario, r.Impl, r.CommandsPerAcq, r.RoundTripsPerAcq)
+			}
+		}
+	}
+}
+
+// TestSuiteMiniredis proves the fallback: the run works and says loudly
+// that its figures are not comparable.
+func TestSuiteMiniredis(t *testing.T) {
+	rep, stdout := runSuite(t, Config{Duration: 100 * time.Millisecond, Mini: true})
+	if rep.Mode != "miniredis" || !strings.Contains(stdout, "NOT comparable") {
+		t.Errorf("mode %q; stdout does not warn about miniredis", rep.Mode)
+	}
+}
+
+func TestTimeline(t *testing.T) {
+	ms := time.Millisecond
+	// Three holds: a waited for nothing, b waited from 0.5ms and got the
+	// lock 0.2ms after a's release; c arrived after b's release (no handoff).
+	all := []acq{
+		{start: 0, got: 0, rel: 1 * ms},
+		{start: ms / 2, got: 1200 * time.Microsecond, rel: 2 * ms},
+		{start: 3 * ms, got: 3 * ms, rel: 4 * ms},
+	}
+	run := &Run{Wall: 5 * ms}
+	Load{Capacity: 1}.timeline(run, all)
+	if run.Held != 2800*time.Microsecond {
+		t.Errorf("held %v, want 2.8ms", run.Held)
+	}
+	if len(run.Handoffs) != 1 || run.Handoffs[0] != 200*time.Microsecond {
+		t.Errorf("handoffs %v, want [200µs]", run.Handoffs)
+	}
+	if len(run.Waits) != 3 || run.Waits[1] != 700*time.Microsecond {
+		t.Errorf("waits %v", run.Waits)
+	}
+}
+
+func TestGauge(t *testing.T) {
+	var g gauge
+	if g.enter(false, 1) {
+		t.Error("first exclusive holder reported as a violation")
+	}
+	if !g.enter(false, 1) {
+		t.Error("second exclusive holder not reported")
+	}
+	g.leave(false)
+	if !g.enter(true, 1) {
+		t.Error("shared holder beside an exclusive one not reported")
+	}
+	g.leave(true)
+	g.leave(false)
+	if g.enter(true, 1) || g.enter(true, 1) {
+		t.Error("two shared holders reported")
+	}
+	if !g.enter(false, 8) {
+		t.Error("exclusive holder beside shared ones not reported")
+	}
+}
+
+func TestDist(t *testing.T) {
+	var xs []time.Duration
+	for i := 1; i <= 100; i++ {
+		xs = append(xs, time.Duration(i)*time.Millisecond)
+	}
+	d := distOf(xs)
+	if d.P50 != 50 || d.P99 != 99 || d.Max != 100 || d.N != 100 {
+		t.Errorf("dist %+v", d)
+	}
+	h := histogram([]time.Duration{time.Microsecond, time.Millisecond, time.Hour})
+	if h[0] != 1 || h[2*histPerDecade] != 1 || h[histBuckets-1] != 1 {
+		t.Errorf("histogram %v", h)
+	}
+}

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+func init() {
+	registerScenario(&Scenario{
+		Name: "hotlock", Rank: 10, Kinds: []Kind{KindMutex}, Workers: 8, Contended: true,
+		About: "8 workers, each with its own client, loop on one lock: Lock, hold 1ms, Unlock, think 1ms.",
+		Run:   Load{Workers: 8, Hold: time.Millisecond, Think: time.Millisecond, Capacity: 1}.Run,
+	})
+	registerScenario(&Scenario{
+		Name: "hotlock-many", Rank: 11, Kinds: []Kind{KindMutex}, Workers: 64, Contended: true,
+		About: "hotlock with 64 workers: Lock, hold 1ms, Unlock, think 1ms.",
+		Run:   Load{Workers: 64, Hold: time.Millisecond, Think: time.Millisecond, Capacity: 1}.Run,
+	})
+	registerScenario(&Scenario{
+		Name: "hotlock-1client", Rank: 12, Kinds: []Kind{KindMutex}, Workers: 8, Contended: true, Optional: true,
+		About: "hotlock with the 8 workers sharing one client, as goroutines of one process would " +
+			"(each still has its own handle).",
+		Run: Load{Workers: 8, Hold: time.Millisecond, Think: time.Millisecond, Capacity: 1, OneClient: true}.Run,
+	})
+}
+
+// A Load is a contended workload: Workers goroutines, each with its own
+// client and handle, loop Lock, hold, Unlock, think on one primitive.
+type Load struct {
+	Workers  int
+	Hold     time.Duration
+	Think    time.Duration
+	Shared   float64 // fraction of acquisitions taken shared; needs a ReadHandle
+	Capacity int     // exclusive holders allowed at once: 1 for a lock, the permits of a semaphore
+	// OneClient makes the workers share one client, as goroutines of one
+	// process; by default each has its own, as processes would.
+	OneClient bool
+	Nodes     bool // the workers also need clients on the independent masters
+}
+
+// acq is one acquisition, as offsets from the start of the run: when Lock
+// was called, when it returned, and when Unlock returned.
+type acq struct {
+	start, got, rel time.Duration
+	shared          bool
+}
+
+type worker struct {
+	acqs                    []acq
+	errors, gaveUp, violate int
+	firstErr                string
+}
+
+func (w *worker) fail(err error) {
+	if errors.Is(err, errGaveUp) {
+		w.gaveUp++
+	} else {
+		w.errors++
+	}
+	if w.firstErr == "" {
+		w.firstErr = err.Error()
+	}
+}
+
+// A gauge counts current holders, as the workers see them: it is entered
+// after Lock returns and left before Unlock is called, so a count above
+// what the primitive allows is a real violation of mutual exclusion.
+type gauge struct{ v atomic.Int64 }
+
+const exclusiveUnit = 1 << 32
+
+// enter records a new holder and reports whether that violates exclusion.
+func (g *gauge) enter(shared bool, capacity int) bool {
+	if shared {
+		v := g.v.Add(1)
+		return v >= exclusiveUnit
+	}
+	v := g.v.Add(exclusiveUnit)
+	return v/exclusiveUnit > int64(capacity) || v%exclusiveUnit > 0
+}
+
+func (g *gauge) leave(shared bool) {
+	if shared {
+		g.v.Add(-1)
+	} else {
+		g.v.Add(-exclusiveUnit)
+	}
+}
+
+// Run runs the load on im for d.
+func (ld Load) Run(ctx context.Context, env *Env, im *Impl, d time.Duration) (*Run, error) {
+	nc := ld.Workers
+	if ld.OneClient {
+		nc = 1
+	}
+	cs, err := env.NewClients(ctx, nc, ld.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close(im)
+	name := env.Name("load", im.Name)
+	if im.Prepare != nil {
+		if err := im.Prepare(ctx, cs.List[0], name, ld.Capacity); err != nil {
+			return nil, fmt.Errorf("prepare: %w", err)
+		}
+	}
+	handles := make([]Locker, ld.Workers)
+	for i := range handles {
+		if ld.Shared > 0 {
+			handles[i], err = handle[RWLocker](im, cs.List[i%nc], name)
+		} else {
+			handles[i], err = handle[Locker](im, cs.List[i%nc], name)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	run := &Run{IdlePings: pings(ctx, env.Control, 100)}
+	m := startMeter(ctx, env, cs)
+	var (
+		g       gauge
+		wg      sync.WaitGroup
+		workers = make([]worker, ld.Workers)
+	)
+	rctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	t0 := time.Now()
+	for i := range workers {
+		wg.Go(func() { ld.work(rctx, env, handles[i], t0, &workers[i], &g) })
+	}
+	// The yardstick PING runs on its own client under the same load.
+	pc := pinger(rctx, env.Control, 2*time.Millisecond, m)
+	wg.Wait()
+	run.Pings = <-pc
+	run.Use = m.stop(ctx)
+
+	var all []acq
+	for _, w := range workers {
+		all = append(all, w.acqs...)
+		run.PerWorker = append(run.PerWorker, len(w.acqs))
+		run.Errors += w.errors
+		run.GiveUps += w.gaveUp
+		run.Violations += w.violate
+		if run.FirstErr == "" {
+			run.FirstErr = w.firstErr
+		}
+	}
+	run.Ops = len(all)
+	run.Wall = d
+	ld.timeline(run, all)
+	return run, nil
+}
+
+func (ld Load) work(ctx context.Context, env *Env, h Locker, t0 time.Time, w *worker, g *gauge) {
+	rh, _ := h.(RWLocker)
+	rng := rand.New(rand.NewPCG(rand.Uint64(), 0))
+	for ctx.Err() == nil {
+		shared := ld.Shared > 0 && rng.Float64() < ld.Shared
+		start := time.Now()
+		var err error
+		if shared {
+			err = rh.RLock(ctx)
+		} else {
+			err = h.Lock(ctx)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return // the run ended: not the impl's failure
+			}
+			w.fail(err)
+			sleep(ctx, max(ld.Think, time.Millisecond))
+			continue
+		}
+		got := time.Now()
+		if g.enter(shared, ld.Capacity) {
+			w.violate++
+		}
+		time.Sleep(ld.Hold)
+		g.leave(shared)
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if shared {
+			err = rh.RUnlock(uctx)
+		} else {
+			err = h.Unlock(uctx)
+		}
+		cancel()
+		if err != nil {
+			w.fail(err)
+		}
+		w.acqs = append(w.acqs, acq{start.Sub(t0), got.Sub(t0), time.Since(t0), shared})
+		env.Ops.Add(1)
+		sleep(ctx, ld.Think)
+	}
+}
+
+// timeline derives waits, held time and handoff gaps from the acquisitions.
+// Held time is the union of [Lock returned, Unlock returned]: both ends lag
+// the server by about half a round trip, so its length is the server's. With
+// a capacity above 1 it is the sum of holds divided by the capacity.
+// For an exclusive lock, a handoff gap runs from a release to the next
+// acquisition, counted only when some worker was already waiting at the
+// release (so it is time the lock sat free while wanted).
+func (ld Load) timeline(run *Run, all []acq) {
+	slices.SortFunc(all, func(a, b acq) int { return int(a.got - b.got) })
+	var (
+		curStart time.Duration
+		curEnd   time.Duration = -1
+	)
+	var sum time.Duration
+	for _, a := range all {
+		run.Waits = append(run.Waits, a.got-a.start)
+		if ld.Shared > 0 {
+			mode := "write wait"
+			if a.shared {
+				mode = "read wait"
+			}
+			run.addSeries(mode, a.got-a.start)
+		}
+		sum += a.rel - a.got
+		if a.got > curEnd {
+			if curEnd >= 0 {
+				run.Held += curEnd - curStart
+			}
+			curStart = a.got
+		}
+		curEnd = max(curEnd, a.rel)
+		run.Wall = max(run.Wall, a.rel)
+	}
+	if curEnd >= 0 {
+		run.Held += curEnd - curStart
+	}
+	if ld.Capacity > 1 {
+		run.Held = sum / time.Duration(ld.Capacity)
+	}
+	if ld.Capacity != 1 || ld.Shared > 0 || len(all) < 2 {
+		return
+	}
+	// firstStart[i] is the earliest Lock call among acquisitions i and later.
+	firstStart := make([]time.Duration, len(all))
+	firstStart[len(all)-1] = all[len(all)-1].start
+	for i := len(all) - 2; i >= 0; i-- {
+		firstStart[i] = min(all[i].start, firstStart[i+1])
+	}
+	for i, a := range all[:len(all)-1] {
+		if firstStart[i+1] <= a.rel {
+			run.Handoffs = append(run.Handoffs, max(0, all[i+1].got-a.rel))
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

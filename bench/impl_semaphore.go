@@ -1,0 +1,33 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/latchkey/latchkey/semaphore"
+)
+
+func init() {
+	register(&Impl{
+		Name:  "latchkey-sem",
+		Kind:  KindSemaphore,
+		Rank:  50,
+		About: "latchkey semaphore: a release wakes as many local waiters as permits it frees.",
+		New:   func(c *Conn, name string) any { return sem{semaphore.New(c.Client, name)} },
+		Prepare: func(ctx context.Context, c *Conn, name string, capacity int) error {
+			return semaphore.New(c.Client, name).SetPermits(ctx, int64(capacity))
+		},
+		Close: closeLatchkey,
+	})
+	registerScenario(&Scenario{
+		Name: "semaphore", Rank: 40, Kinds: []Kind{KindSemaphore}, Workers: 64, Contended: true,
+		About: "64 workers on a semaphore of 8 permits, one permit each: hold 1ms, think 1ms. " +
+			"Utilization is permit-time used over wall time × 8.",
+		Run: Load{Workers: 64, Hold: time.Millisecond, Think: time.Millisecond, Capacity: 8}.Run,
+	})
+}
+
+type sem struct{ s *semaphore.Semaphore }
+
+func (s sem) Lock(ctx context.Context) error   { return s.s.Acquire(ctx, 1) }
+func (s sem) Unlock(ctx context.Context) error { return s.s.Release(ctx, 1) }

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+)
+
+// writeTable prints the results, the targets and the violation count.
+func writeTable(w io.Writer, rep *Report) {
+	fmt.Fprintf(w, "latchkey bench: Redis %s (%s), %s, %s per scenario per impl in %d rounds\n",
+		rep.Server, rep.Mode, rep.Machine, rep.Duration, rep.Rounds)
+	if rep.Note != "" {
+		fmt.Fprintf(w, "\n*** %s ***\n", rep.Note)
+	}
+	for _, si := range rep.Scenarios {
+		fmt.Fprintf(w, "\n== %s: %s\n", si.Name, si.About)
+		cols := columnsFor(si.scen)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		heads := []string{"impl"}
+		for _, c := range cols {
+			heads = append(heads, c.head)
+		}
+		fmt.Fprintln(tw, strings.Join(heads, "\t")+"\t")
+		var below []string
+		for _, r := range rep.Results {
+			if r.Scenario != si.Name {
+				continue
+			}
+			if r.Failed != "" {
+				fmt.Fprintf(tw, "%s\tFAILED: %s\t\n", r.Impl, r.Failed)
+				continue
+			}
+			cells := []string{r.Impl}
+			for _, c := range cols {
+				cells = append(cells, c.cell(r))
+			}
+			fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+			for _, n := range notes(si.scen, r, 6) {
+				below = append(below, fmt.Sprintf("  %-20s %s", r.Impl, n))
+			}
+		}
+		tw.Flush()
+		for _, line := range below {
+			fmt.Fprintln(w, line)
+		}
+	}
+	fmt.Fprintln(w, "\nTimes in ms. RT = client round trips (commands the clients sent; an EVALSHA is one);")
+	fmt.Fprintln(w, "cmds = every command INFO commandstats counted, including those run inside Lua scripts;")
+	fmt.Fprintln(w, "srv µs = server time in commands per acquisition (commandstats usec). ×RTT = p50 / PING p50.")
+	for _, r := range rep.Results {
+		if r.FirstError != "" {
+			fmt.Fprintf(w, "first error, %s/%s: %s\n", r.Scenario, r.Impl, r.FirstError)
+		}
+	}
+	fmt.Fprintf(w, "\nTargets for %s (reported, not asserted):\n", targetImpl)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, t := range rep.Targets {
+		fmt.Fprintf(tw, "  %s\t%s\twant %s\tgot %s\t%s\n", t.Status, t.Name, t.Want, t.Got, t.Margin)
+	}
+	tw.Flush()
+	if rep.Violations == 0 {
+		fmt.Fprintln(w, "\nMutual exclusion violations: 0")
+	} else {
+		fmt.Fprintf(w, "\n!!!!!!!! MUTUAL EXCLUSION VIOLATIONS: %d !!!!!!!!\n", rep.Violations)
+	}
+	if rep.Note != "" {
+		fmt.Fprintf(w, "*** %s ***\n", rep.Note)
+	}
+}
+
+func writeJSON(path string, rep *Report) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
