@@ -9,12 +9,13 @@
 --              applied before: it succeeds again without a second hold.
 -- Returns {1, token} when acquired or re-entered (the TTL is reset to the
 -- lease), {0, pttl} when held by another owner (pttl is -1 if the key has no TTL).
-local count = redis.call('hget', KEYS[1], ARGV[2])
-if count and ARGV[3] == '0' then
-  return {1, tonumber(redis.call('get', KEYS[2]) or '0')}
-end
-if not count and redis.call('exists', KEYS[1]) == 1 then
-  return {0, redis.call('pttl', KEYS[1])}
+if redis.call('exists', KEYS[1]) == 1 then
+  if not redis.call('hget', KEYS[1], ARGV[2]) then
+    return {0, redis.call('pttl', KEYS[1])}
+  end
+  if ARGV[3] == '0' then
+    return {1, tonumber(redis.call('get', KEYS[2]) or '0')}
+  end
 end
 redis.call('hincrby', KEYS[1], ARGV[2], 1)
 redis.call('pexpire', KEYS[1], ARGV[1])

@@ -6,12 +6,16 @@
 -- ARGV[3] PUBLISH or SPUBLISH
 -- Returns -1 if the owner holds nothing, 0 if holds remain, 1 if released
 -- (the key is deleted and "0" is published, as Redisson's unlock does).
-if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
-  return -1
-end
-if redis.call('hincrby', KEYS[1], ARGV[1], -1) > 0 then
+local n = redis.call('hincrby', KEYS[1], ARGV[1], -1)
+if n > 0 then
   redis.call('pexpire', KEYS[1], ARGV[2])
   return 0
+end
+if n < 0 then
+  -- Not an owner: take back the field the decrement made. The hash, and
+  -- the TTL of a hash another owner holds, are as they were.
+  redis.call('hdel', KEYS[1], ARGV[1])
+  return -1
 end
 redis.call('del', KEYS[1])
 redis.call(ARGV[3], KEYS[2], '0')
