@@ -1,0 +1,27 @@
+package fairlock
+
+import (
+	"context"
+	"sync"
+)
+
+// Locker returns a sync.Locker whose Lock and Unlock call m's with a
+// background context, for code written against sync.Locker (sync.Cond, for
+// one). It has sync.Mutex's contract: Lock blocks until acquired, and an
+// Unlock of a lock that the handle does not hold panics, as does any Redis
+// error, since sync.Locker has no way to return one.
+func (m *Mutex) Locker() sync.Locker { return locker{m} }
+
+type locker struct{ m *Mutex }
+
+func (l locker) Lock() {
+	if err := l.m.Lock(context.Background()); err != nil {
+		panic("fairlock: Locker: " + err.Error())
+	}
+}
+
+func (l locker) Unlock() {
+	if err := l.m.Unlock(context.Background()); err != nil {
+		panic("fairlock: Locker: " + err.Error())
+	}
+}
