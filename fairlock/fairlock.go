@@ -3,10 +3,11 @@ package fairlock
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -36,10 +37,7 @@ type Mutex struct {
 	channel string   // prefix of each waiter's own channel
 	cfg     config
 
-	mu    sync.Mutex
-	seq   uint64
-	holds map[string]*hold // by owner id: this handle's live holds
-	cur   *hold            // the hold Done and Err report on
+	holds *hold.Table
 }
 
 // New returns a Mutex for the fair lock called name on client. It does no
@@ -68,7 +66,13 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
 		},
 		channel: channel,
 		cfg:     cfg,
-		holds:   make(map[string]*hold),
+		holds: hold.New(client, "fairlock: "+name, hold.Keep{
+			Lease:    cfg.lease,
+			Watchdog: cfg.watchdog,
+			Kind:     lease.HashLock, // Redisson renews a fair lock as a plain lock
+			Keys:     []string{name},
+			Args:     func(id string) []any { return []any{id} },
+		}),
 	}
 }
 
@@ -146,7 +150,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 	if !ok {
 		return false, err
 	}
-	m.acquired(id, !reentrant, started)
+	m.holds.Acquired(id, !reentrant, 0, started)
 	return true, nil
 }
 
@@ -165,18 +169,18 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	id, ok := owner.FromContext(ctx)
 	plain := !ok
 	if plain {
-		if id, ok = m.claimPlain(); !ok {
+		if id, ok = m.holds.ClaimPlain(); !ok {
 			return fmt.Errorf("fairlock: unlock %s: %w", m.name, lockerr.ErrNotHeld)
 		}
 	}
 	res, err := m.releaseOnce(ctx, id)
 	if err != nil {
 		if plain {
-			m.unclaim(id)
+			m.holds.Unclaim(id)
 		}
 		return err
 	}
-	m.released(id, res)
+	m.holds.Released(id, res)
 	if res < 0 {
 		return fmt.Errorf("fairlock: unlock %s: %w", m.name, lockerr.ErrNotHeld)
 	}
@@ -186,7 +190,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 func (m *Mutex) release(ctx context.Context, id string) error {
 	res, err := m.releaseOnce(ctx, id)
 	if err == nil {
-		m.released(id, res)
+		m.holds.Released(id, res)
 	}
 	return err
 }

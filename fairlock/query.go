@@ -2,13 +2,12 @@ package fairlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/scripts"
-	"github.com/redis/go-redis/v9"
 )
 
 // ForceUnlock deletes the lock whoever holds it and wakes the first waiter
@@ -25,11 +24,11 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 
 // IsLocked reports whether anyone holds the lock.
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
-	n, err := m.client.Exists(ctx, m.name).Result()
+	ok, err := hold.IsLocked(ctx, m.client, m.name)
 	if err != nil {
 		return false, fmt.Errorf("fairlock: %s: %w", m.name, err)
 	}
-	return n == 1, nil
+	return ok, nil
 }
 
 // HoldCount returns how many holds the caller's owner has on the lock: the
@@ -38,15 +37,12 @@ func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
 func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
 	id, ok := owner.FromContext(ctx)
 	if !ok {
-		if id, ok = m.currentPlain(); !ok {
+		if id, ok = m.holds.CurrentPlain(); !ok {
 			return 0, nil
 		}
 	}
-	n, err := m.client.HGet(ctx, m.name, id).Int()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return 0, nil
-	case err != nil:
+	n, err := hold.Count(ctx, m.client, m.name, id)
+	if err != nil {
 		return 0, fmt.Errorf("fairlock: %s: %w", m.name, err)
 	}
 	return n, nil
@@ -56,15 +52,9 @@ func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
 // 0 if it is not held, and a negative duration if its key has no TTL (a
 // holder outside latchkey removed it).
 func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
-	d, err := m.client.PTTL(ctx, m.name).Result()
+	d, err := hold.TTL(ctx, m.client, m.name)
 	if err != nil {
 		return 0, fmt.Errorf("fairlock: %s: %w", m.name, err)
-	}
-	switch {
-	case d == -2*time.Nanosecond, d == -2*time.Millisecond:
-		return 0, nil
-	case d < 0:
-		return -1, nil
 	}
 	return d, nil
 }

@@ -1,8 +1,9 @@
 package multilock
 
 import (
-	"context"
 	"sync"
+
+	"github.com/latchkey/latchkey/internal/hold"
 )
 
 // Locker returns a sync.Locker whose Lock and Unlock call m's with a
@@ -10,18 +11,4 @@ import (
 // sync.Mutex's contract: Lock blocks until every member is held, and an
 // Unlock that fails on any member panics, as does any Redis error, since
 // sync.Locker has no way to return one.
-func (m *MultiLock) Locker() sync.Locker { return locker{m} }
-
-type locker struct{ m *MultiLock }
-
-func (l locker) Lock() {
-	if err := l.m.Lock(context.Background()); err != nil {
-		panic("multilock: Locker: " + err.Error())
-	}
-}
-
-func (l locker) Unlock() {
-	if err := l.m.Unlock(context.Background()); err != nil {
-		panic("multilock: Locker: " + err.Error())
-	}
-}
+func (m *MultiLock) Locker() sync.Locker { return hold.Locker("multilock", m.Lock, m.Unlock) }

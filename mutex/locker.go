@@ -1,8 +1,9 @@
 package mutex
 
 import (
-	"context"
 	"sync"
+
+	"github.com/latchkey/latchkey/internal/hold"
 )
 
 // Locker returns a sync.Locker whose Lock and Unlock call m's with a
@@ -10,18 +11,4 @@ import (
 // one). It has sync.Mutex's contract: Lock blocks until acquired, and an
 // Unlock of a lock that the handle does not hold panics, as does any Redis
 // error, since sync.Locker has no way to return one.
-func (m *Mutex) Locker() sync.Locker { return locker{m} }
-
-type locker struct{ m *Mutex }
-
-func (l locker) Lock() {
-	if err := l.m.Lock(context.Background()); err != nil {
-		panic("mutex: Locker: " + err.Error())
-	}
-}
-
-func (l locker) Unlock() {
-	if err := l.m.Unlock(context.Background()); err != nil {
-		panic("mutex: Locker: " + err.Error())
-	}
-}
+func (m *Mutex) Locker() sync.Locker { return hold.Locker("mutex", m.Lock, m.Unlock) }

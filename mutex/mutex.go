@@ -3,10 +3,11 @@ package mutex
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -30,10 +31,7 @@ type Mutex struct {
 	tokenKey string
 	cfg      config
 
-	mu    sync.Mutex
-	seq   uint64
-	holds map[string]*hold // by owner id: this handle's live holds
-	cur   *hold            // the hold Done and Err report on
+	holds *hold.Table
 }
 
 // New returns a Mutex for the lock called name on client. It does no I/O.
@@ -56,7 +54,13 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
 		channel:  keys.LockChannel(name),
 		tokenKey: keys.TokenKey(name),
 		cfg:      cfg,
-		holds:    make(map[string]*hold),
+		holds: hold.New(client, "mutex: "+name, hold.Keep{
+			Lease:    cfg.lease,
+			Watchdog: cfg.watchdog,
+			Kind:     lease.HashLock,
+			Keys:     []string{name},
+			Args:     func(id string) []any { return []any{id} },
+		}),
 	}
 }
 
@@ -129,7 +133,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 	if !ok {
 		return false, err
 	}
-	m.acquired(id, !reentrant, token, started)
+	m.holds.Acquired(id, !reentrant, token, started)
 	return true, nil
 }
 
@@ -144,18 +148,18 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	id, ok := owner.FromContext(ctx)
 	plain := !ok
 	if plain {
-		if id, ok = m.claimPlain(); !ok {
+		if id, ok = m.holds.ClaimPlain(); !ok {
 			return fmt.Errorf("mutex: unlock %s: %w", m.name, lockerr.ErrNotHeld)
 		}
 	}
 	res, err := m.releaseOnce(ctx, id)
 	if err != nil {
 		if plain {
-			m.unclaim(id)
+			m.holds.Unclaim(id)
 		}
 		return err
 	}
-	m.released(id, res)
+	m.holds.Released(id, res)
 	if res < 0 {
 		return fmt.Errorf("mutex: unlock %s: %w", m.name, lockerr.ErrNotHeld)
 	}
@@ -165,7 +169,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 func (m *Mutex) release(ctx context.Context, id string) error {
 	res, err := m.releaseOnce(ctx, id)
 	if err == nil {
-		m.released(id, res)
+		m.holds.Released(id, res)
 	}
 	return err
 }

@@ -1,8 +1,9 @@
 package rwlock
 
 import (
-	"context"
 	"sync"
+
+	holdbook "github.com/latchkey/latchkey/internal/hold"
 )
 
 // Locker returns a sync.Locker whose Lock and Unlock call rw's Lock and
@@ -11,23 +12,9 @@ import (
 // acquired, and an Unlock of a write lock that the handle does not hold
 // panics, as does any Redis error, since sync.Locker has no way to return
 // one.
-func (rw *RWMutex) Locker() sync.Locker { return locker{rw.Lock, rw.Unlock} }
+func (rw *RWMutex) Locker() sync.Locker { return holdbook.Locker("rwlock", rw.Lock, rw.Unlock) }
 
 // RLocker returns a sync.Locker whose Lock and Unlock call rw's RLock and
 // RUnlock with a background context, like sync.RWMutex's RLocker. Like
 // Locker, it panics on an error.
-func (rw *RWMutex) RLocker() sync.Locker { return locker{rw.RLock, rw.RUnlock} }
-
-type locker struct{ lock, unlock func(context.Context) error }
-
-func (l locker) Lock() {
-	if err := l.lock(context.Background()); err != nil {
-		panic("rwlock: Locker: " + err.Error())
-	}
-}
-
-func (l locker) Unlock() {
-	if err := l.unlock(context.Background()); err != nil {
-		panic("rwlock: Locker: " + err.Error())
-	}
-}
+func (rw *RWMutex) RLocker() sync.Locker { return holdbook.Locker("rwlock", rw.RLock, rw.RUnlock) }
