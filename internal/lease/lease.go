@@ -40,9 +40,9 @@ type Hold struct {
 	Keys  []string
 	Args  []any
 	Lease time.Duration
-	// Lost is called once, from a goroutine of the scheduler (of Close, for
-	// a closed one), when the hold is found gone or cannot be renewed before
-	// its validity ends. It must not block.
+	// Lost is called once, from a goroutine of the scheduler (or of Close),
+	// never from Add's caller, when the hold is found gone or cannot be
+	// renewed before its validity ends. It must not block.
 	Lost func(error)
 
 	next  time.Time // when the next renewal is due

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -304,9 +305,28 @@ func TestClose(t *testing.T) {
 		t.Error("the closed scheduler still has the hold")
 	}
 
-	// Add on the closed scheduler declares the hold lost at once.
+	// Add on the closed scheduler declares the hold lost at once, from
+	// another goroutine: the caller may hold the lock Lost takes.
 	h2, l2 := lock(t, c, keyName(t, 1), d)
-	s.Add(h2, time.Now())
+	var callerMu sync.Mutex
+	h2.Lost = func(err error) {
+		callerMu.Lock()
+		defer callerMu.Unlock()
+		l2.call(err)
+	}
+	added := make(chan struct{})
+	go func() {
+		callerMu.Lock()
+		s.Add(h2, time.Now())
+		callerMu.Unlock()
+		close(added)
+	}()
+	select {
+	case <-added:
+	case <-time.After(slack):
+		t.Fatal("Add deadlocked: it called Lost while its caller held the lock Lost takes")
+	}
+	l2.wait(t, slack)
 	if errs := l2.calls(); len(errs) != 1 || !errors.Is(errs[0], lockerr.ErrClosed) {
 		t.Errorf("Add after Close: Lost called with %v, want once with ErrClosed", errs)
 	}

@@ -71,7 +71,9 @@ func (s *Scheduler) Add(h *Hold, acquired time.Time) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		h.Lost(fmt.Errorf("%w: watchdog closed: %w", lockerr.ErrLost, lockerr.ErrClosed))
+		// Not from the caller's goroutine: it may hold the lock that Lost
+		// takes (a primitive adds its hold under its own mutex).
+		go h.Lost(fmt.Errorf("%w: watchdog closed: %w", lockerr.ErrLost, lockerr.ErrClosed))
 		return
 	}
 	s.holds[h] = struct{}{}
