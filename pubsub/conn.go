@@ -108,7 +108,7 @@ func (h *Hub) confirmed(c *conn, name string) {
 		ch.pending = false
 		close(ch.ready)
 		if len(ch.subs) == 0 {
-			h.dropLocked(ch)
+			h.leftLocked(ch)
 		}
 		return
 	}
@@ -159,6 +159,26 @@ func (h *Hub) wakeLocked(ch *channel, n int) {
 }
 
 // dropLocked forgets a channel that has no waiters and no pending reply.
+// leftLocked handles a channel whose last waiter left: it stays subscribed
+// for the linger time, so that the next waiter of a busy channel finds it
+// live, and is dropped after that unless a waiter came back.
+func (h *Hub) leftLocked(ch *channel) {
+	if h.cfg.linger <= 0 || ch.pending || ch.sendFail {
+		h.dropLocked(ch)
+		return
+	}
+	var t *time.Timer
+	t = time.AfterFunc(h.cfg.linger, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.chans[ch.name] == ch && ch.linger == t && len(ch.subs) == 0 {
+			ch.linger = nil
+			h.dropLocked(ch)
+		}
+	})
+	ch.linger = t
+}
+
 func (h *Hub) dropLocked(ch *channel) {
 	delete(h.chans, ch.name)
 	c := ch.conn

@@ -41,6 +41,7 @@ type channel struct {
 	pending  bool // a SUBSCRIBE awaits the server's reply
 	sendFail bool // the last SUBSCRIBE could not be written
 	ready    chan struct{}
+	linger   *time.Timer // set while it has no waiters but stays subscribed
 }
 
 // New returns a Hub that subscribes through client. It does no I/O.
@@ -99,6 +100,10 @@ func (h *Hub) SubscribeNeed(ctx context.Context, name string, policy WakePolicy,
 		return nil, ErrClosed
 	}
 	ch := h.chans[name]
+	if ch != nil && ch.linger != nil {
+		ch.linger.Stop()
+		ch.linger = nil
+	}
 	if ch == nil {
 		ch = &channel{name: name, policy: policy, conn: h.connLocked(addr, sharded), ready: make(chan struct{})}
 		ch.conn.channels++
@@ -177,10 +182,19 @@ func (h *Hub) PublishCommand(ctx context.Context) (string, error) {
 	return "PUBLISH", nil
 }
 
+// Subscribed reports whether the Hub listens on channel name, confirmed by
+// the server, so that a Subscribe to it returns without any I/O.
+func (h *Hub) Subscribed(name string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch := h.chans[name]
+	return ch != nil && !ch.pending && !ch.sendFail
+}
+
 // Stats describes a Hub's current load.
 type Stats struct {
 	Connections int // open subscriber connections
-	Channels    int // channels with at least one waiter or a pending reply
+	Channels    int // channels subscribed or being subscribed, lingering ones included
 	Waiters     int // open Subscriptions
 }
 

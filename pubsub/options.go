@@ -8,12 +8,13 @@ type Option func(*config)
 type config struct {
 	sharded   *bool
 	idle      time.Duration
+	linger    time.Duration
 	chanSize  int
 	healthInt time.Duration
 }
 
 func defaults() config {
-	return config{idle: 30 * time.Second, chanSize: 1024, healthInt: 3 * time.Second}
+	return config{idle: 30 * time.Second, linger: time.Second, chanSize: 1024, healthInt: 3 * time.Second}
 }
 
 // WithSharded forces sharded pub/sub (SSUBSCRIBE/SPUBLISH) on or off. The
@@ -32,4 +33,12 @@ func WithIdleTimeout(d time.Duration) Option {
 			c.idle = d
 		}
 	}
+}
+
+// WithLinger sets how long a channel stays subscribed after its last waiter
+// left. A busy lock's next waiter then finds its channel live and waits
+// without the round trips of SUBSCRIBE and UNSUBSCRIBE. Zero unsubscribes at
+// once. The default is 1s.
+func WithLinger(d time.Duration) Option {
+	return func(c *config) { c.linger = max(d, 0) }
 }

@@ -19,7 +19,7 @@ func (s *Subscription) C() <-chan struct{} { return s.c }
 func (s *Subscription) Done() <-chan struct{} { return s.hub.done }
 
 // Close unregisters the waiter; the last waiter on a channel unsubscribes
-// it. A wake-up the waiter received but did not consume is passed on to
+// it, after the Hub's linger time. A wake-up the waiter received but did not consume is passed on to
 // another waiter. Close is idempotent.
 func (s *Subscription) Close() {
 	s.once.Do(func() {
@@ -43,7 +43,7 @@ func (s *Subscription) Close() {
 		}
 		// A channel whose SUBSCRIBE never reached the server awaits no reply.
 		if len(ch.subs) == 0 && (!ch.pending || ch.sendFail) {
-			h.dropLocked(ch)
+			h.leftLocked(ch)
 		}
 	})
 }

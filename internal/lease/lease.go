@@ -49,6 +49,10 @@ type Hold struct {
 	valid time.Time // local validity: last confirmed renewal + Lease
 }
 
+// window is how early a renewal may run to share a script call with
+// others: a tenth of the lease, which still leaves more than half of it.
+func (h *Hold) window() time.Duration { return h.Lease / 10 }
+
 // retryDelay is how soon a renewal that failed with an error is retried.
 func (h *Hold) retryDelay() time.Duration {
 	return min(h.Lease/10, time.Second)

@@ -254,22 +254,31 @@ func TestScheduler_pausedServer(t *testing.T) {
 	})
 }
 
-// The scheduler's goroutine runs only while it has holds: it exits as soon
-// as the last one is removed or lost, and starts again with a new one.
+// The scheduler's goroutine runs only while it renews holds: a hold
+// released before its first renewal never starts it, and it exits as soon
+// as the last hold it renews is removed or lost.
 func TestScheduler_goroutineExits(t *testing.T) {
-	const d = 30 * time.Second // the watchdog default: rounds every 10s
+	const d = 600 * time.Millisecond // first renewal after 200ms
 	c := client(t, redistest.SharedServer(t))
 	ctx := context.Background()
 	c.Ping(ctx)
 	base := runtime.NumGoroutine()
 	s := lease.For(c)
+
+	short, _ := lock(t, c, keyName(t, 8), d)
+	s.Add(short, time.Now())
+	if runtime.NumGoroutine() > base {
+		t.Fatal("a hold not yet due for renewal started a goroutine")
+	}
+	s.Remove(short)
+
 	var hs []*lease.Hold
 	for i := range 3 {
 		h, _ := lock(t, c, keyName(t, i), d)
 		hs = append(hs, h)
 		s.Add(h, time.Now())
 	}
-	time.Sleep(50 * time.Millisecond) // the goroutine is asleep until d/3
+	time.Sleep(d/3 + 100*time.Millisecond) // past the first renewal
 	if runtime.NumGoroutine() <= base {
 		t.Fatal("the scheduler goroutine is not running")
 	}

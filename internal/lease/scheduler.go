@@ -16,7 +16,11 @@ import (
 type Scheduler struct {
 	client redis.UniversalClient
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// armed holds wait on their own runtime timer for their first renewal,
+	// so that a lock released before then (most are) never wakes the
+	// scheduler's goroutine; holds are those the goroutine renews.
+	armed   map[*Hold]*time.Timer
 	holds   map[*Hold]struct{}
 	running bool
 	closed  bool
@@ -38,7 +42,12 @@ func For(client redis.UniversalClient) *Scheduler {
 	if registry.m == nil {
 		registry.m = make(map[redis.UniversalClient]*Scheduler)
 	}
-	s := &Scheduler{client: client, holds: make(map[*Hold]struct{}), kick: make(chan struct{}, 1)}
+	s := &Scheduler{
+		client: client,
+		armed:  make(map[*Hold]*time.Timer),
+		holds:  make(map[*Hold]struct{}),
+		kick:   make(chan struct{}, 1),
+	}
 	registry.m[client] = s
 	return s
 }
@@ -56,7 +65,11 @@ func Close(client redis.UniversalClient) {
 	s.mu.Lock()
 	s.closed = true
 	holds := s.holds
-	s.holds = map[*Hold]struct{}{}
+	for h, t := range s.armed {
+		t.Stop()
+		holds[h] = struct{}{}
+	}
+	s.holds, s.armed = map[*Hold]struct{}{}, map[*Hold]*time.Timer{}
 	s.mu.Unlock()
 	s.poke()
 	for h := range holds {
@@ -76,6 +89,18 @@ func (s *Scheduler) Add(h *Hold, acquired time.Time) {
 		go h.Lost(fmt.Errorf("%w: watchdog closed: %w", lockerr.ErrLost, lockerr.ErrClosed))
 		return
 	}
+	s.armed[h] = time.AfterFunc(time.Until(h.next.Add(-h.window())), func() { s.activate(h) })
+	s.mu.Unlock()
+}
+
+// activate hands an armed hold, due for its first renewal, to the goroutine.
+func (s *Scheduler) activate(h *Hold) {
+	s.mu.Lock()
+	if _, ok := s.armed[h]; !ok {
+		s.mu.Unlock()
+		return // removed or closed meanwhile
+	}
+	delete(s.armed, h)
 	s.holds[h] = struct{}{}
 	start := !s.running
 	s.running = true
@@ -91,6 +116,12 @@ func (s *Scheduler) Add(h *Hold, acquired time.Time) {
 // (false once it was declared lost).
 func (s *Scheduler) Remove(h *Hold) bool {
 	s.mu.Lock()
+	if t, ok := s.armed[h]; ok {
+		t.Stop()
+		delete(s.armed, h)
+		s.mu.Unlock()
+		return true
+	}
 	_, ok := s.holds[h]
 	delete(s.holds, h)
 	empty := len(s.holds) == 0
@@ -105,7 +136,7 @@ func (s *Scheduler) Remove(h *Hold) bool {
 func (s *Scheduler) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.holds)
+	return len(s.holds) + len(s.armed)
 }
 
 func (s *Scheduler) poke() {
@@ -135,8 +166,9 @@ func (s *Scheduler) run() {
 	}
 }
 
-// due returns the holds whose renewal is due (or nearly: within a
-// millisecond, to batch neighbours), and the next due time of the others.
+// due returns the holds whose renewal is due or nearly (within their
+// window, so that neighbours share a script call), and the next due time of
+// the others.
 // ok is false, and the goroutine must exit, when there are no holds.
 func (s *Scheduler) due(now time.Time) (due []*Hold, next time.Time, ok bool) {
 	s.mu.Lock()
@@ -145,9 +177,16 @@ func (s *Scheduler) due(now time.Time) (due []*Hold, next time.Time, ok bool) {
 		s.running = false
 		return nil, time.Time{}, false
 	}
+	for h, t := range s.armed { // join a batch that is going out anyway
+		if !h.next.After(now.Add(h.window())) {
+			t.Stop()
+			delete(s.armed, h)
+			s.holds[h] = struct{}{}
+		}
+	}
 	for h := range s.holds {
 		switch {
-		case !h.next.After(now.Add(time.Millisecond)):
+		case !h.next.After(now.Add(h.window())):
 			due = append(due, h)
 		case next.IsZero() || h.next.Before(next):
 			next = h.next

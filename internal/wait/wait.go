@@ -66,13 +66,22 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 	if wait >= 0 {
 		deadline = time.Now().Add(wait)
 	}
+	var wake, hubDone <-chan struct{} // nil without a Hub: never ready
+	if wait != 0 && s.Hub != nil && s.Hub.Subscribed(s.Channel) {
+		// Joining a channel the Hub already listens on costs no round trip:
+		// join before the first attempt, and that attempt is the only one
+		// needed before sleeping (a hot lock's waiters take this path).
+		if sub, err := s.Hub.SubscribeNeed(ctx, s.Channel, s.Policy, s.Need); err == nil {
+			defer sub.Close()
+			wake, hubDone = sub.C(), sub.Done()
+		}
+	}
 	ok, retry, err := attempt(ctx, s)
 	if ok || err != nil || wait == 0 {
 		return ok, err
 	}
 
-	var wake, hubDone <-chan struct{} // nil without a Hub: never ready
-	if s.Hub != nil {
+	if s.Hub != nil && wake == nil {
 		subCtx := ctx
 		if wait > 0 {
 			var cancel context.CancelFunc

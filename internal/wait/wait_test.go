@@ -156,7 +156,7 @@ func TestUntil_budgetRunsOut(t *testing.T) {
 		t.Errorf("%d attempts, want 3", n)
 	}
 	f.checkAbandoned(t, 1)
-	if st := h.Stats(); st.Waiters != 0 || st.Channels != 0 {
+	if st := h.Stats(); st.Waiters != 0 {
 		t.Errorf("Stats() = %+v after Until, want no waiter left", st)
 	}
 	t.Logf("budget %v: returned after %v", budget, r.elapsed)
@@ -444,5 +444,38 @@ func TestUntil_ctxEndsAsSubscribed(t *testing.T) {
 			t.Fatalf("round %d: Stats() = %+v, want only the other waiter: the subscription leaked", i, st)
 		}
 		f.checkAbandoned(t, 1)
+	}
+}
+
+// A waiter whose channel the Hub already listens on (another waiter of the
+// same lock, or a lingering subscription) joins before its first attempt,
+// so that one attempt is all it makes before sleeping; a message still
+// wakes it.
+func TestUntil_joinsLiveChannelFirst(t *testing.T) {
+	h, c := hubOn(t)
+	channel := "wait-test:" + t.Name()
+	ctx := context.Background()
+	other, err := h.Subscribe(ctx, channel, pubsub.WakeAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+
+	f := &fake{retry: longBusy}
+	s := f.spec(h, channel)
+	s.Policy = pubsub.WakeAll
+	out := run(ctx, -1, s)
+	deadline := time.Now().Add(giveUp)
+	for h.Stats().Waiters < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := f.attempts(); n != 1 {
+		t.Fatalf("%d attempts before sleeping on a live channel, want 1", n)
+	}
+	f.succeed.Store(true)
+	c.Publish(ctx, channel, "0")
+	if r := await(t, out); !r.ok || r.err != nil {
+		t.Fatalf("Until = %v, %v", r.ok, r.err)
 	}
 }
