@@ -17,19 +17,31 @@ import (
 )
 
 var (
-	acquireScript = scripts.Get("lock_acquire")
-	releaseScript = scripts.Get("lock_release")
-	forceScript   = scripts.Get("lock_force_release")
+	opsScript = scripts.Get("mutex_ops")
 )
+
+// The operations of mutex_ops.lua.
+const (
+	opAcquire = "acquire" // try, and join the waiter queue if not acquired
+	opTry     = "try"     // try once, leaving no trace
+	opRelease = "release"
+	opDequeue = "dequeue"
+	opForce   = "force"
+)
+
+// queueTimeout is how long a waiter's queue entry lives unless it attempts
+// again. Waiters attempt at least every wait.Backstop, refreshing it.
+const queueTimeout = 3 * wait.Backstop
 
 // A Mutex is a distributed reentrant lock named by a Redis key. It must be
 // created with New. A Mutex is safe for concurrent use by many goroutines.
 type Mutex struct {
-	client   redis.UniversalClient
-	name     string
-	channel  string
-	tokenKey string
-	cfg      config
+	client  redis.UniversalClient
+	name    string
+	channel string   // Redisson's shared unlock channel
+	hubs    string   // prefix of each Hub's channel, told when its waiter is first in line
+	keys    []string // mutex_ops's KEYS
+	cfg     config
 
 	holds *hold.Table
 }
@@ -48,12 +60,22 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	channel := keys.LockChannel(name)
+	hubs := keys.Prefix("latchkey_lock__channel", name)
 	return &Mutex{
-		client:   client,
-		name:     name,
-		channel:  keys.LockChannel(name),
-		tokenKey: keys.TokenKey(name),
-		cfg:      cfg,
+		client:  client,
+		name:    name,
+		channel: channel,
+		hubs:    hubs,
+		keys: []string{
+			name,
+			keys.TokenKey(name),
+			keys.Prefix("latchkey_lock_queue", name),
+			keys.Prefix("latchkey_lock_timeout", name),
+			channel,
+			hubs,
+		},
+		cfg: cfg,
 		holds: hold.New(client, "mutex: "+name, hold.Keep{
 			Lease:    cfg.lease,
 			Watchdog: cfg.watchdog,
@@ -93,36 +115,54 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 		// another goroutine's hold.
 		id = owner.New()
 	}
-	leaseMs := scripts.Ms(m.lease())
-	flag := "0"
-	if reentrant {
-		flag = "1"
+	hub := m.hub()
+	pub, err := hub.PublishCommand(ctx)
+	if err != nil {
+		return false, fmt.Errorf("mutex: lock %s: %w", m.name, err)
+	}
+	op := opAcquire
+	if budget == 0 {
+		op = opTry
 	}
 	var (
 		token   int64
 		started time.Time
-		unsure  bool // an attempt failed without a reply: it may have been applied
+		rank    int64 // place in the waiter queue, lowered by each release heard
+		unsure  bool  // an attempt failed without a reply: it may have been applied
 	)
 	attempt := func(ctx context.Context) (bool, time.Duration, error) {
 		started = time.Now()
-		ok, v, err := scripts.Pair(acquireScript.Run(ctx, m.client, []string{m.name, m.tokenKey}, leaseMs, id, flag))
+		vs, err := scripts.Ints(m.run(ctx, op, id, hub.ID(), reentrant, started, pub))
 		switch {
-		case err != nil:
-			unsure = true
-			return false, 0, fmt.Errorf("mutex: lock %s: %w", m.name, err)
-		case ok:
-			token = v
+		case err == nil && len(vs) != 3:
+			err = fmt.Errorf("latchkey: script reply: want 3 integers, got %d", len(vs))
+		case err == nil && vs[0] == 1:
+			token = vs[1]
 			return true, 0, nil
-		default:
-			return false, scripts.Millis(v), nil
+		case err == nil:
+			rank = vs[2]
+			return false, scripts.Millis(vs[1]), nil
 		}
+		unsure = true
+		return false, 0, fmt.Errorf("mutex: lock %s: %w", m.name, err)
 	}
 	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Hub:     m.hub(),
-		Channel: m.channel,
+		Hub:     hub,
+		Channel: m.hubs + ":" + hub.ID(),
 		Policy:  pubsub.WakeOne,
-		Attempt: attempt,
+		// Every release, by latchkey or by Redisson, publishes on the shared
+		// channel, and latchkey's also tells the Hub of the first waiter
+		// in line. A waiter with rank waiters ahead of it tries
+		// again after rank+1 releases: by then each of those has had its
+		// turn, so each release sets off one attempt, not one per client.
+		Hint:       m.channel,
+		HintPolicy: pubsub.WakeAll,
+		Heard:      func() bool { rank--; return rank < 0 },
+		Attempt:    attempt,
 		Abandon: func(ctx context.Context) {
+			if op == opAcquire {
+				_ = m.run(ctx, opDequeue, id, hub.ID(), reentrant, time.Now(), pub).Err()
+			}
 			// The grant may have landed after we gave up. Only a fresh id can
 			// be undone safely: an owner's id may hold through other handles.
 			if unsure && !reentrant {
@@ -135,6 +175,17 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 	}
 	m.holds.Acquired(id, !reentrant, token, started)
 	return true, nil
+}
+
+// run runs mutex_ops for owner id waiting through the Hub hubID, its script
+// sent at now.
+func (m *Mutex) run(ctx context.Context, op, id, hubID string, reentrant bool, now time.Time, pub string) *redis.Cmd {
+	flag := "0"
+	if reentrant {
+		flag = "1"
+	}
+	return opsScript.Run(ctx, m.client, m.keys, op, id, hubID+"/"+id,
+		scripts.Ms(m.lease()), flag, now.UnixMilli(), scripts.Ms(queueTimeout), pub)
 }
 
 // Unlock releases one hold of m. With an owner in ctx it releases that
@@ -180,7 +231,7 @@ func (m *Mutex) releaseOnce(ctx context.Context, id string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("mutex: unlock %s: %w", m.name, err)
 	}
-	res, err := scripts.Int(releaseScript.Run(ctx, m.client, []string{m.name, m.channel}, id, scripts.Ms(m.lease()), pub))
+	res, err := scripts.Int(m.run(ctx, opRelease, id, "", false, time.Now(), pub))
 	if err != nil {
 		return 0, fmt.Errorf("mutex: unlock %s: %w", m.name, err)
 	}

@@ -113,6 +113,9 @@ func TestMutex_Lock_ctxCancel(t *testing.T) {
 	if fields := raw.HKeys(context.Background(), name).Val(); len(fields) != 1 {
 		t.Errorf("lock hash fields = %v, want only the holder's", fields)
 	}
+	if n := raw.LLen(context.Background(), "latchkey_lock_queue:{"+name+"}").Val(); n != 0 {
+		t.Errorf("the cancelled waiter left %d queue entries", n)
+	}
 
 	deadline, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel2()
@@ -190,4 +193,60 @@ func TestMutex_fencing(t *testing.T) {
 		t.Fatalf("token %d after the child's %d", a.Token(), childTok)
 	}
 	_ = a.Unlock(ctx)
+}
+
+// TestMutex_noHerdAcrossClients: waiters in different clients (as in
+// different processes) queue up; each release sets off about one attempt,
+// not one per waiting client, and they acquire in the order they queued.
+func TestMutex_noHerdAcrossClients(t *testing.T) {
+	s := redistest.StartServer(t) // its own server, so that command counts are ours
+	name := lockName(t)
+	raw := s.Client(t)
+	ctx := context.Background()
+	holder := mutex.New(client(t, s), name)
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const waiters = 6
+	order := make(chan int, waiters)
+	queue := "latchkey_lock_queue:{" + name + "}"
+	for i := range waiters {
+		m := mutex.New(client(t, s), name)
+		go func() {
+			if m.Lock(ctx) != nil {
+				return
+			}
+			order <- i
+			time.Sleep(5 * time.Millisecond)
+			_ = m.Unlock(ctx)
+		}()
+		deadline := time.Now().Add(10 * time.Second)
+		for raw.LLen(ctx, queue).Val() < int64(i+1) && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // every waiter asleep
+	before := evalCalls(t, raw)
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for want := range waiters {
+		select {
+		case got := <-order:
+			if got != want {
+				t.Fatalf("waiter %d acquired in turn %d", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %d of %d waiters acquired", want, waiters)
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // the last Unlock
+	calls := evalCalls(t, raw) - before
+	t.Logf("%d script calls for %d handoffs (unlock + attempt each: %d)", calls, waiters, 2*waiters+1)
+	if calls > 3*waiters+1 {
+		t.Errorf("%d script calls for %d handoffs: waiters in other clients herd on each release", calls, waiters)
+	}
+	if n := raw.Exists(ctx, queue, "latchkey_lock_timeout:{"+name+"}").Val(); n != 0 {
+		t.Errorf("queue keys left behind")
+	}
 }

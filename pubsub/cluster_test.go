@@ -153,7 +153,8 @@ func TestHub_sharded(t *testing.T) {
 
 // A sharded connection keeps its last channel subscribed until it closes
 // when idle (without a channel it would redial a random master), but only
-// that one: channels that had come and gone are unsubscribed.
+// that one: channels that had come and gone are unsubscribed once their
+// linger time is over.
 func TestHub_shardedLeavesOneChannelAtMost(t *testing.T) {
 	cl := redistest.SharedCluster(t)
 	cc := cl.Client(t)
@@ -168,16 +169,15 @@ func TestHub_shardedLeavesOneChannelAtMost(t *testing.T) {
 		sub := subscribe(t, h, ch, pubsub.WakeOne)
 		sub.Close()
 	}
+	// Each channel lingers (WithLinger) and then goes, but the last one to go
+	// stays subscribed while the connection is open, whichever it is.
 	eventually(t, wakeTimeout, func() bool {
 		n := 0
-		for _, ch := range names[:4] {
+		for _, ch := range names {
 			n += int(shardNumSub(t, node, ch))
 		}
-		return n == 0
+		return n <= 1
 	}, "channels nobody waits on stay subscribed")
-	if n := shardNumSub(t, node, names[4]); n > 1 {
-		t.Errorf("the last channel has %d subscribers", n)
-	}
 	// The lingering channel is still usable.
 	sub := subscribe(t, h, names[4], pubsub.WakeOne)
 	if n := cc.SPublish(ctx, names[4], "0").Val(); n != 1 {

@@ -139,12 +139,15 @@ func (h *Hub) wakeLocked(ch *channel, n int) {
 	for _, s := range ch.subs {
 		switch {
 		case n < 0:
-			s.signal()
+			if s.signal() {
+				s.handOn = false // every waiter got its own
+			}
 		case n == 0:
 			return
 		case s.need <= n:
 			fits = true
 			if s.signal() {
+				s.handOn = true
 				n -= s.need
 			}
 		}
@@ -152,13 +155,13 @@ func (h *Hub) wakeLocked(ch *channel, n int) {
 	if n > 0 && !fits {
 		for _, s := range ch.subs {
 			if s.signal() {
+				s.handOn = true
 				return
 			}
 		}
 	}
 }
 
-// dropLocked forgets a channel that has no waiters and no pending reply.
 // leftLocked handles a channel whose last waiter left: it stays subscribed
 // for the linger time, so that the next waiter of a busy channel finds it
 // live, and is dropped after that unless a waiter came back.
@@ -179,6 +182,7 @@ func (h *Hub) leftLocked(ch *channel) {
 	ch.linger = t
 }
 
+// dropLocked forgets a channel that has no waiters and no pending reply.
 func (h *Hub) dropLocked(ch *channel) {
 	delete(h.chans, ch.name)
 	c := ch.conn

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/redis/go-redis/v9"
 )
@@ -22,6 +23,7 @@ type Hub struct {
 	client redis.UniversalClient
 	cfg    config
 	done   chan struct{}
+	id     string
 
 	modeMu  sync.Mutex
 	modeSet bool
@@ -57,6 +59,7 @@ func New(client redis.UniversalClient, opts ...Option) *Hub {
 		client: client,
 		cfg:    cfg,
 		done:   make(chan struct{}),
+		id:     uuid.NewString(),
 		conns:  make(map[string]*conn),
 		chans:  make(map[string]*channel),
 	}
@@ -168,6 +171,10 @@ func (h *Hub) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// ID returns a random id unique to this Hub. A primitive that wants one
+// waiter of this Hub, rather than every Hub, woken names a channel after it.
+func (h *Hub) ID() string { return h.id }
 
 // PublishCommand returns the command the scripts publish with: SPUBLISH when
 // this Hub uses sharded pub/sub, PUBLISH otherwise.

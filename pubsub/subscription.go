@@ -7,8 +7,11 @@ type Subscription struct {
 	hub  *Hub
 	ch   *channel
 	need int // units of a counted wake-up this waiter needs (see SubscribeNeed)
-	c    chan struct{}
-	once sync.Once
+	// handOn: the pending wake-up was meant for a limited number of waiters
+	// (not every one), so a waiter leaving without it passes it on.
+	handOn bool
+	c      chan struct{}
+	once   sync.Once
 }
 
 // C returns the channel on which wake-ups arrive. Wake-ups coalesce: a
@@ -19,8 +22,9 @@ func (s *Subscription) C() <-chan struct{} { return s.c }
 func (s *Subscription) Done() <-chan struct{} { return s.hub.done }
 
 // Close unregisters the waiter; the last waiter on a channel unsubscribes
-// it, after the Hub's linger time. A wake-up the waiter received but did not consume is passed on to
-// another waiter. Close is idempotent.
+// it, after the Hub's linger time. A wake-up meant for a limited number of
+// waiters (not a wake-all) that the waiter received but did not consume is
+// passed on to another waiter. Close is idempotent.
 func (s *Subscription) Close() {
 	s.once.Do(func() {
 		h := s.hub
@@ -38,7 +42,9 @@ func (s *Subscription) Close() {
 		}
 		select {
 		case <-s.c:
-			h.wakeLocked(ch, s.need)
+			if s.handOn {
+				h.wakeLocked(ch, s.need)
+			}
 		default:
 		}
 		// A channel whose SUBSCRIBE never reached the server awaits no reply.

@@ -39,8 +39,15 @@ type Spec struct {
 	// Need, if above 1, is how many units of a counted wake-up (see
 	// pubsub.WakeCount) this waiter needs: a waiter for Need permits is
 	// woken when Need may be available (see pubsub.Hub.SubscribeNeed).
-	Need    int
-	Attempt Attempt
+	Need int
+	// Hint, if set, is a second channel whose messages are hints: a wake-up
+	// from it leads to an attempt only when Heard, called once per wake-up,
+	// says so (a queued mutex waiter counting releases on Redisson's shared
+	// channel until its turn may have come).
+	Hint       string
+	HintPolicy pubsub.WakePolicy
+	Heard      func() bool
+	Attempt    Attempt
 	// Abandon, if set, undoes what unsuccessful attempts left behind (a
 	// fair-lock queue entry, a grant whose reply was lost). It runs whenever
 	// Until returns without success, with a context that is not cancelled.
@@ -66,32 +73,27 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 	if wait >= 0 {
 		deadline = time.Now().Add(wait)
 	}
-	var wake, hubDone <-chan struct{} // nil without a Hub: never ready
-	if wait != 0 && s.Hub != nil && s.Hub.Subscribed(s.Channel) {
-		// Joining a channel the Hub already listens on costs no round trip:
-		// join before the first attempt, and that attempt is the only one
-		// needed before sleeping (a hot lock's waiters take this path).
-		if sub, err := s.Hub.SubscribeNeed(ctx, s.Channel, s.Policy, s.Need); err == nil {
-			defer sub.Close()
-			wake, hubDone = sub.C(), sub.Done()
-		}
+	var l listener
+	defer l.close()
+	if wait != 0 {
+		// Joining channels the Hub already listens on costs no round trip:
+		// join them before the first attempt (a busy lock's waiters find
+		// every channel live, and then make one attempt before sleeping).
+		l.join(ctx, s, true)
 	}
 	ok, retry, err := attempt(ctx, s)
 	if ok || err != nil || wait == 0 {
 		return ok, err
 	}
 
-	if s.Hub != nil && wake == nil {
+	if s.Hub != nil && !l.complete(s) {
 		subCtx := ctx
 		if wait > 0 {
 			var cancel context.CancelFunc
 			subCtx, cancel = context.WithDeadline(ctx, deadline)
 			defer cancel()
 		}
-		sub, err := s.Hub.SubscribeNeed(subCtx, s.Channel, s.Policy, s.Need)
-		if err == nil {
-			defer sub.Close() // also when ctx ended just as it returned
-		}
+		err := l.join(subCtx, s, false)
 		switch {
 		case ctx.Err() != nil:
 			return false, ctx.Err()
@@ -100,7 +102,6 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 		case err != nil:
 			return false, err
 		}
-		wake, hubDone = sub.C(), sub.Done()
 		// A release between the first attempt and the subscription was
 		// not heard: look again before sleeping.
 		if ok, retry, err = attempt(ctx, s); ok || err != nil {
@@ -120,17 +121,76 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 			sleep = min(sleep, left)
 		}
 		timer.Reset(sleep) // since Go 1.23 Reset never leaves a stale tick behind
-		select {
-		case <-wake:
-		case <-timer.C:
-		case <-hubDone:
-			return false, lockerr.ErrClosed
-		case <-ctx.Done():
-			return false, ctx.Err()
+	sleeping:
+		for {
+			select {
+			case <-l.wake:
+				break sleeping
+			case <-l.hint:
+				if s.Heard() {
+					break sleeping
+				}
+			case <-timer.C:
+				break sleeping
+			case <-l.done:
+				return false, lockerr.ErrClosed
+			case <-ctx.Done():
+				return false, ctx.Err()
+			}
 		}
 		if ok, retry, err = attempt(ctx, s); ok || err != nil {
 			return ok, err
 		}
+	}
+}
+
+// listener holds a waiter's subscriptions. Its channels are nil, and never
+// ready, until subscribed.
+type listener struct {
+	wake, hint, done <-chan struct{}
+	subs             []*pubsub.Subscription
+}
+
+// join subscribes to s's channels that l lacks. With live set it joins only
+// those the Hub already listens on, which needs no I/O and cannot fail.
+func (l *listener) join(ctx context.Context, s Spec, live bool) error {
+	if s.Hub == nil {
+		return nil
+	}
+	add := func(name string, p pubsub.WakePolicy, need int) (<-chan struct{}, error) {
+		if live && !s.Hub.Subscribed(name) {
+			return nil, nil
+		}
+		sub, err := s.Hub.SubscribeNeed(ctx, name, p, need)
+		if err != nil {
+			return nil, err
+		}
+		l.subs = append(l.subs, sub)
+		l.done = sub.Done()
+		return sub.C(), nil
+	}
+	var err error
+	if l.wake == nil {
+		if l.wake, err = add(s.Channel, s.Policy, s.Need); err != nil && !live {
+			return err
+		}
+	}
+	if s.Hint != "" && l.hint == nil {
+		if l.hint, err = add(s.Hint, s.HintPolicy, 1); err != nil && !live {
+			return err
+		}
+	}
+	return nil
+}
+
+// complete reports whether l listens on every channel of s.
+func (l *listener) complete(s Spec) bool {
+	return l.wake != nil && (s.Hint == "" || l.hint != nil)
+}
+
+func (l *listener) close() {
+	for _, sub := range l.subs {
+		sub.Close()
 	}
 }
 
