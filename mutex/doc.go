@@ -21,14 +21,28 @@
 // A lock held by a Redis key with a TTL is mutual exclusion only while the
 // holder keeps its lease; use the fencing token where that matters.
 //
-// Waiters do not poll: they sleep until the holder's unlock message arrives
-// on the lock's channel, or until the holder's TTL runs out.
+// Waiters do not poll. A waiter that finds the lock held joins a queue kept
+// beside the lock and sleeps. A release tells the first waiter in line (one
+// message to its client's pub/sub Hub) and keeps the free lock for it for a
+// short grace (100ms), so that waiters in other clients do not all try at
+// once and a newcomer does not take its turn; a first waiter that died
+// costs at most the grace. Releases by Redisson clients, which know nothing
+// of the queue, are heard on Redisson's shared channel: a queued waiter
+// counts them and tries when its turn may have come. The holder's TTL bounds
+// every sleep, so a lost message costs time, never progress.
 //
-// Redis keys, as Redisson lays them out for a lock named N:
+// Redis keys for a lock named N. Redisson's:
 //
 //	N                            hash {<uuid>:<n>: hold count}, TTL = lease
 //	redisson_lock_token:{N}      fencing counter (RFencedLock), no TTL
 //	redisson_lock__channel:{N}   unlock channel, message "0"
+//
+// and latchkey's own, which Redisson clients ignore:
+//
+//	latchkey_lock_queue:{N}          list of waiters, in order of arrival
+//	latchkey_lock_timeout:{N}        zset of waiter deadlines (client clock, ms)
+//	latchkey_lock_grant:{N}          the waiter a released lock is kept for
+//	latchkey_lock__channel:{N}:<hub> a Hub's channel, message "0"
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
 package mutex

@@ -191,3 +191,76 @@ func TestMutex_crashChild(t *testing.T) {
 	}
 	time.Sleep(time.Minute)
 }
+
+// TestMutex_deadWaiterCostsAtMostTheGrace: the first waiter in line dies
+// (a child process SIGKILLed while queued); the release keeps the lock for
+// it for the grace, and then the next waiter takes it.
+func TestMutex_deadWaiterCostsAtMostTheGrace(t *testing.T) {
+	if redistest.IsChild() {
+		return
+	}
+	s := server(t)
+	ctx := context.Background()
+	name := lockName(t)
+	raw := s.Client(t)
+	queue := "latchkey_lock_queue:{" + name + "}"
+	holder := mutex.New(client(t, s), name)
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	child := redistest.StartChild(t, "TestMutex_waitChild", "LATCHKEY_ADDR="+s.Addr(), "LATCHKEY_NAME="+name)
+	child.WaitLine(t, "WAITING", 30*time.Second)
+	waitQueue(t, raw, queue, 1)
+
+	next := mutex.New(client(t, s), name)
+	got := make(chan time.Time, 1)
+	go func() {
+		if next.Lock(ctx) == nil {
+			got <- time.Now()
+		}
+		close(got)
+	}()
+	waitQueue(t, raw, queue, 2)
+	child.Kill()
+	released := time.Now()
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case at, ok := <-got:
+		if !ok {
+			t.Fatal("Lock failed")
+		}
+		d := at.Sub(released)
+		t.Logf("the next waiter acquired %v after the release (grace 100ms)", d)
+		if d > 2*time.Second {
+			t.Errorf("a dead first waiter held things up for %v", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the next waiter never acquired")
+	}
+	_ = next.Unlock(ctx)
+}
+
+func waitQueue(t *testing.T, c *redis.Client, queue string, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for c.LLen(context.Background(), queue).Val() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("queue %s never reached %d waiters", queue, n)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestMutex_waitChild is the child of TestMutex_deadWaiterCostsAtMostTheGrace:
+// it prints WAITING and blocks in Lock until killed.
+func TestMutex_waitChild(t *testing.T) {
+	if !redistest.IsChild() {
+		t.Skip("helper process for TestMutex_deadWaiterCostsAtMostTheGrace")
+	}
+	c := redis.NewClient(&redis.Options{Addr: os.Getenv("LATCHKEY_ADDR")})
+	fmt.Println("WAITING")
+	_ = mutex.New(c, os.Getenv("LATCHKEY_NAME")).Lock(context.Background())
+	time.Sleep(time.Minute)
+}

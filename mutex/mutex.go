@@ -33,6 +33,11 @@ const (
 // again. Waiters attempt at least every wait.Backstop, refreshing it.
 const queueTimeout = 3 * wait.Backstop
 
+// grace is how long a release keeps the free lock for the waiter it tells:
+// long enough for a live waiter to answer, short enough that a dead one
+// costs little.
+const grace = 100 * time.Millisecond
+
 // A Mutex is a distributed reentrant lock named by a Redis key. It must be
 // created with New. A Mutex is safe for concurrent use by many goroutines.
 type Mutex struct {
@@ -74,6 +79,7 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
 			keys.Prefix("latchkey_lock_timeout", name),
 			channel,
 			hubs,
+			keys.Prefix("latchkey_lock_grant", name),
 		},
 		cfg: cfg,
 		holds: hold.New(client, "mutex: "+name, hold.Keep{
@@ -103,6 +109,9 @@ func (m *Mutex) Lock(ctx context.Context) error {
 // TryLock acquires m if it becomes available within wait; a wait of zero or
 // less makes a single attempt. It returns true if m was acquired, and false
 // with a nil error if the wait ran out. Other failures are as for Lock.
+// A lock just released while others were queued is kept for the first of
+// them for a short grace (see the package documentation), so a single
+// attempt can find it free yet not get it.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (bool, error) {
 	return m.lock(ctx, max(wait, 0))
 }
@@ -152,13 +161,21 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 		Policy:  pubsub.WakeOne,
 		// Every release, by latchkey or by Redisson, publishes on the shared
 		// channel, and latchkey's also tells the Hub of the first waiter
-		// in line. A waiter with rank waiters ahead of it tries
-		// again after rank+1 releases: by then each of those has had its
-		// turn, so each release sets off one attempt, not one per client.
+		// in line. A waiter with rank waiters ahead of it tries again
+		// after rank+1 releases: by then each of those has had its turn,
+		// so each release sets off one attempt, not one per client. The
+		// waiter next after the one told tries once the grace is over, in
+		// case that one died and will never take its turn.
 		Hint:       m.channel,
 		HintPolicy: pubsub.WakeAll,
-		Heard:      func() bool { rank--; return rank < 0 },
-		Attempt:    attempt,
+		Heard: func() (bool, time.Duration) {
+			rank--
+			if rank == 0 {
+				return false, grace + 10*time.Millisecond
+			}
+			return rank < 0, 0
+		},
+		Attempt: attempt,
 		Abandon: func(ctx context.Context) {
 			if op == opAcquire {
 				_ = m.run(ctx, opDequeue, id, hub.ID(), reentrant, time.Now(), pub).Err()
@@ -185,7 +202,7 @@ func (m *Mutex) run(ctx context.Context, op, id, hubID string, reentrant bool, n
 		flag = "1"
 	}
 	return opsScript.Run(ctx, m.client, m.keys, op, id, hubID+"/"+id,
-		scripts.Ms(m.lease()), flag, now.UnixMilli(), scripts.Ms(queueTimeout), pub)
+		scripts.Ms(m.lease()), flag, now.UnixMilli(), scripts.Ms(queueTimeout), pub, scripts.Ms(grace))
 }
 
 // Unlock releases one hold of m. With an owner in ctx it releases that

@@ -2,9 +2,11 @@
 // of latchkey.
 //
 // An attempt runs a primitive's acquire script. When it fails, the loop
-// subscribes to the primitive's channel through a Hub, waits for the server
-// to confirm, and attempts again (so a release between the first attempt and
-// the subscription is never missed). Then it sleeps until a wake-up arrives,
+// subscribes to the primitive's channel (and hint channel, if any) through a
+// Hub, waits for the server to confirm, and attempts again (so a release
+// between the first attempt and the subscription is never missed); channels
+// the Hub already listens on are joined before the first attempt instead,
+// at no cost. Then it sleeps until a wake-up arrives,
 // the attempt's own bound runs out (the holder's TTL, the next permit
 // expiry), ctx ends or the wait budget ends, and attempts again. Nobody
 // polls on a fixed interval: Backstop only caps a sleep that has no bound or
@@ -43,10 +45,11 @@ type Spec struct {
 	// Hint, if set, is a second channel whose messages are hints: a wake-up
 	// from it leads to an attempt only when Heard, called once per wake-up,
 	// says so (a queued mutex waiter counting releases on Redisson's shared
-	// channel until its turn may have come).
+	// channel until its turn may have come). Otherwise, a positive within
+	// brings the next attempt forward to at most that far away.
 	Hint       string
 	HintPolicy pubsub.WakePolicy
-	Heard      func() bool
+	Heard      func() (now bool, within time.Duration)
 	Attempt    Attempt
 	// Abandon, if set, undoes what unsuccessful attempts left behind (a
 	// fair-lock queue entry, a grant whose reply was lost). It runs whenever
@@ -121,14 +124,20 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 			sleep = min(sleep, left)
 		}
 		timer.Reset(sleep) // since Go 1.23 Reset never leaves a stale tick behind
+		wakeAt := time.Now().Add(sleep)
 	sleeping:
 		for {
 			select {
 			case <-l.wake:
 				break sleeping
 			case <-l.hint:
-				if s.Heard() {
+				now, within := s.Heard()
+				if now {
 					break sleeping
+				}
+				if within > 0 && time.Now().Add(within).Before(wakeAt) {
+					wakeAt = time.Now().Add(within)
+					timer.Reset(within)
 				}
 			case <-timer.C:
 				break sleeping
