@@ -6,26 +6,18 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/countdownlatch"
+	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
 // newClient returns a client of a throwaway in-process Redis (miniredis),
 // standing in for redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
-// and a function that releases both.
+// and a function that releases latchkey's resources, the client and the server.
 func newClient() (*redis.Client, func()) {
-	mr := miniredis.NewMiniRedis()
-	if err := mr.Start(); err != nil {
-		panic(err)
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	return rdb, func() {
-		_ = latchkey.Close(rdb) // the shared pub/sub Hub of rdb
-		_ = rdb.Close()
-		mr.Close()
-	}
+	rdb, stop := redistest.ExampleClient()
+	return rdb, func() { _ = latchkey.Close(rdb); stop() }
 }
 
 // A coordinator waits for three workers, which may run in other processes,

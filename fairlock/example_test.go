@@ -7,25 +7,18 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/fairlock"
+	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
-// exampleClient returns a client of an in-process Redis (miniredis), so the
-// examples need no server, and a function that closes both.
+// exampleClient returns a client of a throwaway in-process Redis (miniredis),
+// standing in for redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
+// and a function that releases latchkey's resources, the client and the server.
 func exampleClient() (*redis.Client, func()) {
-	mr, err := miniredis.Run()
-	if err != nil {
-		panic(err)
-	}
-	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	return client, func() {
-		_ = latchkey.Close(client)
-		_ = client.Close()
-		mr.Close()
-	}
+	rdb, stop := redistest.ExampleClient()
+	return rdb, func() { _ = latchkey.Close(rdb); stop() }
 }
 
 func Example() {

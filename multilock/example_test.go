@@ -4,26 +4,19 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/multilock"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/redis/go-redis/v9"
 )
 
-// newClient stands in for a Redis server: it starts an in-process miniredis
-// and returns a client of it, and a function that closes both.
+// newClient returns a client of a throwaway in-process Redis (miniredis),
+// standing in for redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
+// and a function that releases latchkey's resources, the client and the server.
 func newClient() (*redis.Client, func()) {
-	mr, err := miniredis.Run()
-	if err != nil {
-		panic(err)
-	}
-	c := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	return c, func() {
-		_ = latchkey.Close(c)
-		_ = c.Close()
-		mr.Close()
-	}
+	rdb, stop := redistest.ExampleClient()
+	return rdb, func() { _ = latchkey.Close(rdb); stop() }
 }
 
 func Example() {

@@ -6,25 +6,18 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/semaphore"
 	"github.com/redis/go-redis/v9"
 )
 
-// exampleClient returns a client of a throwaway in-memory Redis (miniredis),
-// so that the examples run anywhere; use your own *redis.Client instead.
+// exampleClient returns a client of a throwaway in-process Redis (miniredis),
+// standing in for redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
+// and a function that releases latchkey's resources, the client and the server.
 func exampleClient() (*redis.Client, func()) {
-	mr, err := miniredis.Run()
-	if err != nil {
-		panic(err)
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	return rdb, func() {
-		_ = latchkey.Close(rdb)
-		_ = rdb.Close()
-		mr.Close()
-	}
+	rdb, stop := redistest.ExampleClient()
+	return rdb, func() { _ = latchkey.Close(rdb); stop() }
 }
 
 // At most three workers, in any number of processes, call the rate-limited
