@@ -14,14 +14,14 @@ import (
 )
 
 // redlockNodes is how many independent masters the redlock scenario spans.
-const redlockNodes = 3
+const redlockNodes = 5
 
 func init() {
 	register(&Impl{
 		Name: "latchkey-redlock",
 		Kind: KindRedlock,
 		Rank: 80,
-		About: "latchkey redlock over 3 masters with its defaults: watchdog 30s, waiters retry after a " +
+		About: "latchkey redlock over 5 masters with its defaults: watchdog 30s, waiters retry after a " +
 			"random delay up to 200ms.",
 		New: func(c *Conn, name string) any {
 			return latchkeyRedlock{redlock.New(universal(c.Nodes), name)}
@@ -32,7 +32,7 @@ func init() {
 		Name: "latchkey-redlock-hub",
 		Kind: KindRedlock,
 		Rank: 81,
-		About: "latchkey redlock over 3 masters with WithHub(pubsub.Shared(first node)): waiters also " +
+		About: "latchkey redlock over 5 masters with WithHub(pubsub.Shared(first node)): waiters also " +
 			"wake on that node's unlock messages.",
 		New: func(c *Conn, name string) any {
 			return latchkeyRedlock{redlock.New(universal(c.Nodes), name, redlock.WithHub(pubsub.Shared(c.Nodes[0])))}
@@ -43,7 +43,7 @@ func init() {
 		Name: "redsync-redlock",
 		Kind: KindRedlock,
 		Rank: 82,
-		About: "redsync v4 over the same 3 masters (one pool each), tries raised to MaxInt32; " +
+		About: "redsync v4 over the same 5 masters (one pool each), tries raised to MaxInt32; " +
 			"otherwise its defaults.",
 		New: func(c *Conn, name string) any {
 			var pools []redsyncredis.Pool
@@ -55,8 +55,8 @@ func init() {
 	})
 	registerScenario(&Scenario{
 		Name: "redlock", Rank: 70, Kinds: []Kind{KindRedlock}, Workers: 8, Contended: true, Nodes: redlockNodes,
-		About: "hotlock over 3 independent masters (8 workers, hold 1ms, think 1ms); " +
-			"commands are counted on all 3.",
+		About: "hotlock over 5 independent masters (8 workers, hold 1ms, think 1ms); " +
+			"commands are counted on all 5.",
 		Run: Load{Workers: 8, Hold: time.Millisecond, Think: time.Millisecond, Capacity: 1, Nodes: true}.Run,
 	})
 }
