@@ -1,0 +1,94 @@
+package wait_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/latchkey/latchkey/pubsub"
+)
+
+// A waiter whose channel the Hub already listens on (another waiter of the
+// same lock, or a lingering subscription) joins before its first attempt,
+// so that one attempt is all it makes before sleeping; a message still
+// wakes it.
+func TestUntil_joinsLiveChannelFirst(t *testing.T) {
+	h, c := hubOn(t)
+	channel := "wait-test:" + t.Name()
+	ctx := context.Background()
+	other, err := h.Subscribe(ctx, channel, pubsub.WakeAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+
+	f := &fake{retry: longBusy}
+	s := f.spec(h, channel)
+	s.Policy = pubsub.WakeAll
+	out := run(ctx, -1, s)
+	deadline := time.Now().Add(giveUp)
+	for h.Stats().Waiters < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := f.attempts(); n != 1 {
+		t.Fatalf("%d attempts before sleeping on a live channel, want 1", n)
+	}
+	f.succeed.Store(true)
+	c.Publish(ctx, channel, "0")
+	if r := await(t, out); !r.ok || r.err != nil {
+		t.Fatalf("Until = %v, %v", r.ok, r.err)
+	}
+}
+
+// Wake-ups on the hint channel lead to an attempt only when Heard says so;
+// otherwise Heard may bring the next attempt forward.
+func TestUntil_hint(t *testing.T) {
+	h, c := hubOn(t)
+	channel := "wait-test:" + t.Name()
+	hint := channel + ":hint"
+	ctx := context.Background()
+	var heard atomic.Int32
+	f := &fake{retry: longBusy}
+	s := f.spec(h, channel)
+	s.Hint, s.HintPolicy = hint, pubsub.WakeAll
+	s.Heard = func() (bool, time.Duration) {
+		switch heard.Add(1) {
+		case 1:
+			return false, 0 // ignored
+		case 2:
+			return false, 100 * time.Millisecond // attempt within 100ms
+		default:
+			return true, 0
+		}
+	}
+	out := run(ctx, -1, s)
+	waitAttempts := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(giveUp)
+		for f.attempts() < n && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if f.attempts() < n {
+			t.Fatalf("%d attempts, want %d", f.attempts(), n)
+		}
+	}
+	waitAttempts(2) // first, and once subscribed
+	c.Publish(ctx, hint, "0")
+	time.Sleep(150 * time.Millisecond)
+	if n := f.attempts(); n != 2 || heard.Load() != 1 {
+		t.Fatalf("an ignored hint led to an attempt (%d attempts, heard %d)", n, heard.Load())
+	}
+	start := time.Now()
+	c.Publish(ctx, hint, "0")
+	waitAttempts(3)
+	if d := time.Since(start); d < 90*time.Millisecond {
+		t.Fatalf("the attempt brought forward to 100ms came after %v", d)
+	}
+	f.succeed.Store(true)
+	c.Publish(ctx, hint, "0")
+	if r := await(t, out); !r.ok || r.err != nil {
+		t.Fatalf("Until = %v, %v", r.ok, r.err)
+	}
+}
