@@ -28,8 +28,10 @@
 // once and a newcomer does not take its turn; a first waiter that died
 // costs at most the grace. Releases by Redisson clients, which know nothing
 // of the queue, are heard on Redisson's shared channel: a queued waiter
-// counts them and tries when its turn may have come. The holder's TTL bounds
-// every sleep, so a lost message costs time, never progress.
+// counts them and tries when its turn may have come. The holder's TTL, and
+// at most 5s, bound every sleep, so a lost message costs time, never
+// progress. The queue only orders latchkey's waiters: a stale entry (a
+// waiter that died, or clocks that disagree) costs order, never safety.
 //
 // Redis keys for a lock named N. Redisson's:
 //
