@@ -3,6 +3,7 @@ package fairlock
 import (
 	"context"
 	"fmt"
+	"github.com/latchkey/latchkey/internal/lockopt"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/hold"
@@ -50,7 +51,7 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
 	if name == "" {
 		panic("fairlock: New: empty name")
 	}
-	cfg := config{watchdog: DefaultWatchdogTimeout, wait: DefaultWaitTimeout}
+	cfg := config{Common: lockopt.Common{Watchdog: DefaultWatchdogTimeout}, wait: DefaultWaitTimeout}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -67,8 +68,8 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
 		channel: channel,
 		cfg:     cfg,
 		holds: hold.New(client, "fairlock: "+name, hold.Keep{
-			Lease:    cfg.lease,
-			Watchdog: cfg.watchdog,
+			Lease:    cfg.Fixed,
+			Watchdog: cfg.Watchdog,
 			Kind:     lease.HashLock, // Redisson renews a fair lock as a plain lock
 			Keys:     []string{name},
 			Args:     func(id string) []any { return []any{id} },
@@ -114,7 +115,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 	var (
 		started time.Time
 		unsure  bool // an attempt failed without a reply: it may have been applied
-		hub     = m.hub()
+		hub     = m.cfg.HubFor(m.client)
 	)
 	attempt := func(ctx context.Context) (bool, time.Duration, error) {
 		started = time.Now()
@@ -197,7 +198,7 @@ func (m *Mutex) release(ctx context.Context, id string) error {
 
 // releaseOnce runs the release operation: -1 not held, 0 still held, 1 released.
 func (m *Mutex) releaseOnce(ctx context.Context, id string) (int64, error) {
-	res, err := scripts.Int(m.run(ctx, m.hub(), opRelease, id, time.Now(), true))
+	res, err := scripts.Int(m.run(ctx, m.cfg.HubFor(m.client), opRelease, id, time.Now(), true))
 	if err != nil {
 		return 0, fmt.Errorf("fairlock: unlock %s: %w", m.name, err)
 	}
@@ -218,19 +219,5 @@ func (m *Mutex) run(ctx context.Context, hub *pubsub.Hub, op, id string, now tim
 		flag = "1"
 	}
 	return opsScript.Run(ctx, m.client, m.keys, op, id, now.UnixMilli(), pub,
-		scripts.Ms(m.lease()), scripts.Ms(m.cfg.wait), flag)
-}
-
-func (m *Mutex) lease() time.Duration {
-	if m.cfg.lease > 0 {
-		return m.cfg.lease
-	}
-	return m.cfg.watchdog
-}
-
-func (m *Mutex) hub() *pubsub.Hub {
-	if m.cfg.hub != nil {
-		return m.cfg.hub
-	}
-	return pubsub.Shared(m.client)
+		scripts.Ms(m.cfg.TTL()), scripts.Ms(m.cfg.wait), flag)
 }

@@ -1,6 +1,7 @@
 package fairlock
 
 import (
+	"github.com/latchkey/latchkey/internal/lockopt"
 	"time"
 
 	"github.com/latchkey/latchkey/pubsub"
@@ -10,10 +11,8 @@ import (
 type Option func(*config)
 
 type config struct {
-	lease    time.Duration // > 0: fixed lease, no watchdog
-	watchdog time.Duration
-	wait     time.Duration
-	hub      *pubsub.Hub
+	lockopt.Common
+	wait time.Duration
 }
 
 // DefaultWatchdogTimeout is the lease a watchdog-held lock is kept at
@@ -30,10 +29,7 @@ const DefaultWaitTimeout = 5 * time.Second
 // lease: the watchdog keeps the lock alive while it is held.
 func WithLease(d time.Duration) Option {
 	return func(c *config) {
-		if d <= 0 {
-			panic("fairlock: New: WithLease: lease must be positive")
-		}
-		c.lease = d
+		c.SetLease("fairlock", d)
 	}
 }
 
@@ -43,10 +39,7 @@ func WithLease(d time.Duration) Option {
 // The default is 30s.
 func WithWatchdogTimeout(d time.Duration) Option {
 	return func(c *config) {
-		if d < 3*time.Millisecond {
-			panic("fairlock: New: WithWatchdogTimeout: timeout must be at least 3ms")
-		}
-		c.watchdog = d
+		c.SetWatchdog("fairlock", d)
 	}
 }
 
@@ -72,5 +65,5 @@ func WithWaitTimeout(d time.Duration) Option {
 // WithHub makes the Mutex wait through h instead of the Hub shared by its
 // client (see pubsub.Shared). The default is the shared Hub.
 func WithHub(h *pubsub.Hub) Option {
-	return func(c *config) { c.hub = h }
+	return func(c *config) { c.Hub = h }
 }

@@ -19,7 +19,7 @@ func scriptMutex(t *testing.T, opts ...Option) (*Mutex, *redis.Client) {
 
 func acquireAt(t *testing.T, m *Mutex, op, id string, now time.Time, reentrant bool) (bool, int64) {
 	t.Helper()
-	ok, v, err := scripts.Pair(m.run(context.Background(), m.hub(), op, id, now, reentrant))
+	ok, v, err := scripts.Pair(m.run(context.Background(), m.cfg.HubFor(m.client), op, id, now, reentrant))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package mutex
 import (
 	"context"
 	"fmt"
+	"github.com/latchkey/latchkey/internal/lockopt"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/hold"
@@ -61,7 +62,7 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
 	if name == "" {
 		panic("mutex: New: empty name")
 	}
-	cfg := config{watchdog: DefaultWatchdogTimeout}
+	cfg := config{Common: lockopt.Common{Watchdog: DefaultWatchdogTimeout}}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -83,8 +84,8 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
 		},
 		cfg: cfg,
 		holds: hold.New(client, "mutex: "+name, hold.Keep{
-			Lease:    cfg.lease,
-			Watchdog: cfg.watchdog,
+			Lease:    cfg.Fixed,
+			Watchdog: cfg.Watchdog,
 			Kind:     lease.HashLock,
 			Keys:     []string{name},
 			Args:     func(id string) []any { return []any{id} },
@@ -124,7 +125,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 		// another goroutine's hold.
 		id = owner.New()
 	}
-	hub := m.hub()
+	hub := m.cfg.HubFor(m.client)
 	pub, err := hub.PublishCommand(ctx)
 	if err != nil {
 		return false, fmt.Errorf("mutex: lock %s: %w", m.name, err)
@@ -202,7 +203,7 @@ func (m *Mutex) run(ctx context.Context, op, id, hubID string, reentrant bool, n
 		flag = "1"
 	}
 	return opsScript.Run(ctx, m.client, m.keys, op, id, hubID+"/"+id,
-		scripts.Ms(m.lease()), flag, now.UnixMilli(), scripts.Ms(queueTimeout), pub, scripts.Ms(grace))
+		scripts.Ms(m.cfg.TTL()), flag, now.UnixMilli(), scripts.Ms(queueTimeout), pub, scripts.Ms(grace))
 }
 
 // Unlock releases one hold of m. With an owner in ctx it releases that
@@ -244,7 +245,7 @@ func (m *Mutex) release(ctx context.Context, id string) error {
 
 // releaseOnce runs the release script: -1 not held, 0 still held, 1 released.
 func (m *Mutex) releaseOnce(ctx context.Context, id string) (int64, error) {
-	pub, err := m.hub().PublishCommand(ctx)
+	pub, err := m.cfg.HubFor(m.client).PublishCommand(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("mutex: unlock %s: %w", m.name, err)
 	}
@@ -253,18 +254,4 @@ func (m *Mutex) releaseOnce(ctx context.Context, id string) (int64, error) {
 		return 0, fmt.Errorf("mutex: unlock %s: %w", m.name, err)
 	}
 	return res, nil
-}
-
-func (m *Mutex) lease() time.Duration {
-	if m.cfg.lease > 0 {
-		return m.cfg.lease
-	}
-	return m.cfg.watchdog
-}
-
-func (m *Mutex) hub() *pubsub.Hub {
-	if m.cfg.hub != nil {
-		return m.cfg.hub
-	}
-	return pubsub.Shared(m.client)
 }

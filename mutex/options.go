@@ -1,6 +1,7 @@
 package mutex
 
 import (
+	"github.com/latchkey/latchkey/internal/lockopt"
 	"time"
 
 	"github.com/latchkey/latchkey/pubsub"
@@ -10,9 +11,7 @@ import (
 type Option func(*config)
 
 type config struct {
-	lease    time.Duration // > 0: fixed lease, no watchdog
-	watchdog time.Duration
-	hub      *pubsub.Hub
+	lockopt.Common
 }
 
 // DefaultWatchdogTimeout is the lease a watchdog-held lock is kept at
@@ -25,10 +24,7 @@ const DefaultWatchdogTimeout = 30 * time.Second
 // lease: the watchdog keeps the lock alive while it is held.
 func WithLease(d time.Duration) Option {
 	return func(c *config) {
-		if d <= 0 {
-			panic("mutex: New: WithLease: lease must be positive")
-		}
-		c.lease = d
+		c.SetLease("mutex", d)
 	}
 }
 
@@ -38,15 +34,12 @@ func WithLease(d time.Duration) Option {
 // The default is 30s.
 func WithWatchdogTimeout(d time.Duration) Option {
 	return func(c *config) {
-		if d < 3*time.Millisecond {
-			panic("mutex: New: WithWatchdogTimeout: timeout must be at least 3ms")
-		}
-		c.watchdog = d
+		c.SetWatchdog("mutex", d)
 	}
 }
 
 // WithHub makes the Mutex wait through h instead of the Hub shared by its
 // client (see pubsub.Shared).
 func WithHub(h *pubsub.Hub) Option {
-	return func(c *config) { c.hub = h }
+	return func(c *config) { c.Hub = h }
 }

@@ -14,7 +14,7 @@ import (
 // (Redisson's forceUnlock). It reports whether the lock was held. The
 // holder's hold is lost: its Done closes at its next renewal or lease end.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
-	pub, err := m.hub().PublishCommand(ctx)
+	pub, err := m.cfg.HubFor(m.client).PublishCommand(ctx)
 	if err != nil {
 		return false, fmt.Errorf("mutex: force unlock %s: %w", m.name, err)
 	}

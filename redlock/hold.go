@@ -118,13 +118,13 @@ func (m *Mutex) acquired(id string, plain bool, a *attempt) {
 	defer m.mu.Unlock()
 	h := &hold{owner: id, plain: plain, count: 1, att: a, done: make(chan struct{})}
 	why := "validity ran out without a quorum renewal"
-	if m.cfg.lease > 0 {
-		why = fmt.Sprintf("validity of its %v lease ran out", m.cfg.lease)
+	if m.cfg.Fixed > 0 {
+		why = fmt.Sprintf("validity of its %v lease ran out", m.cfg.Fixed)
 	}
 	h.expiry = time.AfterFunc(time.Until(m.validUntil(a.start)), func() {
 		m.lose(h, fmt.Errorf("redlock: %s: %w: %s", m.name, lockerr.ErrLost, why))
 	})
-	if m.cfg.lease == 0 {
+	if m.cfg.Fixed == 0 {
 		h.stop = make(chan struct{})
 		go m.watch(h, a.start)
 	}
@@ -135,7 +135,7 @@ func (m *Mutex) acquired(id string, plain bool, a *attempt) {
 // validUntil is when a hold confirmed by a quorum of requests sent at t
 // stops being valid.
 func (m *Mutex) validUntil(t time.Time) time.Time {
-	return t.Add(m.lease() - m.drift())
+	return t.Add(m.cfg.TTL() - m.drift())
 }
 
 // leave takes one hold of owner id off the books. It returns the hold, and

@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"github.com/latchkey/latchkey/internal/lockopt"
 	"time"
 
 	"github.com/latchkey/latchkey/pubsub"
@@ -10,11 +11,9 @@ import (
 type Option func(*config)
 
 type config struct {
-	lease       time.Duration // > 0: fixed lease, no watchdog
-	watchdog    time.Duration
+	lockopt.Common
 	nodeTimeout time.Duration // 0: a twentieth of the lease
 	retryDelay  time.Duration
-	hub         *pubsub.Hub
 }
 
 const (
@@ -34,10 +33,7 @@ const (
 // alive while it is held.
 func WithLease(d time.Duration) Option {
 	return func(c *config) {
-		if d <= 0 {
-			panic("redlock: New: WithLease: lease must be positive")
-		}
-		c.lease = d
+		c.SetLease("redlock", d)
 	}
 }
 
@@ -47,10 +43,7 @@ func WithLease(d time.Duration) Option {
 // is below 3ms. The default is 30s.
 func WithWatchdogTimeout(d time.Duration) Option {
 	return func(c *config) {
-		if d < 3*time.Millisecond {
-			panic("redlock: New: WithWatchdogTimeout: timeout must be at least 3ms")
-		}
-		c.watchdog = d
+		c.SetWatchdog("redlock", d)
 	}
 }
 
@@ -91,5 +84,5 @@ func WithRetryDelay(d time.Duration) Option {
 // so pick a node you expect to be up. The default is no Hub: waiters only
 // retry after the random delay.
 func WithHub(h *pubsub.Hub) Option {
-	return func(c *config) { c.hub = h }
+	return func(c *config) { c.Hub = h }
 }

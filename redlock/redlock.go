@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"github.com/latchkey/latchkey/internal/lockopt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -59,7 +60,7 @@ func New(clients []redis.UniversalClient, name string, opts ...Option) *Mutex {
 	if name == "" {
 		panic("redlock: New: empty name")
 	}
-	cfg := config{watchdog: DefaultWatchdogTimeout, retryDelay: DefaultRetryDelay}
+	cfg := config{Common: lockopt.Common{Watchdog: DefaultWatchdogTimeout}, retryDelay: DefaultRetryDelay}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -72,7 +73,7 @@ func New(clients []redis.UniversalClient, name string, opts ...Option) *Mutex {
 		cfg:      cfg,
 		holds:    make(map[string]*hold),
 	}
-	if m.nodeTimeout() >= m.lease() {
+	if m.nodeTimeout() >= m.cfg.TTL() {
 		panic("redlock: New: WithNodeTimeout: timeout must be below the lease")
 	}
 	return m
@@ -126,7 +127,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 		return false, rand.N(m.cfg.retryDelay) + 1, nil
 	}
 	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Hub:     m.cfg.hub,
+		Hub:     m.cfg.Hub,
 		Channel: m.channel,
 		Policy:  pubsub.WakeOne,
 		Attempt: try,
@@ -146,7 +147,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 // answered at all.
 func (m *Mutex) try(ctx context.Context, id string) (*attempt, error) {
 	a := &attempt{m: m, owner: id, start: time.Now()}
-	leaseMs := scripts.Ms(m.lease())
+	leaseMs := scripts.Ms(m.cfg.TTL())
 	rs := m.fanout(ctx, func(ctx context.Context, c redis.UniversalClient) (int64, error) {
 		ok, _, err := scripts.Pair(acquireScript.Run(ctx, c, []string{m.name, m.tokenKey}, leaseMs, id, "0"))
 		if ok {
@@ -154,7 +155,7 @@ func (m *Mutex) try(ctx context.Context, id string) (*attempt, error) {
 		}
 		return 0, err
 	}, a.late)
-	validity := m.lease() - time.Since(a.start) - m.drift()
+	validity := m.cfg.TTL() - time.Since(a.start) - m.drift()
 	won, failed := count(rs, 1)
 	if won >= m.quorum && validity > 0 {
 		a.settle(stateHeld)
@@ -204,7 +205,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	case !last:
 		return nil
 	}
-	leaseMs := scripts.Ms(m.lease())
+	leaseMs := scripts.Ms(m.cfg.TTL())
 	rs := m.fanout(ctx, func(ctx context.Context, c redis.UniversalClient) (int64, error) {
 		pub, err := pubsub.Shared(c).PublishCommand(ctx)
 		if err != nil {
@@ -259,22 +260,15 @@ func (m *Mutex) undoOne(ctx context.Context, id string, node int) {
 	_ = m.clients[node].HDel(ctx, m.name, id).Err()
 }
 
-func (m *Mutex) lease() time.Duration {
-	if m.cfg.lease > 0 {
-		return m.cfg.lease
-	}
-	return m.cfg.watchdog
-}
-
 // drift is the clock drift allowance subtracted from every validity:
 // 1% of the lease plus 2ms (redlock-rb's).
 func (m *Mutex) drift() time.Duration {
-	return m.lease()/100 + 2*time.Millisecond
+	return m.cfg.TTL()/100 + 2*time.Millisecond
 }
 
 func (m *Mutex) nodeTimeout() time.Duration {
 	if m.cfg.nodeTimeout > 0 {
 		return m.cfg.nodeTimeout
 	}
-	return m.lease() / 20
+	return m.cfg.TTL() / 20
 }

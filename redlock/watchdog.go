@@ -21,9 +21,9 @@ import (
 // per-client batching of package lease: its renewals must reach every node
 // together and be counted as one.
 func (m *Mutex) watch(h *hold, from time.Time) {
-	every := m.cfg.watchdog / 3
-	retry := min(m.cfg.watchdog/10, time.Second)
-	leaseMs := scripts.Ms(m.cfg.watchdog)
+	every := m.cfg.Watchdog / 3
+	retry := min(m.cfg.Watchdog/10, time.Second)
+	leaseMs := scripts.Ms(m.cfg.Watchdog)
 	keys := []string{m.name}
 	renew := func(ctx context.Context, c redis.UniversalClient) (int64, error) {
 		res, err := scripts.Ints(renewScript.Run(ctx, c, keys, leaseMs, h.owner))

@@ -106,22 +106,22 @@ func (rw *RWMutex) acquired(id string, s side, plain bool, started time.Time) {
 		h.count++
 		h.seq = rw.seq
 		if h.timer != nil {
-			h.timer.Reset(time.Until(started.Add(rw.cfg.lease))) // the newest hold lasts longest
+			h.timer.Reset(time.Until(started.Add(rw.cfg.Fixed))) // the newest hold lasts longest
 		}
 		rw.cur[s], rw.cur[either] = h, h
 		return
 	}
 	h := &hold{field: f, owner: id, side: s, plain: plain, count: 1, seq: rw.seq, done: make(chan struct{})}
-	if rw.cfg.lease > 0 {
-		h.timer = time.AfterFunc(time.Until(started.Add(rw.cfg.lease)), func() {
-			rw.lose(h, fmt.Errorf("rwlock: %s: %w: %s lease of %v expired", rw.name, lockerr.ErrLost, s, rw.cfg.lease))
+	if rw.cfg.Fixed > 0 {
+		h.timer = time.AfterFunc(time.Until(started.Add(rw.cfg.Fixed)), func() {
+			rw.lose(h, fmt.Errorf("rwlock: %s: %w: %s lease of %v expired", rw.name, lockerr.ErrLost, s, rw.cfg.Fixed))
 		})
 	} else {
 		h.renew = &lease.Hold{
 			Kind:  lease.HashLock,
 			Keys:  []string{rw.name},
 			Args:  []any{f},
-			Lease: rw.cfg.watchdog,
+			Lease: rw.cfg.Watchdog,
 			Lost:  func(err error) { rw.lose(h, fmt.Errorf("rwlock: %s: %s hold: %w", rw.name, s, err)) },
 		}
 		if s == read {

@@ -1,6 +1,7 @@
 package rwlock
 
 import (
+	"github.com/latchkey/latchkey/internal/lockopt"
 	"time"
 
 	"github.com/latchkey/latchkey/pubsub"
@@ -10,9 +11,7 @@ import (
 type Option func(*config)
 
 type config struct {
-	lease    time.Duration // > 0: fixed lease, no watchdog
-	watchdog time.Duration
-	hub      *pubsub.Hub
+	lockopt.Common
 }
 
 // DefaultWatchdogTimeout is the lease a watchdog-held hold is kept at
@@ -27,10 +26,7 @@ const DefaultWatchdogTimeout = 30 * time.Second
 // hold alive while it is held.
 func WithLease(d time.Duration) Option {
 	return func(c *config) {
-		if d <= 0 {
-			panic("rwlock: New: WithLease: lease must be positive")
-		}
-		c.lease = d
+		c.SetLease("rwlock", d)
 	}
 }
 
@@ -40,10 +36,7 @@ func WithLease(d time.Duration) Option {
 // The default is 30s.
 func WithWatchdogTimeout(d time.Duration) Option {
 	return func(c *config) {
-		if d < 3*time.Millisecond {
-			panic("rwlock: New: WithWatchdogTimeout: timeout must be at least 3ms")
-		}
-		c.watchdog = d
+		c.SetWatchdog("rwlock", d)
 	}
 }
 
@@ -51,5 +44,5 @@ func WithWatchdogTimeout(d time.Duration) Option {
 // client; a nil h keeps the default. The default is the client's shared Hub
 // (see pubsub.Shared).
 func WithHub(h *pubsub.Hub) Option {
-	return func(c *config) { c.hub = h }
+	return func(c *config) { c.Hub = h }
 }

@@ -3,6 +3,7 @@ package rwlock
 import (
 	"context"
 	"fmt"
+	"github.com/latchkey/latchkey/internal/lockopt"
 	"sync"
 	"time"
 
@@ -56,7 +57,7 @@ func New(client redis.UniversalClient, name string, opts ...Option) *RWMutex {
 	if name == "" {
 		panic("rwlock: New: empty name")
 	}
-	cfg := config{watchdog: DefaultWatchdogTimeout}
+	cfg := config{Common: lockopt.Common{Watchdog: DefaultWatchdogTimeout}}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -172,9 +173,9 @@ func (rw *RWMutex) lock(ctx context.Context, budget time.Duration, s side) (bool
 		// undone without touching another goroutine's hold.
 		id = owner.New()
 	}
-	script, args := readAcquireScript, []any{scripts.Ms(rw.lease()), id, field(id, write)}
+	script, args := readAcquireScript, []any{scripts.Ms(rw.cfg.TTL()), id, field(id, write)}
 	if s == write {
-		script, args = writeAcquireScript, []any{scripts.Ms(rw.lease()), field(id, write), id}
+		script, args = writeAcquireScript, []any{scripts.Ms(rw.cfg.TTL()), field(id, write), id}
 	}
 	ks := []string{rw.name, rw.timeoutPrefix(id)}
 	var (
@@ -201,7 +202,7 @@ func (rw *RWMutex) lock(ctx context.Context, budget time.Duration, s side) (bool
 		}
 	}
 	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Hub:     rw.hub(),
+		Hub:     rw.cfg.HubFor(rw.client),
 		Channel: rw.channel,
 		Policy:  wakePolicy,
 		Attempt: attempt,
@@ -241,7 +242,7 @@ func (rw *RWMutex) unlock(ctx context.Context, s side) error {
 // holds had expired, 0 the owner's last hold of that side released, n > 0
 // holds left.
 func (rw *RWMutex) release(ctx context.Context, id string, s side) (int64, error) {
-	pub, err := rw.hub().PublishCommand(ctx)
+	pub, err := rw.cfg.HubFor(rw.client).PublishCommand(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
 	}
@@ -253,18 +254,4 @@ func (rw *RWMutex) release(ctx context.Context, id string, s side) (int64, error
 	}
 	rw.released(field(id, s), res)
 	return res, nil
-}
-
-func (rw *RWMutex) lease() time.Duration {
-	if rw.cfg.lease > 0 {
-		return rw.cfg.lease
-	}
-	return rw.cfg.watchdog
-}
-
-func (rw *RWMutex) hub() *pubsub.Hub {
-	if rw.cfg.hub != nil {
-		return rw.cfg.hub
-	}
-	return pubsub.Shared(rw.client)
 }
