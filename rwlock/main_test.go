@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -17,13 +17,7 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 // (failing it under CI) when none is installed.
 func server(t *testing.T) *redistest.Server { return redistest.SharedServer(t) }
 
-// client returns a new client of s, as a separate process would have one;
-// it and latchkey's resources for it are released when t ends.
-func client(t *testing.T, s *redistest.Server) *redis.Client {
-	c := s.Client(t)
-	t.Cleanup(func() { _ = latchkey.Close(c) })
-	return c
-}
+func client(t *testing.T, s *redistest.Server) *redis.Client { return locktest.Client(t, s) }
 
 // lockName returns a lock name unique to t.
 func lockName(t *testing.T) string { return "rwlock-test:" + t.Name() }

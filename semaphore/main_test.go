@@ -1,13 +1,10 @@
 package semaphore_test
 
 import (
-	"fmt"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/pubsub"
 	"github.com/latchkey/latchkey/semaphore"
@@ -20,20 +17,15 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 // (failing it under CI) when none is installed.
 func server(t *testing.T) *redistest.Server { return redistest.SharedServer(t) }
 
-// client returns a new client of s, as a separate process would have one;
-// it and latchkey's resources for it are released when t ends.
-func client(t *testing.T, s *redistest.Server) *redis.Client {
-	c := s.Client(t)
-	t.Cleanup(func() { _ = latchkey.Close(c) })
-	return c
-}
+func client(t *testing.T, s *redistest.Server) *redis.Client { return locktest.Client(t, s) }
 
-// mini returns a miniredis server and a client of it, released when t ends.
-func mini(t *testing.T) (*miniredis.Miniredis, *redis.Client) {
-	mr, c := redistest.Miniredis(t)
-	t.Cleanup(func() { _ = latchkey.Close(c) })
-	return mr, c
-}
+func mini(t *testing.T) (*miniredis.Miniredis, *redis.Client) { return locktest.Mini(t) }
+
+func hub(t *testing.T, c redis.UniversalClient) *pubsub.Hub { return locktest.Hub(t, c) }
+
+func semName(t *testing.T) string { return locktest.Name(t, "semaphore-test") }
+
+func waitWaiters(t *testing.T, h *pubsub.Hub, n int) { t.Helper(); locktest.WaitWaiters(t, h, n) }
 
 // watched returns a handle on the semaphore name with a Hub of its own,
 // closed when t ends, so that a test can count its waiters.
@@ -41,30 +33,4 @@ func watched(t *testing.T, s *redistest.Server, name string) (*semaphore.Semapho
 	c := client(t, s)
 	h := hub(t, c)
 	return semaphore.New(c, name, semaphore.WithHub(h)), h
-}
-
-// hub returns a Hub of c closed when t ends, so a test can count waiters.
-func hub(t *testing.T, c redis.UniversalClient) *pubsub.Hub {
-	h := pubsub.New(c)
-	t.Cleanup(func() { _ = h.Close() })
-	return h
-}
-
-var seq atomic.Int64
-
-// semName returns a semaphore name unique to this run of t.
-func semName(t *testing.T) string {
-	return fmt.Sprintf("semaphore-test:%s:%d", t.Name(), seq.Add(1))
-}
-
-// waitWaiters waits until h has n waiters subscribed.
-func waitWaiters(t *testing.T, h *pubsub.Hub, n int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for h.Stats().Waiters != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("hub has %d waiters, want %d", h.Stats().Waiters, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
