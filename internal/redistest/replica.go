@@ -1,0 +1,92 @@
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// syncTimeout bounds the wait for a new replica's first full sync.
+const syncTimeout = 30 * time.Second
+
+// StartReplica starts a redis-server that replicates master, as
+// [StartServer] does, and returns once the replica reports its link to the
+// master up and the master counts it among its connected replicas. The
+// replica is killed by t.Cleanup.
+func StartReplica(t testing.TB, master *Server) *Server {
+	t.Helper()
+	s := StartServer(t, "--replicaof", Host, strconv.Itoa(master.Port()))
+	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
+	defer cancel()
+	if err := WaitReplicaLinked(ctx, master, s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// WaitReplicaLinked waits until replica reports master_link_status:up and
+// master lists replica among its connected replicas, or ctx ends.
+func WaitReplicaLinked(ctx context.Context, master, replica *Server) error {
+	mc := redis.NewClient(&redis.Options{Addr: master.Addr(), DialTimeout: clientDialTimeout})
+	defer mc.Close()
+	rc := redis.NewClient(&redis.Options{Addr: replica.Addr(), DialTimeout: clientDialTimeout})
+	defer rc.Close()
+	err := poll(ctx, func() error {
+		info, err := rc.Info(ctx, "replication").Result()
+		if err != nil {
+			return err
+		}
+		if f := parseInfo(info); f["master_link_status"] != "up" {
+			return fmt.Errorf("replica %s: master_link_status:%s", replica.Addr(), f["master_link_status"])
+		}
+		info, err = mc.Info(ctx, "replication").Result()
+		if err != nil {
+			return err
+		}
+		f := parseInfo(info)
+		n, _ := strconv.Atoi(f["connected_slaves"])
+		for i := 0; i < n; i++ {
+			if v := f["slave"+strconv.Itoa(i)]; containsPort(v, replica.Port()) {
+				return nil
+			}
+		}
+		return fmt.Errorf("master %s does not list replica %s yet", master.Addr(), replica.Addr())
+	})
+	if err != nil {
+		return fmt.Errorf("redistest: replica %s of %s not linked within the deadline: %w", replica.Addr(), master.Addr(), err)
+	}
+	return nil
+}
+
+// containsPort reports whether an INFO slaveN value (ip=...,port=N,...)
+// names port.
+func containsPort(v string, port int) bool {
+	return slices.Contains(strings.Split(v, ","), "port="+strconv.Itoa(port))
+}
+
+// Freeze stops the server with SIGSTOP until Thaw: it keeps its
+// connections but answers nothing (a frozen replica acknowledges no
+// writes, so WAIT on its master times out). Freeze does nothing when the
+// server is not running or the platform has no SIGSTOP.
+func (s *Server) Freeze() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc != nil && canPause {
+		s.proc.signal(sigStop)
+	}
+}
+
+// Thaw resumes a server stopped by Freeze.
+func (s *Server) Thaw() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc != nil && canPause {
+		s.proc.signal(sigCont)
+	}
+}
