@@ -37,6 +37,9 @@ func fairKeys(name string) (queue, timeouts string) {
 	return keys.Prefix("redisson_lock_queue", name), keys.Prefix("redisson_lock_timeout", name)
 }
 
+// fairHeartbeats returns latchkey's heartbeat key of a fair lock.
+func fairHeartbeats(name string) string { return keys.Prefix("latchkey_lock_heartbeat", name) }
+
 // fairWaitQueued waits until n waiters are queued for name.
 func fairWaitQueued(t *testing.T, c redis.UniversalClient, name string, n int64) {
 	t.Helper()
@@ -54,7 +57,7 @@ func fairWaitQueued(t *testing.T, c redis.UniversalClient, name string, n int64)
 func fairEmptyQueue(t *testing.T, c redis.UniversalClient, name string) {
 	t.Helper()
 	queue, timeouts := fairKeys(name)
-	if n, err := c.Exists(context.Background(), queue, timeouts).Result(); err != nil || n != 0 {
+	if n, err := c.Exists(context.Background(), queue, timeouts, fairHeartbeats(name)).Result(); err != nil || n != 0 {
 		t.Fatalf("queue keys left: %d, %v", n, err)
 	}
 }
@@ -269,7 +272,7 @@ func fairForceUnlockWakes(t *testing.T, e *env) {
 	if err := fairlock.New(c, e.Name).Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	w := fairlock.New(e.Client(), e.Name, fairlock.WithWaitTimeout(30*time.Second))
+	w := fairlock.New(e.Client(), e.Name, fairlock.WithLivenessTimeout(30*time.Second))
 	done := fairGo(func() error { return w.Lock(ctx) })
 	fairWaitQueued(t, c, e.Name, 1)
 	time.Sleep(50 * time.Millisecond) // let it subscribe and go to sleep

@@ -18,52 +18,65 @@
 // the lock is free but others are queued joins the tail. TryLock with no
 // wait succeeds only when the lock is free and nobody is queued.
 //
+// # Queue deadlines
+//
+// The queue keeps Redisson's rules, so that Redisson and latchkey waiters
+// can share it in one order. Each waiter has a deadline, set once when it
+// joins: the deadline of the waiter before it, or when there is none the
+// time the holder's lease runs out, plus the wait timeout (WithWaitTimeout,
+// Redisson's fairLockWaitTimeout, 5 minutes by default). Each acquisition
+// brings every deadline one wait timeout closer, and so does a waiter that
+// leaves for those behind it, so the first waiter's deadline stays about a
+// wait timeout after the lock was expected to be free. A first waiter whose
+// deadline has passed is skipped: a Redisson waiter that crashed, or any
+// waiter still queued after the holders ahead of it took a wait timeout
+// longer than expected; a live one queues again at the tail, as it would
+// in Redisson. No deadline is ever changed otherwise.
+//
 // # Liveness
 //
-// A queued waiter holds its place by a deadline in Redis, which it renews
-// to now + the wait timeout (WithWaitTimeout, 5s by default) at each
-// attempt. Its attempts are bounded: it sleeps until it is woken, and at
-// most a third of the wait timeout, which is therefore the longest anyone
-// sleeps without a wake-up; it is a liveness heartbeat, not a poll. So a
-// live waiter keeps its place however long it waits, while a waiter that
-// crashed is skipped at the latest a wait timeout after its last attempt,
-// as soon as anyone touches the lock after that. Waiters behind a dead
-// first waiter sleep until its deadline, not longer. A waiter whose Lock
-// is cancelled, or whose TryLock runs out of time, leaves the queue at once.
+// latchkey adds a heartbeat for its own waiters. A queued latchkey waiter
+// renews it to now + the liveness timeout (WithLivenessTimeout, 5s by
+// default) at each attempt, in a key of its own beside Redisson's. Its
+// attempts are bounded: it sleeps until it is woken, and at most a third of
+// the liveness timeout, which is therefore the longest it sleeps without a
+// wake-up; it is a heartbeat, not a poll. So a live waiter keeps its place
+// however long it waits, while a latchkey waiter that crashed is skipped,
+// wherever it is in the queue, a liveness timeout after its last attempt,
+// as soon as a latchkey client touches the lock after that: the latchkey
+// waiters behind a dead first waiter sleep until then, not longer. Its
+// leaving brings the deadlines behind it closer as if it had given up. A
+// crashed Redisson waiter has no heartbeat, and is skipped at its deadline,
+// as in Redisson. A waiter whose Lock is cancelled, or whose TryLock runs
+// out of time, leaves the queue at once.
 //
 // The first waiter sleeps at most until the holder's lease runs out, so a
 // crashed holder's lock passes on as soon as it expires. Whenever the first
 // place changes hands other than by taking the lock (the first waiter left
 // or was skipped), the new first waiter is woken, so it takes a free lock
 // at once or sleeps on the holder's lease; it is also woken when the waiter
-// ahead takes the lock with a lease shorter than the heartbeat. A waiter
-// that is not first never retries sooner than its bound, even while the
-// lock is free and the first waiter has yet to take it: no waiter polls.
+// ahead takes the lock with a lease shorter than the heartbeat. A latchkey
+// waiter that is not first never retries sooner than its bound, even while
+// the lock is free and the first waiter has yet to take it: no latchkey
+// waiter polls.
 //
 // # Compared with Redisson
 //
-// Redisson gives each waiter a deadline of the previous waiter's deadline
-// plus fairLockWaitTimeout (5 minutes) once, on arrival, and brings every
-// deadline that much closer when the queue advances; a crashed waiter
-// then stalls the queue for up to 5 minutes, and a live waiter that waits
-// longer than its deadline loses its place. latchkey waiters renew their
-// own deadlines instead and never shift anyone else's; waiters whose
-// deadline has passed are removed wherever they are in the queue (Redisson
-// removes them only from its head).
+// Redisson clients may share a lock with latchkey clients: both take,
+// queue, skip and wake on the same keys and channels by the same rules,
+// and waiters of both kinds are served in the order they joined the queue,
+// provided every client of the lock uses the same wait timeout. What
+// latchkey adds is for its own waiters: a dead latchkey waiter is skipped
+// within its liveness timeout instead of up to its deadline (a Redisson
+// client alone never skips it sooner, since it does not read the
+// heartbeats), and a latchkey waiter behind a first waiter that is slow to
+// take the free lock sleeps instead of retrying at once as Redisson's do.
+// Deadlines are client wall-clock times, as in Redisson, so all clients'
+// clocks must agree, to well within a third of the liveness timeout.
 //
 // Redisson's fair unlock reports success when the lock key is gone.
 // latchkey's Unlock reports latchkey.ErrNotHeld, as for every lock, and
 // like Redisson still wakes the first waiter if the lock is free.
-//
-// Redisson clients may share a lock with latchkey clients: both take,
-// queue, skip and wake on the same keys and channels in the same way. A
-// Redisson client that takes the lock brings every deadline closer by its
-// own wait time, which may put latchkey waiters' deadlines in the past;
-// such a waiter may then be skipped and queues again at the tail at its
-// next attempt. Mutual exclusion and progress hold in a mixed queue; strict
-// order holds among latchkey clients. All clients' clocks must agree to
-// well within a third of the wait timeout, since deadlines are client
-// wall-clock times, as in Redisson.
 //
 // Redis keys and channels, as Redisson lays them out for a lock named N:
 //
@@ -71,6 +84,10 @@
 //	redisson_lock_queue:{N}             list of waiting owners, first waiter first
 //	redisson_lock_timeout:{N}           zset {owner: deadline in Unix ms}
 //	redisson_lock__channel:{N}:<owner>  one waiter's wake-up channel, message "0"
+//
+// and latchkey's own, which Redisson clients neither read nor write:
+//
+//	latchkey_lock_heartbeat:{N}         zset {latchkey owner: heartbeat deadline in Unix ms}
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
 package fairlock

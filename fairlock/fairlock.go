@@ -3,13 +3,13 @@ package fairlock
 import (
 	"context"
 	"fmt"
-	"github.com/latchkey/latchkey/internal/lockopt"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/latchkey/latchkey/pubsub"
@@ -34,7 +34,7 @@ const (
 type Mutex struct {
 	client  redis.UniversalClient
 	name    string
-	keys    []string // lock, queue, deadlines, channel prefix: fairlock_ops's KEYS
+	keys    []string // lock, queue, deadlines, heartbeats, channel prefix: fairlock_ops's KEYS
 	channel string   // prefix of each waiter's own channel
 	cfg     config
 
@@ -51,7 +51,11 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
 	if name == "" {
 		panic("fairlock: New: empty name")
 	}
-	cfg := config{Common: lockopt.Common{Watchdog: DefaultWatchdogTimeout}, wait: DefaultWaitTimeout}
+	cfg := config{
+		Common:   lockopt.Common{Watchdog: DefaultWatchdogTimeout},
+		wait:     DefaultWaitTimeout,
+		liveness: DefaultLivenessTimeout,
+	}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -63,6 +67,7 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
 			name,
 			keys.Prefix("redisson_lock_queue", name),
 			keys.Prefix("redisson_lock_timeout", name),
+			keys.Prefix("latchkey_lock_heartbeat", name),
 			channel,
 		},
 		channel: channel,
@@ -219,5 +224,5 @@ func (m *Mutex) run(ctx context.Context, hub *pubsub.Hub, op, id string, now tim
 		flag = "1"
 	}
 	return opsScript.Run(ctx, m.client, m.keys, op, id, now.UnixMilli(), pub,
-		scripts.Ms(m.cfg.TTL()), scripts.Ms(m.cfg.wait), flag)
+		scripts.Ms(m.cfg.TTL()), scripts.Ms(m.cfg.wait), scripts.Ms(m.cfg.liveness), flag)
 }

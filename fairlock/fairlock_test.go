@@ -25,6 +25,7 @@ func TestNewPanics(t *testing.T) {
 		{"zero lease", func() { fairlock.New(c, "x", fairlock.WithLease(0)) }, "WithLease"},
 		{"tiny watchdog", func() { fairlock.New(c, "x", fairlock.WithWatchdogTimeout(time.Millisecond)) }, "WithWatchdogTimeout"},
 		{"zero wait timeout", func() { fairlock.New(c, "x", fairlock.WithWaitTimeout(0)) }, "WithWaitTimeout"},
+		{"tiny liveness timeout", func() { fairlock.New(c, "x", fairlock.WithLivenessTimeout(time.Millisecond)) }, "WithLivenessTimeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer func() {
@@ -80,19 +81,22 @@ func TestLockUnlock(t *testing.T) {
 	})
 }
 
-// TestLayout checks the keys against Redisson's layout (§3.3).
+// TestLayout checks the keys against Redisson's layout (§3.3): a first
+// waiter's deadline is the holder's lease end plus the wait timeout.
 func TestLayout(t *testing.T) {
 	backends(t, func(t *testing.T, newClient clientMaker) {
 		ctx, c, name := testCtx(t), newClient(), lockName()
 		a, b := latchkey.WithOwner(ctx), latchkey.WithOwner(ctx)
-		m := fairlock.New(c, name, fairlock.WithWaitTimeout(2*time.Second))
+		const lease, wait = 10 * time.Second, 2 * time.Second
+		m := fairlock.New(c, name, fairlock.WithLease(lease), fairlock.WithWaitTimeout(wait))
+		lockedFrom := time.Now()
 		if err := m.Lock(a); err != nil {
 			t.Fatal(err)
 		}
+		lockedTo := time.Now()
 		if v, err := c.HGet(ctx, name, latchkey.OwnerID(a)).Result(); err != nil || v != "1" {
 			t.Fatalf("HGET %s owner = %q, %v", name, v, err)
 		}
-		before := time.Now().UnixMilli()
 		waiterCtx, cancel := context.WithCancel(b)
 		done := goLock(func() error { return m.Lock(waiterCtx) })
 		waitQueued(t, c, name, 1)
@@ -101,8 +105,13 @@ func TestLayout(t *testing.T) {
 			t.Fatalf("queue = %q, %v; want the waiter", q, err)
 		}
 		score, err := c.ZScore(ctx, timeoutKey(name), latchkey.OwnerID(b)).Result()
-		if err != nil || int64(score) < before+2000 || int64(score) > time.Now().UnixMilli()+2000 {
-			t.Fatalf("deadline = %v, %v; want now + 2s", int64(score), err)
+		lo, hi := lockedFrom.Add(lease+wait).UnixMilli()-1, lockedTo.Add(lease+wait).UnixMilli()+1
+		if err != nil || int64(score) < lo || int64(score) > hi {
+			t.Fatalf("deadline = %v, %v; want the lease end + %v, in [%d, %d]", int64(score), err, wait, lo, hi)
+		}
+		beat, err := c.ZScore(ctx, heartbeatKey(name), latchkey.OwnerID(b)).Result()
+		if err != nil || time.UnixMilli(int64(beat)).After(time.Now().Add(fairlock.DefaultLivenessTimeout)) {
+			t.Fatalf("heartbeat = %v, %v; want at most now + %v", int64(beat), err, fairlock.DefaultLivenessTimeout)
 		}
 		cancel()
 		if r := await(t, done, 5*time.Second); !errors.Is(r.err, context.Canceled) {
@@ -114,7 +123,7 @@ func TestLayout(t *testing.T) {
 		if err := m.Unlock(a); err != nil {
 			t.Fatal(err)
 		}
-		if n, _ := c.Exists(ctx, name, queueKey(name), timeoutKey(name)).Result(); n != 0 {
+		if n, _ := c.Exists(ctx, name, queueKey(name), timeoutKey(name), heartbeatKey(name)).Result(); n != 0 {
 			t.Fatalf("%d keys left behind", n)
 		}
 	})
@@ -239,7 +248,7 @@ func TestForceUnlock(t *testing.T) {
 		if err := holder.Lock(ctx); err != nil {
 			t.Fatal(err)
 		}
-		waiter := fairlock.New(newClient(), name, fairlock.WithWaitTimeout(30*time.Second))
+		waiter := fairlock.New(newClient(), name, fairlock.WithLivenessTimeout(30*time.Second))
 		done := goLock(func() error { return waiter.Lock(ctx) })
 		waitQueued(t, c, name, 1)
 		if ok, err := fairlock.New(c, name).ForceUnlock(ctx); !ok || err != nil {

@@ -111,7 +111,7 @@ func TestKilledWaiterChild(t *testing.T) {
 		t.Skip("runs only as a child of TestFIFOSkipsKilledWaiter")
 	}
 	c := redis.NewClient(&redis.Options{Addr: os.Getenv("FAIRLOCK_ADDR")})
-	m := fairlock.New(c, os.Getenv("FAIRLOCK_NAME"), fairlock.WithWaitTimeout(time.Second))
+	m := fairlock.New(c, os.Getenv("FAIRLOCK_NAME"), fairlock.WithLivenessTimeout(time.Second))
 	fmt.Println("WAITING")
 	err := m.Lock(context.Background())
 	fmt.Println("ACQUIRED", err) // never: the parent kills us first
@@ -120,14 +120,14 @@ func TestKilledWaiterChild(t *testing.T) {
 
 // TestFIFOSkipsKilledWaiter: with one of 8 queued waiters a process that
 // is SIGKILLed while it waits, the other 7 still acquire in order, and the
-// dead slot stalls them no longer than the wait timeout.
+// dead slot stalls them no longer than the liveness timeout.
 func TestFIFOSkipsKilledWaiter(t *testing.T) {
 	if redistest.IsChild() {
 		t.Skip("not in a child")
 	}
 	srv := redistest.SharedServer(t)
 	newClient := makerFor(t, srv.Addr())
-	const waiters, waitTimeout = 8, time.Second
+	const waiters, liveness = 8, time.Second
 	c := newClient()
 	for _, dead := range []int{0, 3, 7} {
 		t.Run(fmt.Sprintf("dead=%d", dead), func(t *testing.T) {
@@ -136,7 +136,7 @@ func TestFIFOSkipsKilledWaiter(t *testing.T) {
 			var want []int
 			for i := range locks {
 				if i != dead {
-					locks[i] = fairlock.New(newClient(), name, fairlock.WithWaitTimeout(waitTimeout))
+					locks[i] = fairlock.New(newClient(), name, fairlock.WithLivenessTimeout(liveness))
 					want = append(want, i)
 				}
 			}
@@ -151,15 +151,15 @@ func TestFIFOSkipsKilledWaiter(t *testing.T) {
 				child.Kill()
 				killed = time.Now()
 			}
-			holder := fairlock.New(c, name, fairlock.WithWaitTimeout(waitTimeout))
+			holder := fairlock.New(c, name, fairlock.WithLivenessTimeout(liveness))
 			order, at := queueInOrder(t, c, holder, locks, start, kill)
 			if !slices.Equal(order, want) {
 				t.Fatalf("acquired in order %v, want %v", order, want)
 			}
 			// The first waiter behind the dead slot gets the lock within
-			// the wait timeout of the kill (plus scheduling slack); behind
+			// the liveness timeout of the kill (plus scheduling slack); behind
 			// a dead last waiter, that is a newcomer.
-			late := fairlock.New(c, name, fairlock.WithWaitTimeout(waitTimeout))
+			late := fairlock.New(c, name, fairlock.WithLivenessTimeout(liveness))
 			if err := late.Lock(testCtx(t)); err != nil {
 				t.Fatal(err)
 			}
@@ -175,8 +175,8 @@ func TestFIFOSkipsKilledWaiter(t *testing.T) {
 				}
 			}
 			stall := behind.Sub(killed)
-			t.Logf("dead waiter %d skipped %v after it was killed (wait timeout %v)", dead, stall.Round(time.Millisecond), waitTimeout)
-			if stall > waitTimeout+2*time.Second {
+			t.Logf("dead waiter %d skipped %v after it was killed (liveness timeout %v)", dead, stall.Round(time.Millisecond), liveness)
+			if stall > liveness+2*time.Second {
 				t.Errorf("the dead slot stalled the queue for %v", stall)
 			}
 			if n, z := queueState(t, c, name); n != 0 || z != 0 {

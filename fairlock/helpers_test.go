@@ -3,6 +3,7 @@ package fairlock_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,9 +29,11 @@ func lockName() string {
 	return fmt.Sprintf("fairlock-test-%d-%d", time.Now().UnixNano(), nameSeq.Add(1))
 }
 
-// queueKey and timeoutKey are the Redisson keys of a lock name without "{".
-func queueKey(name string) string   { return "redisson_lock_queue:{" + name + "}" }
-func timeoutKey(name string) string { return "redisson_lock_timeout:{" + name + "}" }
+// queueKey and timeoutKey are the Redisson keys of a lock name without "{",
+// heartbeatKey latchkey's own.
+func queueKey(name string) string     { return "redisson_lock_queue:{" + name + "}" }
+func timeoutKey(name string) string   { return "redisson_lock_timeout:{" + name + "}" }
+func heartbeatKey(name string) string { return "latchkey_lock_heartbeat:{" + name + "}" }
 func channelOf(name, owner string) string {
 	return "redisson_lock__channel:{" + name + "}:" + owner
 }
@@ -86,11 +89,13 @@ func waitQueued(t *testing.T, c redis.UniversalClient, name string, n int64) {
 	}
 }
 
-// queueState returns the queue's length and the deadline set's size.
+// queueState returns the queue's length and the deadline set's size. It
+// fails t if the heartbeats name other waiters than those queued, or more
+// than them.
 func queueState(t *testing.T, c redis.UniversalClient, name string) (int64, int64) {
 	t.Helper()
 	ctx := context.Background()
-	n, err := c.LLen(ctx, queueKey(name)).Result()
+	q, err := c.LRange(ctx, queueKey(name), 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +103,16 @@ func queueState(t *testing.T, c redis.UniversalClient, name string) (int64, int6
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n, z
+	beats, err := c.ZRange(ctx, heartbeatKey(name), 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range beats {
+		if !slices.Contains(q, b) {
+			t.Fatalf("heartbeat of %s, which is not queued (queue %q)", b, q)
+		}
+	}
+	return int64(len(q)), z
 }
 
 // addWaiter queues owner by hand, as a Redisson client (or a crashed

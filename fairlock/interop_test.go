@@ -20,7 +20,7 @@ func TestRedissonUnlockWakesLatchkeyWaiter(t *testing.T) {
 		ctx, c, name := testCtx(t), newClient(), lockName()
 		c.HSet(ctx, name, "java-uuid:1", 1)
 		c.PExpire(ctx, name, time.Minute)
-		m := fairlock.New(newClient(), name, fairlock.WithWaitTimeout(longWait))
+		m := fairlock.New(newClient(), name, fairlock.WithLivenessTimeout(longWait))
 		done := goLock(func() error { return m.Lock(ctx) })
 		waitQueued(t, c, name, 1)
 		waitSubscribed(t, c, name, 0)

@@ -28,7 +28,7 @@ func TestLeaseExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	w := fairlock.New(newClient(), name, fairlock.WithWaitTimeout(longWait))
+	w := fairlock.New(newClient(), name, fairlock.WithLivenessTimeout(longWait))
 	done := goLock(func() error { return w.Lock(ctx) })
 	select {
 	case <-m.Done():
@@ -99,7 +99,7 @@ func TestCrashedHolder(t *testing.T) {
 	ctx, c, name := testCtx(t), makerFor(t, srv.Addr())(), lockName()
 	child := redistest.StartChild(t, "TestCrashedHolderChild", "FAIRLOCK_ADDR="+srv.Addr(), "FAIRLOCK_NAME="+name)
 	child.WaitLine(t, "LOCKED", 30*time.Second)
-	w := fairlock.New(c, name, fairlock.WithWaitTimeout(longWait))
+	w := fairlock.New(c, name, fairlock.WithLivenessTimeout(longWait))
 	done := goLock(func() error { return w.Lock(ctx) })
 	time.Sleep(time.Second) // two watchdog timeouts: the live holder keeps it
 	if !pending(done) {

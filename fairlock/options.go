@@ -1,9 +1,9 @@
 package fairlock
 
 import (
-	"github.com/latchkey/latchkey/internal/lockopt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/pubsub"
 )
 
@@ -12,16 +12,20 @@ type Option func(*config)
 
 type config struct {
 	lockopt.Common
-	wait time.Duration
+	wait     time.Duration // Redisson's fairLockWaitTimeout
+	liveness time.Duration // how long a silent latchkey waiter keeps its place
 }
 
 // DefaultWatchdogTimeout is the lease a watchdog-held lock is kept at
 // (Redisson's lockWatchdogTimeout).
 const DefaultWatchdogTimeout = 30 * time.Second
 
-// DefaultWaitTimeout is how long a queued waiter may go without renewing
-// its place before the others skip it.
-const DefaultWaitTimeout = 5 * time.Second
+// DefaultWaitTimeout is Redisson's default fairLockWaitTimeout.
+const DefaultWaitTimeout = 5 * time.Minute
+
+// DefaultLivenessTimeout is how long a queued latchkey waiter may go
+// without an attempt before the others skip it.
+const DefaultLivenessTimeout = 5 * time.Second
 
 // WithLease gives every hold a fixed lease d: the lock expires d after it
 // was taken unless unlocked before, and nothing renews it (Redisson's
@@ -43,22 +47,42 @@ func WithWatchdogTimeout(d time.Duration) Option {
 	}
 }
 
-// WithWaitTimeout sets how long a queued waiter may be absent before the
-// others skip it (Redisson's fairLockWaitTimeout, which this replaces). A
-// live waiter keeps its place however long it waits: it renews its deadline
-// to now + d at every attempt, and attempts at least every d/3 (see the
-// package doc). A waiter that goes d without an attempt (it crashed, its
-// process stalled, Redis was out of reach) is skipped; if it was alive after
-// all, it queues again at the tail. All clients of one lock should use the
-// same d, and their clocks must agree to well within d/3. New panics if d is
-// below 3ms.
-// The default is 5s.
+// WithWaitTimeout sets Redisson's fair-lock wait timeout, the step of the
+// queue's deadlines (see the package doc): a waiter's deadline is the one
+// of the waiter before it plus d, and each acquisition brings every
+// deadline d closer. It must equal the fairLockWaitTimeout of every
+// Redisson client of the lock, and be the same for every latchkey client of
+// it; otherwise waiters are skipped while still alive, or a crashed Redisson
+// waiter holds up the queue for longer. A waiter of either kind that is
+// still queued when its deadline passes, because the holders ahead of it
+// took much longer than d, loses its place and queues again at the tail, as
+// in Redisson. New panics if d is below 1ms.
+// The default is 5m, Redisson's default.
 func WithWaitTimeout(d time.Duration) Option {
 	return func(c *config) {
-		if d < 3*time.Millisecond {
-			panic("fairlock: New: WithWaitTimeout: timeout must be at least 3ms")
+		if d < time.Millisecond {
+			panic("fairlock: New: WithWaitTimeout: timeout must be at least 1ms")
 		}
 		c.wait = d
+	}
+}
+
+// WithLivenessTimeout sets how long a queued latchkey waiter may go without
+// an attempt before the others skip it. A live waiter attempts at least
+// every d/3 (see the package doc), so it keeps its place however long it
+// waits; one that goes d without an attempt (it crashed, its process
+// stalled, Redis was out of reach) is skipped, and if it was alive after
+// all it queues again at the tail. This is latchkey's own: it applies to
+// latchkey waiters only, and Redisson waiters are skipped by their
+// deadlines alone (WithWaitTimeout). Clients' clocks must agree to well
+// within d/3. New panics if d is below 3ms.
+// The default is 5s.
+func WithLivenessTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d < 3*time.Millisecond {
+			panic("fairlock: New: WithLivenessTimeout: timeout must be at least 3ms")
+		}
+		c.liveness = d
 	}
 }
 

@@ -51,7 +51,7 @@ func TestScriptResentAcquisition(t *testing.T) {
 // when the lock is free (no 0ms retry, no busy polling); behind a head
 // close to its deadline, that deadline; the first waiter, the holder's TTL.
 func TestScriptRetryBounds(t *testing.T) {
-	m, c := scriptMutex(t, WithWaitTimeout(3*time.Second), WithLease(10*time.Second))
+	m, c := scriptMutex(t, WithLivenessTimeout(3*time.Second), WithLease(10*time.Second))
 	ctx, now := context.Background(), time.Now()
 	ms := func(d time.Duration) int64 { return d.Milliseconds() }
 

@@ -14,8 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The tests here give waiters a 30s wait timeout, so that their heartbeat
-// is 10s: a waiter that gets the lock within a few seconds was woken by a
+// The tests here give waiters a 30s liveness timeout, so that their
+// heartbeat is 10s: a waiter that gets the lock within a few seconds was woken by a
 // message or by its holder's TTL, not by the heartbeat.
 const longWait = 30 * time.Second
 
@@ -26,7 +26,7 @@ func TestUnlockOfMissingLockWakesHead(t *testing.T) {
 		ctx, c, name := testCtx(t), newClient(), lockName()
 		const java = "java-uuid:7"
 		c.HSet(ctx, name, java, 1) // held, with no TTL, by someone outside
-		m := fairlock.New(newClient(), name, fairlock.WithWaitTimeout(longWait))
+		m := fairlock.New(newClient(), name, fairlock.WithLivenessTimeout(longWait))
 		done := goLock(func() error { return m.Lock(ctx) })
 		waitQueued(t, c, name, 1)
 		waitSubscribed(t, c, name, 0)
@@ -50,8 +50,8 @@ func TestCancelledHeadWakesNext(t *testing.T) {
 	backends(t, func(t *testing.T, newClient clientMaker) {
 		ctx, c, name := testCtx(t), newClient(), lockName()
 		c.HSet(ctx, name, "java-uuid:7", 1)
-		first := fairlock.New(newClient(), name, fairlock.WithWaitTimeout(longWait))
-		next := fairlock.New(newClient(), name, fairlock.WithWaitTimeout(longWait))
+		first := fairlock.New(newClient(), name, fairlock.WithLivenessTimeout(longWait))
+		next := fairlock.New(newClient(), name, fairlock.WithLivenessTimeout(longWait))
 		fctx, cancel := context.WithCancel(ctx)
 		fdone := goLock(func() error { return first.Lock(fctx) })
 		waitQueued(t, c, name, 1)
@@ -81,7 +81,7 @@ func TestStaleHeadSkipped(t *testing.T) {
 		ctx, c, name := testCtx(t), newClient(), lockName()
 		deadline := time.Now().Add(300 * time.Millisecond)
 		addWaiter(t, c, name, "dead-uuid:1", deadline)
-		m := fairlock.New(newClient(), name, fairlock.WithWaitTimeout(longWait))
+		m := fairlock.New(newClient(), name, fairlock.WithLivenessTimeout(longWait))
 		if err := m.Lock(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -96,8 +96,9 @@ func TestStaleHeadSkipped(t *testing.T) {
 	})
 }
 
-// TestLiveWaiterKeepsPlace: waiters that wait far longer than the wait
-// timeout keep their places, because each renews its own deadline.
+// TestLiveWaiterKeepsPlace: waiters that wait far longer than the liveness
+// timeout keep their places, because each renews its heartbeat; their
+// Redisson deadlines stay as they were set on arrival.
 func TestLiveWaiterKeepsPlace(t *testing.T) {
 	backends(t, func(t *testing.T, newClient clientMaker) {
 		ctx, c, name := testCtx(t), newClient(), lockName()
@@ -106,20 +107,25 @@ func TestLiveWaiterKeepsPlace(t *testing.T) {
 		if err := holder.Lock(ctx); err != nil {
 			t.Fatal(err)
 		}
-		a := fairlock.New(newClient(), name, fairlock.WithWaitTimeout(wt))
-		b := fairlock.New(newClient(), name, fairlock.WithWaitTimeout(wt))
+		a := fairlock.New(newClient(), name, fairlock.WithLivenessTimeout(wt))
+		b := fairlock.New(newClient(), name, fairlock.WithLivenessTimeout(wt))
 		own := latchkey.WithOwner(ctx)
 		adone := goLock(func() error { return a.Lock(own) })
 		waitQueued(t, c, name, 1)
-		first, _ := c.ZScore(ctx, timeoutKey(name), latchkey.OwnerID(own)).Result()
+		id := latchkey.OwnerID(own)
+		deadline := c.ZScore(ctx, timeoutKey(name), id).Val()
+		beat := c.ZScore(ctx, heartbeatKey(name), id).Val()
 		bdone := goLock(func() error { return b.Lock(ctx) })
 		waitQueued(t, c, name, 2)
 		time.Sleep(6 * wt)
-		if head, _ := c.LIndex(ctx, queueKey(name), 0).Result(); head != latchkey.OwnerID(own) {
+		if head, _ := c.LIndex(ctx, queueKey(name), 0).Result(); head != id {
 			t.Fatalf("after %v the head is %q, want the first waiter", 6*wt, head)
 		}
-		if now, _ := c.ZScore(ctx, timeoutKey(name), latchkey.OwnerID(own)).Result(); now <= first {
-			t.Fatalf("deadline not renewed: %v then %v", first, now)
+		if now := c.ZScore(ctx, heartbeatKey(name), id).Val(); now <= beat {
+			t.Fatalf("heartbeat not renewed: %v then %v", beat, now)
+		}
+		if now := c.ZScore(ctx, timeoutKey(name), id).Val(); now != deadline {
+			t.Fatalf("Redisson deadline changed from %v to %v", deadline, now)
 		}
 		if err := holder.Unlock(ctx); err != nil {
 			t.Fatal(err)
@@ -147,7 +153,7 @@ func TestNextLearnsNewHolderExpiry(t *testing.T) {
 	newClient := realServer(t)
 	ctx, c, name := testCtx(t), newClient(), lockName()
 	const lease = 300 * time.Millisecond
-	opts := []fairlock.Option{fairlock.WithLease(lease), fairlock.WithWaitTimeout(longWait)}
+	opts := []fairlock.Option{fairlock.WithLease(lease), fairlock.WithLivenessTimeout(longWait)}
 	if err := fairlock.New(c, name, opts...).Lock(ctx); err != nil { // never unlocked
 		t.Fatal(err)
 	}
@@ -182,7 +188,7 @@ func TestNoBusyPolling(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	var dones []<-chan result
 	for i := range waiters {
-		m := fairlock.New(newClient(), name, fairlock.WithWaitTimeout(wt))
+		m := fairlock.New(newClient(), name, fairlock.WithLivenessTimeout(wt))
 		dones = append(dones, goLock(func() error { return m.Lock(cctx) }))
 		waitQueued(t, c, name, int64(i+2))
 	}
