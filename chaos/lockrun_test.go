@@ -1,0 +1,153 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/latchkey/latchkey"
+)
+
+// A Locker is what the lock workload needs of a lock handle: a mutex, a
+// fair lock, or one side of a read-write lock.
+type Locker interface {
+	Lock(ctx context.Context) error
+	Unlock(ctx context.Context) error
+	Done() <-chan struct{}
+	Err() error
+}
+
+// unlockTries is how often a worker tries an unlock that failed without an
+// answer before it gives up on it, as a careful caller would.
+const unlockTries = 3
+
+// A LockRun drives workers that take and release locks, recording every
+// call in H, checking every grant against Holders, and writing every
+// fencing token into Holders' fenced resource.
+type LockRun struct {
+	R       *Report
+	H       *History
+	Holders *Holders
+	// LockTimeout bounds one Lock call; Hold bounds the time a worker
+	// keeps a lock.
+	LockTimeout, Hold time.Duration
+
+	timeouts atomic.Int64 // Lock calls that ran out of LockTimeout
+}
+
+// A LockWorker is one client's handle on one lock name.
+type LockWorker struct {
+	Client int
+	Name   string
+	Lock   Locker       // the exclusive side
+	RLock  Locker       // the read side, if any
+	Token  func() int64 // the fencing token of the current hold, if any
+	Rand   *rand.Rand
+}
+
+// Run cycles until ctx ends, taking the read side with probability
+// readShare.
+func (lr *LockRun) Run(ctx context.Context, w LockWorker, readShare float64) {
+	for ctx.Err() == nil {
+		lr.Cycle(ctx, lr.LockTimeout, w, w.RLock != nil && w.Rand.Float64() < readShare)
+	}
+}
+
+// Cycle takes w's lock (the read side if read) within timeout, keeps it a
+// random time up to Hold, and releases it, recording each step. Cycle
+// reports whether it acquired the lock.
+func (lr *LockRun) Cycle(ctx context.Context, timeout time.Duration, w LockWorker, read bool) bool {
+	client, name, l, rnd := w.Client, w.Name, w.Lock, w.Rand
+	acquire, release := Acquire, Release
+	if read {
+		acquire, release, l = RAcquire, RRelease, w.RLock
+	}
+	call := lr.H.Now()
+	lctx, cancel := context.WithTimeout(ctx, timeout)
+	err := l.Lock(lctx)
+	cancel()
+	ret := lr.H.Now()
+	if err != nil {
+		lr.H.Add(Op{Client: client, Name: name, Kind: acquire, Outcome: Unknown, Call: call, Return: ret})
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			lr.timeouts.Add(1)
+		}
+		return false
+	}
+	var tok int64
+	if w.Token != nil && !read {
+		tok = w.Token()
+	}
+	done := l.Done()
+	lr.H.Add(Op{Client: client, Name: name, Kind: acquire, Outcome: OK, Token: tok, Call: call, Return: ret})
+	lr.R.Acquired(1)
+	lr.Holders.Begin(name, hold{client: client, write: !read, token: tok, done: done})
+	if tok != 0 {
+		lr.Holders.Write(name, client, tok, done)
+	}
+	if lr.Hold > 0 {
+		time.Sleep(time.Duration(rnd.Int64N(int64(lr.Hold))))
+	}
+	lost := isClosed(done)
+	end := lr.H.Now()
+	lr.Holders.End(name, client)
+	if lost {
+		lr.H.Add(Op{Client: client, Name: name, Kind: Lost, Outcome: OK, Call: ret, Return: end})
+		lr.R.Lost()
+	}
+	lr.unlock(ctx, client, name, l, release, lost)
+	return true
+}
+
+// unlock releases l, trying again while the outcome is unknown.
+func (lr *LockRun) unlock(ctx context.Context, client int, name string, l Locker, release Kind, lost bool) {
+	for range unlockTries {
+		call := lr.H.Now()
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		err := l.Unlock(uctx)
+		cancel()
+		op := Op{Client: client, Name: name, Kind: release, Outcome: OK, Call: call, Return: lr.H.Now()}
+		switch {
+		case errors.Is(err, latchkey.ErrNotHeld):
+			op.Outcome = Refused
+			if !lost && errors.Is(l.Err(), latchkey.ErrLost) {
+				lr.R.Lost() // signalled by the unlock rather than by Done
+			}
+		case err != nil:
+			op.Outcome = Unknown
+		}
+		lr.H.Add(op)
+		if op.Outcome != Unknown {
+			return
+		}
+	}
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Settle checks that every worker takes and releases its lock within bound
+// once the faults have healed: no waiter stays blocked by a fault that is
+// over.
+func (lr *LockRun) Settle(ctx context.Context, bound time.Duration, workers []LockWorker) {
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Go(func() {
+			start := time.Now()
+			if !lr.Cycle(ctx, bound, w, false) {
+				lr.R.Violation("%s: client %d could not take the lock within %v once the faults had healed", w.Name, w.Client, time.Since(start).Round(time.Millisecond))
+			}
+		})
+	}
+	wg.Wait()
+}
