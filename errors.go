@@ -24,4 +24,11 @@ var (
 	// to its owner, such as a write lock asked for while holding only a
 	// read lock.
 	ErrWouldDeadlock = lockerr.ErrWouldDeadlock
+
+	// ErrNotReplicated is returned when a write reached the master but no
+	// replica acknowledged it within the replica-sync timeout (see the
+	// WithReplicaSync option of each primitive). A failover could then lose
+	// the write. An acquisition that gets it has been undone; a release or
+	// count-down that gets it has been applied on the master all the same.
+	ErrNotReplicated = lockerr.ErrNotReplicated
 )

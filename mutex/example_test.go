@@ -21,14 +21,22 @@ func Example() {
 	ctx := context.Background()
 
 	m := mutex.New(rdb, "inventory:sku-42")
-	if err := m.Lock(ctx); err != nil {
-		panic(err)
+	var last int64 // what a store guarded by fencing tokens remembers
+	for range 2 {
+		if err := m.Lock(ctx); err != nil {
+			panic(err)
+		}
+		// A store that refuses writes with a token below the last it saw
+		// refuses a holder that lost the lock without knowing it.
+		fmt.Println("updating stock; token above the last one:", m.Token() > last)
+		last = m.Token()
+		if err := m.Unlock(ctx); err != nil {
+			panic(err)
+		}
 	}
-	fmt.Println("updating stock under token", m.Token())
-	if err := m.Unlock(ctx); err != nil {
-		panic(err)
-	}
-	// Output: updating stock under token 1
+	// Output:
+	// updating stock; token above the last one: true
+	// updating stock; token above the last one: true
 }
 
 // An owner carried by the context makes the lock reentrant, like a Java

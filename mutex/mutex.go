@@ -2,9 +2,11 @@ package mutex
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/latchkey/latchkey/internal/lockopt"
 	"time"
+
+	"github.com/latchkey/latchkey/internal/lockopt"
 
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
@@ -86,6 +88,7 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
 		holds: hold.New(client, "mutex: "+name, hold.Keep{
 			Lease:    cfg.Fixed,
 			Watchdog: cfg.Watchdog,
+			Sync:     cfg.Sync.Timeout(),
 			Kind:     lease.HashLock,
 			Keys:     []string{name},
 			Args:     func(id string) []any { return []any{id} },
@@ -140,12 +143,24 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 		rank    int64 // place in the waiter queue, lowered by each release heard
 		unsure  bool  // an attempt failed without a reply: it may have been applied
 	)
+	// An acquisition by an owner that may re-enter is recorded against
+	// its request, so that a resend does not count twice; a fresh id needs
+	// no record, since finding itself present already tells.
+	req := ""
+	if reentrant {
+		req = keys.Once(m.name, owner.New())
+	}
 	attempt := func(ctx context.Context) (bool, time.Duration, error) {
 		started = time.Now()
-		vs, err := scripts.Ints(m.run(ctx, op, id, hub.ID(), reentrant, started, pub))
+		rep := m.exec(ctx, op, id, hub.ID(), reentrant, started, pub, req)
+		vs, err := scripts.Ints(rep.Cmd)
 		switch {
 		case err == nil && len(vs) != 3:
 			err = fmt.Errorf("latchkey: script reply: want 3 integers, got %d", len(vs))
+		case err == nil && vs[0] == 1 && !rep.Replicated():
+			// Undone at once: a failover now would hand the lock to another.
+			_, _ = m.releaseOnce(context.WithoutCancel(ctx), id, reentrant)
+			return false, 0, fmt.Errorf("mutex: lock %s: %w", m.name, rep.SyncErr())
 		case err == nil && vs[0] == 1:
 			token = vs[1]
 			return true, 0, nil
@@ -179,7 +194,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 		Attempt: attempt,
 		Abandon: func(ctx context.Context) {
 			if op == opAcquire {
-				_ = m.run(ctx, opDequeue, id, hub.ID(), reentrant, time.Now(), pub).Err()
+				_ = m.exec(ctx, opDequeue, id, hub.ID(), reentrant, time.Now(), pub, "").Err()
 			}
 			// The grant may have landed after we gave up. Only a fresh id can
 			// be undone safely: an owner's id may hold through other handles.
@@ -195,15 +210,24 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 	return true, nil
 }
 
-// run runs mutex_ops for owner id waiting through the Hub hubID, its script
-// sent at now.
-func (m *Mutex) run(ctx context.Context, op, id, hubID string, reentrant bool, now time.Time, pub string) *redis.Cmd {
+// exec runs mutex_ops for owner id waiting through the Hub hubID, its
+// script sent at now, recorded against req unless that is "". Acquisitions
+// and releases wait for replicas; dequeues and forced unlocks need not.
+func (m *Mutex) exec(ctx context.Context, op, id, hubID string, reentrant bool, now time.Time, pub, req string) scripts.Reply {
 	flag := "0"
 	if reentrant {
 		flag = "1"
 	}
-	return opsScript.Run(ctx, m.client, m.keys, op, id, hubID+"/"+id,
-		scripts.Ms(m.cfg.TTL()), flag, now.UnixMilli(), scripts.Ms(queueTimeout), pub, scripts.Ms(grace))
+	w := scripts.Write{
+		Keys: m.keys,
+		Args: []any{op, id, hubID + "/" + id, scripts.Ms(m.cfg.TTL()), flag, now.UnixMilli(),
+			scripts.Ms(queueTimeout), pub, scripts.Ms(grace)},
+		Once: req,
+	}
+	if op != opDequeue && op != opForce {
+		w.Sync = m.cfg.Sync.Timeout()
+	}
+	return opsScript.Exec(ctx, m.client, w)
 }
 
 // Unlock releases one hold of m. With an owner in ctx it releases that
@@ -214,44 +238,52 @@ func (m *Mutex) run(ctx context.Context, op, id, hubID string, reentrant bool, n
 // latchkey.ErrNotHeld if the owner does not hold m, including when its hold
 // was lost; the lock is then left untouched.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	id, ok := owner.FromContext(ctx)
-	plain := !ok
-	if plain {
+	id, reentrant := owner.FromContext(ctx)
+	if !reentrant {
+		var ok bool
 		if id, ok = m.holds.ClaimPlain(); !ok {
 			return fmt.Errorf("mutex: unlock %s: %w", m.name, lockerr.ErrNotHeld)
 		}
 	}
-	res, err := m.releaseOnce(ctx, id)
-	if err != nil {
-		if plain {
-			m.holds.Unclaim(id)
-		}
+	res, err := m.releaseOnce(ctx, id, reentrant)
+	switch {
+	case err != nil && !errors.Is(err, lockerr.ErrNotReplicated):
+		// Whether the release applied is unknown. Either way this hold is
+		// over for the handle, as for Redisson: the watchdog stops, and a
+		// release that did not apply ends with the lease on the server.
+		m.holds.Abandoned(id)
 		return err
-	}
-	m.holds.Released(id, res)
-	if res < 0 {
+	case res < 0:
+		m.holds.Released(id, res)
 		return fmt.Errorf("mutex: unlock %s: %w", m.name, lockerr.ErrNotHeld)
 	}
-	return nil
+	m.holds.Released(id, res)
+	return err
 }
 
 func (m *Mutex) release(ctx context.Context, id string) error {
-	res, err := m.releaseOnce(ctx, id)
+	res, err := m.releaseOnce(ctx, id, false)
 	if err == nil {
 		m.holds.Released(id, res)
 	}
 	return err
 }
 
-// releaseOnce runs the release script: -1 not held, 0 still held, 1 released.
-func (m *Mutex) releaseOnce(ctx context.Context, id string) (int64, error) {
+// releaseOnce runs the release script: -1 not held, 0 still held, 1
+// released. An error matching ErrNotReplicated comes with the result of a
+// release that the master applied but no replica acknowledged.
+func (m *Mutex) releaseOnce(ctx context.Context, id string, reentrant bool) (int64, error) {
 	pub, err := m.cfg.HubFor(m.client).PublishCommand(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("mutex: unlock %s: %w", m.name, err)
 	}
-	res, err := scripts.Int(m.run(ctx, opRelease, id, "", false, time.Now(), pub))
+	rep := m.exec(ctx, opRelease, id, "", reentrant, time.Now(), pub, keys.Once(m.name, owner.New()))
+	res, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return 0, fmt.Errorf("mutex: unlock %s: %w", m.name, err)
+	}
+	if err := rep.SyncErr(); err != nil && res >= 0 {
+		return res, fmt.Errorf("mutex: unlock %s: released on the master: %w", m.name, err)
 	}
 	return res, nil
 }

@@ -18,7 +18,7 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("mutex: force unlock %s: %w", m.name, err)
 	}
-	n, err := scripts.Int(m.run(ctx, opForce, "", "", false, time.Now(), pub))
+	n, err := scripts.Int(m.exec(ctx, opForce, "", "", false, time.Now(), pub, "").Cmd)
 	if err != nil {
 		return false, fmt.Errorf("mutex: force unlock %s: %w", m.name, err)
 	}

@@ -41,6 +41,10 @@
 -- place in the queue, 0 at the head, or -1 for try, which never queues).
 -- For release: -1 if the owner holds nothing, 0 if holds remain, 1 if
 -- released. For dequeue: 0. For force: 1 if the lock existed, else 0.
+-- An acquisition by an owner that may re-enter, and a release, are recorded
+-- against their request (see prelude/once.lua), so a resend answers as the
+-- first run did.
+-- uses prelude/once.lua
 local lock, token, queue, deadlines, shared, procs, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local op, owner, entry, now, pub = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[6]), ARGV[8]
 
@@ -93,7 +97,26 @@ local function queued(wait)
   return {0, wait, redis.call('lpos', queue, entry)}
 end
 
+-- fence returns the next fencing token. A counter that is missing (new,
+-- or lost to a restart without persistence) starts from the server's clock
+-- in microseconds, above any token it can have handed out before.
+local function fence()
+  local t = redis.call('incr', token)
+  if t == 1 then
+    local now = redis.call('time')
+    t = tonumber(now[1]) * 1000000 + tonumber(now[2])
+    redis.call('set', token, t)
+  end
+  return t
+end
+
 if op == 'acquire' or op == 'try' then
+  if ARGV[5] == '1' then
+    local done = once_replay()
+    if done then
+      return done
+    end
+  end
   purge()
   if redis.call('exists', lock) == 1 then
     if not redis.call('hget', lock, owner) then
@@ -115,26 +138,33 @@ if op == 'acquire' or op == 'try' then
   leave()
   redis.call('hincrby', lock, owner, 1)
   redis.call('pexpire', lock, ARGV[4])
-  return {1, redis.call('incr', token), 0}
+  return once_record({1, fence(), 0})
 end
 
 if op == 'release' then
+  if ARGV[5] == '1' then
+    local done = once_replay()
+    if done then
+      return done
+    end
+  end
   local n = redis.call('hincrby', lock, owner, -1)
   if n > 0 then
     redis.call('pexpire', lock, ARGV[4])
-    return 0
+    return once_record(0)
   end
   if n < 0 then
     -- Not an owner: take back the field the decrement made. The hash, and
-    -- the TTL of a hash another owner holds, are as they were.
+    -- the TTL of a hash another owner holds, are as they were. A fresh id
+    -- holds once, so this is where a resend of its release lands.
     redis.call('hdel', lock, owner)
-    return -1
+    return once_replay() or -1
   end
   redis.call('del', lock)
   redis.call(pub, shared, '0')
   purge()
   wakeHead()
-  return 1
+  return once_record(1)
 end
 
 if op == 'dequeue' then

@@ -7,12 +7,19 @@
 -- ARGV[i+1]  the owner id of item i
 -- Returns an array with, for each item, 1 if the owner's timeout keys
 -- 1..count (those still alive) were reset to the lease and the hash TTL
--- raised to at least the lease, 0 if the owner holds no live read hold (the
--- hold is lost and must not be renewed again).
+-- raised to at least the lease, 0 if the owner holds no live read hold,
+-- -1 if the hash now holds another type of value (another primitive took
+-- the name). A hold answered 0 or -1 is lost and must not be renewed again;
+-- one such item never fails the others.
 local out = {}
 for i = 1, #KEYS / 2 do
   local hash, prefix = KEYS[2 * i - 1], KEYS[2 * i]
-  local n = tonumber(redis.call('hget', hash, ARGV[i + 1])) or 0
+  local held = redis.pcall('hget', hash, ARGV[i + 1])
+  if type(held) == 'table' then
+    out[i] = -1
+    held = false
+  end
+  local n = tonumber(held) or 0
   local live = 0
   for j = 1, n do
     live = live + redis.call('pexpire', prefix .. ':' .. j, ARGV[1])
@@ -22,7 +29,7 @@ for i = 1, #KEYS / 2 do
       redis.call('pexpire', hash, ARGV[1])
     end
     out[i] = 1
-  else
+  elseif out[i] == nil then
     out[i] = 0
   end
 end

@@ -20,9 +20,19 @@ import (
 //go:embed *.lua
 var files embed.FS
 
+// prelude is prepended to every script whose header says it uses it.
+//
+//go:embed prelude/once.lua
+var prelude string
+
+// usesPrelude is the header line of a script that takes a request record.
+const usesPrelude = "-- uses prelude/once.lua"
+
 // A Script is one embedded Lua script.
 type Script struct {
 	name string
+	src  string // what is sent: the file, after the prelude if it uses it
+	once bool   // takes a request record (see Exec)
 	s    *redis.Script
 }
 
@@ -40,7 +50,13 @@ func load() map[string]*Script {
 			panic(err)
 		}
 		name := strings.TrimSuffix(e.Name(), path.Ext(e.Name()))
-		m[name] = &Script{name: name, s: redis.NewScript(string(src))}
+		s := &Script{name: name, src: string(src)}
+		if strings.Contains(s.src, "\n"+usesPrelude+"\n") {
+			s.once = true
+			s.src = prelude + s.src
+		}
+		s.s = redis.NewScript(s.src)
+		m[name] = s
 	}
 	return m
 }
@@ -71,11 +87,20 @@ func (s *Script) Name() string { return s.name }
 // Hash returns the script's SHA-1, as EVALSHA takes it.
 func (s *Script) Hash() string { return s.s.Hash() }
 
+// Source returns the text sent to Redis: the file, after the prelude if the
+// script uses it.
+func (s *Script) Source() string { return s.src }
+
 // Run runs the script with EVALSHA and, when the server answers NOSCRIPT
 // (after a restart, a failover or SCRIPT FLUSH), once more with EVAL, which
 // also loads it. It works on a *redis.Client and a *redis.ClusterClient
-// alike; in a cluster all keys must share one hash slot.
+// alike; in a cluster all keys must share one hash slot. Run is for scripts
+// that change nothing, or nothing that matters if done twice; writes go
+// through Exec.
 func (s *Script) Run(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd {
+	if s.once {
+		panic("scripts: " + s.name + " takes a request record: use Exec")
+	}
 	return s.s.Run(ctx, c, keys, args...)
 }
 

@@ -21,6 +21,7 @@ import (
 type Keep struct {
 	Lease    time.Duration // > 0: fixed, ended by a local timer
 	Watchdog time.Duration // otherwise: renewed with this lease
+	Sync     time.Duration // how long a renewal waits for replicas
 	Kind     *lease.Kind   // the renewal script; Keys and Args as it takes them
 	Keys     []string
 	Args     func(owner string) []any
@@ -167,6 +168,7 @@ func (t *Table) Acquired(id string, plain bool, token int64, started time.Time) 
 			Keys:  t.keep.Keys,
 			Args:  t.keep.Args(id),
 			Lease: t.keep.Watchdog,
+			Sync:  t.keep.Sync,
 			Lost:  func(err error) { t.lose(e, fmt.Errorf("%s: %w", t.what, err)) },
 		}
 		lease.For(t.client).Add(e.renew, started)
@@ -187,6 +189,25 @@ func (t *Table) Released(id string, res int64) {
 		t.endLocked(e, fmt.Errorf("%s: %w: found not held on unlock", t.what, lockerr.ErrLost))
 	case res == 0:
 		e.count--
+	default:
+		t.endLocked(e, nil)
+	}
+}
+
+// Abandoned applies an unlock by owner id whose outcome is unknown (the
+// request failed without an answer). As Redisson does, the handle counts it
+// as a release: a hold whose count drops to 0 ends, and its watchdog stops,
+// so that a release that did not apply ends with the lease on the server
+// instead of being renewed forever.
+func (t *Table) Abandoned(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.holds[id]
+	switch {
+	case e == nil:
+	case e.count > 1:
+		e.count--
+		e.releasing = false
 	default:
 		t.endLocked(e, nil)
 	}

@@ -2,7 +2,10 @@
 // that every key and channel of one primitive lands in one cluster hash slot.
 package keys
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Prefix returns p:{name}, or p:name when name already carries a hash tag
 // (Redisson's prefixName).
@@ -58,4 +61,29 @@ func crc16(s string) uint16 {
 		}
 	}
 	return crc
+}
+
+// Once returns the key of the record of request id on the primitive name,
+// latchkey_once:{name}:<id>, in the slot of the primitive's other keys.
+func Once(name, id string) string { return Prefix("latchkey_once", name) + ":" + id }
+
+// Check returns an error if name cannot keep every key and channel of a
+// primitive in one cluster hash slot under Redisson's naming rules: a name
+// with a '{' must hold a non-empty hash tag (a '{' followed later by a '}'
+// with something between them), since the prefixed keys then hash on that
+// tag alone; and a name with a '}' but no '{' would be wrapped into a tag
+// that ends early. Such names work on a single server, but a cluster
+// answers CROSSSLOT, so they are refused everywhere.
+func Check(name string) error {
+	i := strings.IndexByte(name, '{')
+	if i < 0 {
+		if strings.IndexByte(name, '}') >= 0 {
+			return fmt.Errorf("name %q has a '}' but no '{': its keys would not share a cluster hash slot", name)
+		}
+		return nil
+	}
+	if j := strings.IndexByte(name[i+1:], '}'); j <= 0 {
+		return fmt.Errorf("name %q has a '{' without a non-empty hash tag after it: its keys would not share a cluster hash slot", name)
+	}
+	return nil
 }

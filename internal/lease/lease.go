@@ -23,7 +23,8 @@ const MaxBatch = 100
 
 // A Kind is a renewal script and the shape of one hold's KEYS and ARGV in
 // it: ARGV[1] is the lease in ms, followed by ArgsPerItem values per hold,
-// and the script returns one 1 (renewed) or 0 (lost) per hold.
+// and the script returns one 1 (renewed), 0 (lost) or -1 (the name holds
+// another type now: lost) per hold.
 type Kind struct {
 	Script      *scripts.Script
 	KeysPerItem int
@@ -40,22 +41,35 @@ type Hold struct {
 	Keys  []string
 	Args  []any
 	Lease time.Duration
+	// Sync is the longest a renewal waits for the replicas of the hold's
+	// master (see scripts.Write); 0 for none. A renewal no replica
+	// acknowledged counts as failed.
+	Sync time.Duration
 	// Lost is called once, from a goroutine of the scheduler (or of Close),
 	// never from Add's caller, when the hold is found gone or cannot be
 	// renewed before its validity ends. It must not block.
 	Lost func(error)
 
-	next  time.Time // when the next renewal is due
-	valid time.Time // local validity: last confirmed renewal + Lease
+	next     time.Time // when the next renewal is due
+	valid    time.Time // local validity: last confirmed renewal + Lease
+	failures int       // renewals failed in a row
 }
 
 // window is how early a renewal may run to share a script call with
-// others: a tenth of the lease, which still leaves more than half of it.
-func (h *Hold) window() time.Duration { return h.Lease / 10 }
+// others: a tenth of the lease, which still leaves more than half of it. A
+// renewal being retried after an error waits for its own time.
+func (h *Hold) window() time.Duration {
+	if h.failures > 0 {
+		return 0
+	}
+	return h.Lease / 10
+}
 
-// retryDelay is how soon a renewal that failed with an error is retried.
+// retryDelay is how soon a renewal that failed with an error is retried:
+// 20ms, doubling with each failure up to a tenth of the lease or 2s.
 func (h *Hold) retryDelay() time.Duration {
-	return min(h.Lease/10, time.Second)
+	d := 20 * time.Millisecond << min(h.failures-1, 10)
+	return min(d, max(h.Lease/10, time.Millisecond), 2*time.Second)
 }
 
 // lostErr is what Lost receives when the hold was not found.

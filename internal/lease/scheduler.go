@@ -8,6 +8,7 @@ import (
 
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -199,6 +200,7 @@ type batchKey struct {
 	kind  *Kind
 	slot  int
 	lease time.Duration
+	sync  time.Duration
 }
 
 // renew renews due holds, the batches concurrently, so that a stalled
@@ -209,7 +211,7 @@ func (s *Scheduler) renew(due []*Hold) {
 	_, single := s.client.(*redis.Client)
 	groups := make(map[batchKey][]*Hold)
 	for _, h := range due {
-		k := batchKey{h.Kind, 0, h.Lease}
+		k := batchKey{h.Kind, 0, h.Lease, h.Sync}
 		if !single {
 			k.slot = keys.Slot(h.Keys[0])
 		}
@@ -236,14 +238,14 @@ func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
 		args = append(args, h.Args...)
 	}
 	sent := time.Now()
-	ctx, cancel := withTimeout(renewTimeout(k.lease))
-	res, err := s.call(ctx, k.kind, ks, args)
+	ctx, cancel := withTimeout(renewTimeout(k.lease) + k.sync)
+	res, err := s.call(ctx, k, ks, args)
 	cancel()
 	if err == nil && len(res) != len(hs) {
 		err = fmt.Errorf("lease: renewal returned %d results for %d holds", len(res), len(hs))
 	}
 
-	var lost []*Hold
+	var lost []lostHold
 	now := time.Now()
 	s.mu.Lock()
 	for i, h := range hs {
@@ -254,13 +256,15 @@ func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
 		case err == nil && res[i] == 1:
 			h.valid = sent.Add(h.Lease)
 			h.next = sent.Add(h.Lease / 3)
+			h.failures = 0
 		case err == nil:
 			delete(s.holds, h)
-			lost = append(lost, h)
+			lost = append(lost, lostHold{h, res[i]})
 		case !now.Before(h.valid):
 			delete(s.holds, h)
-			lost = append(lost, h)
+			lost = append(lost, lostHold{h, 1})
 		default:
+			h.failures++
 			h.next = now.Add(h.retryDelay())
 			if h.next.After(h.valid) {
 				h.next = h.valid
@@ -268,27 +272,41 @@ func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
 		}
 	}
 	s.mu.Unlock()
-	for _, h := range lost {
-		if err != nil {
-			h.Lost(fmt.Errorf("%w: not renewed within its lease: %w", lostErr, err))
-		} else {
-			h.Lost(fmt.Errorf("%w: found gone on renewal", lostErr))
+	for _, l := range lost {
+		switch {
+		case l.res < 0:
+			l.h.Lost(fmt.Errorf("%w: the name holds another type of value now", lostErr))
+		case l.res == 0:
+			l.h.Lost(fmt.Errorf("%w: found gone on renewal", lostErr))
+		default:
+			l.h.Lost(fmt.Errorf("%w: not renewed within its lease: %w", lostErr, err))
 		}
 	}
+}
+
+// A lostHold is a hold found lost, with the renewal's answer for it (1 when
+// it could not be renewed in time).
+type lostHold struct {
+	h   *Hold
+	res int64
 }
 
 // call runs a renewal script and returns when it answers or ctx ends,
 // whichever comes first. go-redis applies a ctx deadline to its reads only
 // with ContextTimeoutEnabled; without this, a stalled server would hold the
 // round for the client's ReadTimeout, past the validity of the holds.
-func (s *Scheduler) call(ctx context.Context, kind *Kind, ks []string, args []any) ([]int64, error) {
+func (s *Scheduler) call(ctx context.Context, k batchKey, ks []string, args []any) ([]int64, error) {
 	type reply struct {
 		res []int64
 		err error
 	}
 	done := make(chan reply, 1)
 	go func() {
-		res, err := kind.Script.Run(ctx, s.client, ks, args...).Int64Slice()
+		rep := k.kind.Script.Exec(ctx, s.client, scripts.Write{Keys: ks, Args: args, Sync: k.sync})
+		res, err := rep.Int64Slice()
+		if err == nil {
+			err = rep.SyncErr()
+		}
 		done <- reply{res, err}
 	}()
 	select {

@@ -14,4 +14,6 @@ var (
 	ErrClosed = errors.New("latchkey: closed")
 	// ErrWouldDeadlock: a request that can never be granted to this owner.
 	ErrWouldDeadlock = errors.New("latchkey: would deadlock")
+	// ErrNotReplicated: a write that no replica of its master acknowledged in time.
+	ErrNotReplicated = errors.New("latchkey: not replicated")
 )

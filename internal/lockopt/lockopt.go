@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/pubsub"
+	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -20,6 +21,7 @@ type Common struct {
 	Fixed    time.Duration // > 0: a fixed lease, and no watchdog
 	Watchdog time.Duration // the lease the watchdog keeps, without Fixed
 	Hub      *pubsub.Hub   // nil: the client's shared Hub
+	Sync     scripts.Sync  // how long writes wait for replicas
 }
 
 // SetLease sets a fixed lease; it panics, naming pkg, if d is not positive.

@@ -21,9 +21,17 @@ const syncTimeout = 30 * time.Second
 // replica is killed by t.Cleanup.
 func StartReplica(t testing.TB, master *Server) *Server {
 	t.Helper()
-	s := StartServer(t, "--replicaof", Host, strconv.Itoa(master.Port()))
 	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
 	defer cancel()
+	// A master waits 5s by default before a diskless full sync, in case
+	// more replicas come: not here.
+	mc := redis.NewClient(&redis.Options{Addr: master.Addr(), DialTimeout: clientDialTimeout})
+	err := mc.ConfigSet(ctx, "repl-diskless-sync-delay", "0").Err()
+	mc.Close()
+	if err != nil {
+		t.Fatalf("redistest: %s: %v", master.Addr(), err)
+	}
+	s := StartServer(t, "--replicaof", Host, strconv.Itoa(master.Port()))
 	if err := WaitReplicaLinked(ctx, master, s); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,217 @@
+package scripts
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/fault"
+	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/redis/go-redis/v9"
+)
+
+// A Write is one request that changes state.
+type Write struct {
+	Keys []string
+	Args []any
+	// Once names the request's record, made with keys.Once, for a script
+	// that takes one (see prelude/once.lua): a resend of the request then
+	// finds its first answer instead of applying twice. "" when repeating
+	// the request is harmless.
+	Once string
+	// Sync is the longest the request waits, after the script, for the
+	// replicas of the key's master to acknowledge it (WAIT on the same
+	// connection). 0 sends no WAIT, and so does a master without replicas.
+	Sync time.Duration
+}
+
+// A Reply is the answer to a Write.
+type Reply struct {
+	*redis.Cmd               // the script's reply
+	Replicas   int           // the replicas WAIT waited for; 0 when none was sent
+	Acked      int           // how many of them acknowledged the write
+	Timeout    time.Duration // how long WAIT waited at most
+}
+
+// Replicated reports whether the write reached a replica, or no replica
+// was asked to acknowledge it.
+func (r Reply) Replicated() bool { return r.Replicas == 0 || r.Acked > 0 }
+
+// SyncErr returns nil if the write was replicated, or else an error
+// matching lockerr.ErrNotReplicated that says how many replicas
+// acknowledged it.
+func (r Reply) SyncErr() error {
+	if r.Replicated() {
+		return nil
+	}
+	return fmt.Errorf("%w: %d of %d replicas acknowledged the write within %v",
+		lockerr.ErrNotReplicated, r.Acked, r.Replicas, r.Timeout)
+}
+
+// movedRetries bounds how often a synced write is sent again to a cluster
+// master after being told that the slot moved.
+const movedRetries = 3
+
+// Exec runs s as the request w on client. A script that takes a request
+// record (see prelude/once.lua) gets it appended to its KEYS and ARGV. When
+// w.Sync is positive and the master that owns w.Keys[0] has replicas, the
+// script and WAIT go down one connection to that master in one round trip;
+// otherwise the script runs as Run does. The script's own error, if any,
+// is in the Reply's Cmd; so is an error that kept it from running.
+//
+// On a cluster, an error that says the topology changed (a connection
+// refused, READONLY, MOVED, CLUSTERDOWN) makes the client reload its slot
+// map, which go-redis does not do by itself on a dial error.
+func (s *Script) Exec(ctx context.Context, client redis.UniversalClient, w Write) Reply {
+	keys, args := w.Keys, w.Args
+	if s.once {
+		keys, args = withRecord(client, s, w)
+	}
+	var r Reply
+	if w.Sync > 0 && len(keys) > 0 {
+		r = s.execSynced(ctx, client, w.Sync, keys, args)
+	} else {
+		r = Reply{Cmd: s.s.Run(ctx, client, keys, args...)}
+	}
+	if cc, ok := client.(*redis.ClusterClient); ok && fault.Transient(r.Err()) {
+		cc.ReloadState(ctx)
+	}
+	return r
+}
+
+// withRecord appends the request record's key and lifetime to w's KEYS and
+// ARGV, copying them: a lifetime of 0 turns the record off, and the first
+// key then only stands in for the record key.
+func withRecord(client redis.UniversalClient, s *Script, w Write) ([]string, []any) {
+	keys := append(w.Keys[:len(w.Keys):len(w.Keys)], w.Once)
+	ttl := int64(0)
+	if w.Once == "" {
+		keys[len(keys)-1] = w.Keys[0]
+	} else {
+		ttl = Ms(recordTTL(client))
+	}
+	return keys, append(w.Args[:len(w.Args):len(w.Args)], ttl)
+}
+
+// execSynced runs the script and WAIT on the master of keys[0], if that
+// master has replicas.
+func (s *Script) execSynced(ctx context.Context, client redis.UniversalClient, timeout time.Duration, keys []string, args []any) Reply {
+	for attempt := 0; ; attempt++ {
+		node, err := masterFor(ctx, client, keys[0])
+		if err != nil {
+			cmd := redis.NewCmd(ctx)
+			cmd.SetErr(err)
+			return Reply{Cmd: cmd}
+		}
+		reps := replicasOf(ctx, client, node)
+		if reps == 0 {
+			return Reply{Cmd: s.s.Run(ctx, node, keys, args...)}
+		}
+		r := s.pipeWait(ctx, node, reps, timeout, keys, args)
+		if attempt < movedRetries && isMoved(r.Err()) {
+			// The write did not run: the slot is elsewhere now.
+			if cc, ok := client.(*redis.ClusterClient); ok {
+				cc.ReloadState(ctx)
+			}
+			if !sleep(ctx, time.Duration(attempt+1)*50*time.Millisecond) {
+				return r
+			}
+			continue
+		}
+		if r.Err() == nil && r.Acked != reps {
+			recheck(client, node)
+		}
+		return r
+	}
+}
+
+// pipeWait sends the script and WAIT for reps replicas on one connection of
+// node, in one round trip. A NOSCRIPT answer means the script did not run:
+// it is sent again with EVAL, which also loads it.
+func (s *Script) pipeWait(ctx context.Context, node *redis.Client, reps int, timeout time.Duration, keys []string, args []any) Reply {
+	var ev *redis.Cmd
+	var wait *redis.Cmd
+	send := func(eval bool) {
+		pipe := node.Pipeline()
+		if eval {
+			ev = pipe.Eval(ctx, s.src, keys, args...)
+		} else {
+			ev = pipe.EvalSha(ctx, s.Hash(), keys, args...)
+		}
+		wait = pipe.Do(ctx, "WAIT", reps, Ms(timeout))
+		_, _ = pipe.Exec(ctx)
+	}
+	send(false)
+	if isNoScript(ev.Err()) {
+		send(true)
+	}
+	r := Reply{Cmd: ev, Replicas: reps, Timeout: timeout}
+	if ev.Err() != nil {
+		return Reply{Cmd: ev}
+	}
+	n, err := wait.Int()
+	switch {
+	case err == nil:
+		r.Acked = n
+	case isUnknownCommand(err):
+		noWait(node) // a server without WAIT: never ask it again
+		r.Replicas = 0
+	}
+	return r
+}
+
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
+
+func isMoved(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")
+}
+
+func isUnknownCommand(err error) bool {
+	return err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command")
+}
+
+// sleep waits for d or until ctx ends, and reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// DefaultSync is how long a write waits for the replicas of its master
+// unless told otherwise: Redisson's slavesSyncTimeout.
+const DefaultSync = time.Second
+
+// A Sync is a primitive's replica-sync setting: DefaultSync until set.
+type Sync struct {
+	d   time.Duration
+	set bool
+}
+
+// Set sets the timeout; 0 turns replica sync off. It panics, naming pkg,
+// if d is negative.
+func (s *Sync) Set(pkg string, d time.Duration) {
+	if d < 0 {
+		panic(pkg + ": New: WithReplicaSync: negative timeout")
+	}
+	s.d, s.set = d, true
+}
+
+// Timeout returns the longest a write waits for replicas; 0 for none.
+func (s Sync) Timeout() time.Duration {
+	if !s.set {
+		return DefaultSync
+	}
+	return s.d
+}

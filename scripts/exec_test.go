@@ -1,0 +1,174 @@
+package scripts_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/latchkey/latchkey/scripts"
+	"github.com/redis/go-redis/v9"
+)
+
+var ops = scripts.Get("mutex_ops")
+
+// opsWrite is a mutex_ops request for owner on lock name.
+func opsWrite(name, op, owner, reentrant, req string) scripts.Write {
+	return scripts.Write{
+		Keys: []string{name, keys.TokenKey(name), "q{" + name + "}", "t{" + name + "}",
+			keys.LockChannel(name), "h{" + name + "}", "g{" + name + "}"},
+		Args: []any{op, owner, "hub/" + owner, 30000, reentrant, time.Now().UnixMilli(), 15000, "PUBLISH", 100},
+		Once: req,
+	}
+}
+
+// A request sent twice with the same record is applied once, and the second
+// run answers as the first did: the release of a hold counted twice leaves
+// one hold, however often that request is resent.
+func TestExec_onceAppliesARequestOnce(t *testing.T) {
+	check := func(t *testing.T, c redis.UniversalClient) {
+		ctx := context.Background()
+		name := "exec-once:" + t.Name()
+		for i := 0; i < 2; i++ {
+			w := opsWrite(name, "acquire", "a:1", "1", keys.Once(name, "acq"+string(rune('0'+i))))
+			if err := ops.Exec(ctx, c, w).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		release := opsWrite(name, "release", "a:1", "1", keys.Once(name, "rel"))
+		for i := 0; i < 3; i++ {
+			n, err := scripts.Int(ops.Exec(ctx, c, release).Cmd)
+			if err != nil || n != 0 {
+				t.Fatalf("release #%d = %d, %v; want 0 (one hold left) every time", i+1, n, err)
+			}
+		}
+		if got := c.HGet(ctx, name, "a:1").Val(); got != "1" {
+			t.Fatalf("hold count %q after one release resent three times, want 1", got)
+		}
+		// The acquisition's token, over 2^50 on a new counter, survives the
+		// record exactly.
+		acq := opsWrite(name, "acquire", "a:1", "1", keys.Once(name, "acq-again"))
+		first, err := scripts.Ints(ops.Exec(ctx, c, acq).Cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := scripts.Ints(ops.Exec(ctx, c, acq).Cmd)
+		if err != nil || len(again) != 3 || again[1] != first[1] || first[1] < 1<<50 {
+			t.Fatalf("resent acquisition = %v, %v; first %v", again, err, first)
+		}
+		if got := c.HGet(ctx, name, "a:1").Val(); got != "2" {
+			t.Fatalf("hold count %q after one acquisition resent, want 2", got)
+		}
+	}
+	t.Run("miniredis", func(t *testing.T) {
+		_, c := redistest.Miniredis(t)
+		check(t, c)
+	})
+	t.Run("server", func(t *testing.T) { check(t, redistest.SharedServer(t).Client(t)) })
+	t.Run("cluster", func(t *testing.T) { check(t, redistest.SharedCluster(t).Client(t)) })
+}
+
+// A plain release (a fresh owner id, held once) reads its record only when
+// it finds nothing to release, which is where a resend lands.
+func TestExec_oncePlainReleaseResent(t *testing.T) {
+	c := redistest.SharedServer(t).Client(t)
+	ctx := context.Background()
+	name := "exec-once:" + t.Name()
+	if err := ops.Exec(ctx, c, opsWrite(name, "acquire", "b:1", "0", "")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	release := opsWrite(name, "release", "b:1", "0", keys.Once(name, "rel"))
+	for i := 0; i < 2; i++ {
+		if n, err := scripts.Int(ops.Exec(ctx, c, release).Cmd); err != nil || n != 1 {
+			t.Fatalf("release #%d = %d, %v; want 1 both times", i+1, n, err)
+		}
+	}
+	other := opsWrite(name, "release", "b:1", "0", keys.Once(name, "other"))
+	if n, err := scripts.Int(ops.Exec(ctx, c, other).Cmd); err != nil || n != -1 {
+		t.Fatalf("another release request = %d, %v; want -1, not held", n, err)
+	}
+}
+
+// waitCounter counts the WAIT commands a client sends, in pipelines too.
+type waitCounter struct{ n atomic.Int32 }
+
+func (w *waitCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (w *waitCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		w.count(cmd)
+		return next(ctx, cmd)
+	}
+}
+func (w *waitCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			w.count(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+func (w *waitCounter) count(cmd redis.Cmder) {
+	if strings.EqualFold(cmd.Name(), "wait") {
+		w.n.Add(1)
+	}
+}
+
+// With a replica, a synced write comes back acknowledged by it, and the
+// replica has the write; with the replica frozen, the write comes back
+// unacknowledged after the timeout, with an error matching
+// ErrNotReplicated. Without replicas no WAIT is sent at all.
+func TestExec_syncWaitsForReplicas(t *testing.T) {
+	master := redistest.StartServer(t)
+	replica := redistest.StartReplica(t, master)
+	c := master.Client(t)
+	ctx := context.Background()
+	if err := scripts.Preload(ctx, c); err != nil { // no NOSCRIPT round to count
+		t.Fatal(err)
+	}
+	var waits waitCounter
+	c.AddHook(&waits)
+	name := "exec-sync"
+	w := opsWrite(name, "acquire", "c:1", "0", "")
+	w.Sync = time.Second
+	rep := ops.Exec(ctx, c, w)
+	if rep.Err() != nil || rep.Replicas != 1 || rep.Acked != 1 || rep.SyncErr() != nil {
+		t.Fatalf("synced write: err %v, %d of %d acked", rep.Err(), rep.Acked, rep.Replicas)
+	}
+	if got := replica.Client(t).HGet(ctx, name, "c:1").Val(); got != "1" {
+		t.Fatalf("replica has hold count %q right after the synced write, want 1", got)
+	}
+
+	replica.Freeze()
+	defer replica.Thaw()
+	w = opsWrite(name, "release", "c:1", "0", keys.Once(name, "r"))
+	w.Sync = 200 * time.Millisecond
+	start := time.Now()
+	rep = ops.Exec(ctx, c, w)
+	waited := time.Since(start)
+	if rep.Err() != nil || rep.Acked != 0 || !errors.Is(rep.SyncErr(), lockerr.ErrNotReplicated) {
+		t.Fatalf("write with the replica frozen: err %v, %d of %d acked, SyncErr %v", rep.Err(), rep.Acked, rep.Replicas, rep.SyncErr())
+	}
+	if waited < 150*time.Millisecond {
+		t.Fatalf("WAIT came back after %v, before its 200ms timeout although the replica is frozen", waited)
+	}
+
+	lone := redistest.SharedServer(t).Client(t)
+	var loneWaits waitCounter
+	lone.AddHook(&loneWaits)
+	w = opsWrite("exec-sync-lone", "acquire", "d:1", "0", "")
+	w.Sync = time.Second
+	if rep := ops.Exec(ctx, lone, w); rep.Err() != nil || rep.Replicas != 0 || rep.SyncErr() != nil {
+		t.Fatalf("synced write without replicas: err %v, %d replicas", rep.Err(), rep.Replicas)
+	}
+	if n := loneWaits.n.Load(); n != 0 {
+		t.Fatalf("%d WAIT commands sent to a master without replicas", n)
+	}
+	if n := waits.n.Load(); n != 2 {
+		t.Fatalf("%d WAIT commands sent to the master with a replica, want 2", n)
+	}
+}

@@ -1,0 +1,198 @@
+package scripts
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// replicaRecheck is how old a master's replica count may grow before it is
+// read again (in the background: the write that notices goes on with the
+// count it has).
+const replicaRecheck = 5 * time.Second
+
+// infoTimeout bounds one INFO replication call.
+const infoTimeout = 2 * time.Second
+
+// masters caches, per go-redis client and per master, how many replicas
+// the master has online, as INFO replication says (Redisson caches the same).
+var masters struct {
+	sync.Mutex
+	m map[redis.UniversalClient]map[*redis.Client]*replicaCount
+}
+
+type replicaCount struct {
+	ready   chan struct{} // closed once the first read is done
+	n       int           // online replicas
+	at      time.Time     // when n was read; zero if the read failed
+	reading bool          // a read is under way in the background
+	noWait  bool          // the server rejected WAIT
+}
+
+// masterFor returns the client of the master that owns key: the client
+// itself unless it is a cluster client.
+func masterFor(ctx context.Context, client redis.UniversalClient, key string) (*redis.Client, error) {
+	switch c := client.(type) {
+	case *redis.Client:
+		return c, nil
+	case *redis.ClusterClient:
+		return c.MasterForKey(ctx, key)
+	}
+	return nil, errors.New("latchkey: replica sync needs a *redis.Client or *redis.ClusterClient")
+}
+
+// replicasOf returns how many replicas node has online, reading INFO the
+// first time and refreshing it in the background when it is old.
+func replicasOf(ctx context.Context, client redis.UniversalClient, node *redis.Client) int {
+	masters.Lock()
+	if masters.m == nil {
+		masters.m = make(map[redis.UniversalClient]map[*redis.Client]*replicaCount)
+	}
+	nodes := masters.m[client]
+	if nodes == nil {
+		nodes = make(map[*redis.Client]*replicaCount)
+		masters.m[client] = nodes
+	}
+	rc := nodes[node]
+	if rc == nil {
+		rc = &replicaCount{ready: make(chan struct{})}
+		nodes[node] = rc
+		masters.Unlock()
+		n, err := readReplicas(ctx, node)
+		masters.Lock()
+		rc.n = n
+		if err == nil {
+			rc.at = time.Now()
+		} // else zero: read again in the background by the next write
+		close(rc.ready)
+		masters.Unlock()
+		return n
+	}
+	ready := rc.ready
+	masters.Unlock()
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		return 0 // the write fails on ctx anyway
+	}
+	masters.Lock()
+	defer masters.Unlock()
+	if rc.noWait {
+		return 0
+	}
+	if !rc.reading && time.Since(rc.at) > replicaRecheck {
+		rc.reading = true
+		go refresh(rc, node)
+	}
+	return rc.n
+}
+
+// recheck reads node's replica count again soon: WAIT answered a number
+// other than the cached one.
+func recheck(client redis.UniversalClient, node *redis.Client) {
+	masters.Lock()
+	defer masters.Unlock()
+	if rc := masters.m[client][node]; rc != nil && !rc.reading {
+		rc.reading = true
+		go refresh(rc, node)
+	}
+}
+
+func refresh(rc *replicaCount, node *redis.Client) {
+	ctx, cancel := context.WithTimeout(context.Background(), infoTimeout)
+	defer cancel()
+	n, err := readReplicas(ctx, node)
+	masters.Lock()
+	defer masters.Unlock()
+	rc.reading = false
+	if err == nil {
+		rc.n, rc.at = n, time.Now()
+	}
+}
+
+// noWait records that node rejects WAIT (some managed services do), so
+// writes to it are not synced.
+func noWait(node *redis.Client) {
+	masters.Lock()
+	defer masters.Unlock()
+	for _, nodes := range masters.m {
+		if rc := nodes[node]; rc != nil {
+			rc.noWait = true
+		}
+	}
+}
+
+// readReplicas returns the number of replicas INFO replication lists as
+// online. A server that refuses INFO (an ACL without it) counts as having
+// none: see the package documentation of latchkey on the ACL to grant.
+func readReplicas(ctx context.Context, node *redis.Client) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, infoTimeout)
+	defer cancel()
+	info, err := node.Info(ctx, "replication").Result()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, line := range strings.Split(info, "\n") {
+		key, val, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && strings.HasPrefix(key, "slave") && key != "slave_read_only" && strings.Contains(val, "state=online") {
+			if _, err := strconv.Atoi(key[len("slave"):]); err == nil {
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+// Forget drops what is cached for client: its masters' replica counts.
+func Forget(client redis.UniversalClient) {
+	masters.Lock()
+	delete(masters.m, client)
+	masters.Unlock()
+	records.Delete(client)
+}
+
+// records caches each client's request-record lifetime.
+var records sync.Map // redis.UniversalClient -> time.Duration
+
+// recordTTL returns how long a request record must live on client: longer
+// than go-redis may go on resending the request, that is its retries times
+// the time each try may take.
+func recordTTL(client redis.UniversalClient) time.Duration {
+	if d, ok := records.Load(client); ok {
+		return d.(time.Duration)
+	}
+	tries, perTry := 4, 7*time.Second // go-redis's defaults: 3 retries, 3s reads and writes
+	switch c := client.(type) {
+	case *redis.Client:
+		o := c.Options()
+		tries, perTry = o.MaxRetries+1, try(o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff)
+	case *redis.ClusterClient:
+		o := c.Options()
+		tries = (o.MaxRetries + 1) * (o.MaxRedirects + 1)
+		perTry = try(o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff)
+	}
+	d := min(max(time.Duration(max(tries, 1))*perTry, 10*time.Second), 2*time.Minute)
+	records.Store(client, d)
+	return d
+}
+
+// try returns how long one try of a request may take with these timeouts
+// (0: go-redis's default of 3s; negative: none, counted as a minute).
+func try(read, write, backoff time.Duration) time.Duration {
+	t := func(d time.Duration) time.Duration {
+		switch {
+		case d == 0:
+			return 3 * time.Second
+		case d < 0:
+			return time.Minute
+		}
+		return d
+	}
+	return t(read) + t(write) + max(backoff, 0)
+}
