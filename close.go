@@ -3,6 +3,7 @@ package latchkey
 import (
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/pubsub"
+	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -13,5 +14,6 @@ import (
 // before closing client. Primitives used after Close start afresh.
 func Close(client redis.UniversalClient) error {
 	lease.Close(client)
+	scripts.Forget(client)
 	return pubsub.CloseShared(client)
 }
