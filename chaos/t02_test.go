@@ -25,7 +25,7 @@ func openMutex(c *redis.Client, name string, lease time.Duration) (Locker, Locke
 // once the faults heal, and the history is linearizable.
 func TestT02MutexNetworkChaos(t *testing.T) {
 	lockSoak{
-		names: 4, perName: 4,
+		names: 8, perName: 2,
 		lease:    time.Second,
 		duration: 40 * time.Second,
 		every:    200 * time.Millisecond,
