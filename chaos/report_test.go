@@ -25,7 +25,7 @@ func (c *counters) summary() string {
 }
 
 // maxShown bounds the violations a report quotes; the rest are counted.
-const maxShown = 12
+const maxShown = 20
 
 // A Report collects the counters and the violations of one test. Its
 // methods are safe for concurrent use, from any goroutine: violations are
