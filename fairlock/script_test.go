@@ -2,6 +2,8 @@ package fairlock
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -94,5 +96,96 @@ func TestScriptTryLeavesNoTrace(t *testing.T) {
 	}
 	if n, z := c.LLen(ctx, "redisson_lock_queue:{job}").Val(), c.ZCard(ctx, "redisson_lock_timeout:{job}").Val(); n != 1 || z != 1 {
 		t.Fatalf("queue %d, deadlines %d; want 1, 1", n, z)
+	}
+}
+
+// queueAt returns the queue, the Redisson deadlines and the heartbeats of
+// the lock "job", deadlines and heartbeats as offsets from t0 in ms.
+func queueAt(t *testing.T, c *redis.Client, t0 time.Time) ([]string, map[string]int64, map[string]int64) {
+	t.Helper()
+	ctx := context.Background()
+	zset := func(key string) map[string]int64 {
+		zs, err := c.ZRangeWithScores(ctx, key, 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := make(map[string]int64)
+		for _, z := range zs {
+			m[z.Member.(string)] = int64(z.Score) - t0.UnixMilli()
+		}
+		return m
+	}
+	return c.LRange(ctx, "redisson_lock_queue:{job}", 0, -1).Val(),
+		zset("redisson_lock_timeout:{job}"), zset("latchkey_lock_heartbeat:{job}")
+}
+
+// redissonJoins queues owner as Redisson's acquire script would, behind
+// the current tail.
+func redissonJoins(t *testing.T, c *redis.Client, owner string, wait time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	tail := c.LIndex(ctx, "redisson_lock_queue:{job}", -1).Val()
+	d := c.ZScore(ctx, "redisson_lock_timeout:{job}", tail).Val() + float64(wait.Milliseconds())
+	c.ZAdd(ctx, "redisson_lock_timeout:{job}", redis.Z{Score: d, Member: owner})
+	c.RPush(ctx, "redisson_lock_queue:{job}", owner)
+}
+
+// Redisson's deadline arithmetic, step by step, with latchkey's heartbeat
+// beside it (wait timeout 1s, liveness 3s, lease 10s; miniredis keeps TTLs
+// still, so the lock's PTTL is the lease).
+func TestScriptRedissonArithmetic(t *testing.T) {
+	m, c := scriptMutex(t, WithWaitTimeout(time.Second), WithLivenessTimeout(3*time.Second), WithLease(10*time.Second))
+	t0 := time.Now()
+	at := func(ms int64) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	expect := func(step string, q []string, ds, hs map[string]int64) {
+		t.Helper()
+		gq, gds, ghs := queueAt(t, c, t0)
+		if !slices.Equal(gq, q) || !maps.Equal(gds, ds) || !maps.Equal(ghs, hs) {
+			t.Fatalf("%s:\n queue %q, deadlines %v, heartbeats %v\nwant %q, %v, %v", step, gq, gds, ghs, q, ds, hs)
+		}
+	}
+	acquireAt(t, m, opAcquire, "h:1", at(0), false)
+	acquireAt(t, m, opAcquire, "a:1", at(0), false)
+	expect("first waiter: lease end + wait", []string{"a:1"}, map[string]int64{"a:1": 11000}, map[string]int64{"a:1": 3000})
+	redissonJoins(t, c, "j:1", time.Second)
+	acquireAt(t, m, opAcquire, "b:1", at(5), false)
+	expect("next waiters: the one before + wait", []string{"a:1", "j:1", "b:1"},
+		map[string]int64{"a:1": 11000, "j:1": 12000, "b:1": 13000}, map[string]int64{"a:1": 3000, "b:1": 3005})
+	acquireAt(t, m, opAcquire, "a:1", at(10), false)
+	expect("an attempt renews the heartbeat only", []string{"a:1", "j:1", "b:1"},
+		map[string]int64{"a:1": 11000, "j:1": 12000, "b:1": 13000}, map[string]int64{"a:1": 3010, "b:1": 3005})
+	if res, err := m.releaseOnce(context.Background(), "h:1"); res != 1 || err != nil {
+		t.Fatalf("release = %d, %v", res, err)
+	}
+	if ok, _ := acquireAt(t, m, opAcquire, "a:1", at(20), false); !ok {
+		t.Fatal("the first waiter did not take the free lock")
+	}
+	expect("an acquisition brings every deadline one wait closer", []string{"j:1", "b:1"},
+		map[string]int64{"j:1": 11000, "b:1": 12000}, map[string]int64{"b:1": 3005})
+	redissonJoins(t, c, "k:1", time.Second)
+	acquireAt(t, m, opAcquire, "c:1", at(3005), false)
+	expect("a dead latchkey waiter leaves, and those behind come closer", []string{"j:1", "k:1", "c:1"},
+		map[string]int64{"j:1": 11000, "k:1": 12000, "c:1": 13000}, map[string]int64{"c:1": 6005})
+	acquireAt(t, m, opAcquire, "c:1", at(11000), false)
+	expect("a stale head leaves, and nobody moves", []string{"k:1", "c:1"},
+		map[string]int64{"k:1": 12000, "c:1": 13000}, map[string]int64{"c:1": 14000})
+	if err := m.run(context.Background(), m.cfg.HubFor(m.client), opDequeue, "c:1", at(11001), false).Err(); err != nil {
+		t.Fatal(err)
+	}
+	expect("a waiter that gives up", []string{"k:1"}, map[string]int64{"k:1": 12000}, map[string]int64{})
+}
+
+// A stale Redisson waiter behind a live head is kept: Redisson removes
+// stale waiters only at the head.
+func TestScriptStaleOnlyAtHead(t *testing.T) {
+	m, c := scriptMutex(t)
+	ctx, t0 := context.Background(), time.Now()
+	for _, w := range []redis.Z{{Score: float64(t0.Add(time.Minute).UnixMilli()), Member: "x:1"}, {Score: float64(t0.Add(-time.Second).UnixMilli()), Member: "y:1"}} {
+		c.ZAdd(ctx, "redisson_lock_timeout:{job}", w)
+		c.RPush(ctx, "redisson_lock_queue:{job}", w.Member)
+	}
+	acquireAt(t, m, opAcquire, "z:1", t0, false)
+	if q, ds, _ := queueAt(t, c, t0); !slices.Equal(q, []string{"x:1", "y:1", "z:1"}) || ds["y:1"] != -1000 {
+		t.Fatalf("queue %q, deadlines %v; want the stale y:1 kept behind x:1", q, ds)
 	}
 }
