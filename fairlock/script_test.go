@@ -151,6 +151,11 @@ func TestScriptRedissonArithmetic(t *testing.T) {
 	acquireAt(t, m, opAcquire, "b:1", at(5), false)
 	expect("next waiters: the one before + wait", []string{"a:1", "j:1", "b:1"},
 		map[string]int64{"a:1": 11000, "j:1": 12000, "b:1": 13000}, map[string]int64{"a:1": 3000, "b:1": 3005})
+	// The heartbeats outlive the last latchkey waiter's deadline, so that a
+	// dead waiter is never mistaken for a Redisson one while it matters.
+	if d := c.PTTL(context.Background(), "latchkey_lock_heartbeat:{job}").Val(); d != 12995*time.Millisecond {
+		t.Fatalf("heartbeat key TTL = %v, want b:1's deadline from now, 12.995s", d)
+	}
 	acquireAt(t, m, opAcquire, "a:1", at(10), false)
 	expect("an attempt renews the heartbeat only", []string{"a:1", "j:1", "b:1"},
 		map[string]int64{"a:1": 11000, "j:1": 12000, "b:1": 13000}, map[string]int64{"a:1": 3010, "b:1": 3005})

@@ -246,9 +246,19 @@ local function sync(key, is, was)
 end
 sync(zset, deadline, was.deadline)
 sync(hbs, heartbeat, was.heartbeat)
-if heartbeat[owner] and redis.call('pttl', hbs) < lt then
-  -- Outlive every heartbeat in it, but not a forgotten queue.
-  redis.call('pexpire', hbs, lt)
+if heartbeat[owner] then
+  -- A heartbeat matters until it passes or its waiter's deadline does (a
+  -- stale first waiter leaves by Redisson's rule): outlive both, so that a
+  -- forgotten key goes, but a dead waiter is never taken for a Redisson one.
+  local keep = lt
+  for w in pairs(heartbeat) do
+    if deadline[w] and deadline[w] - now > keep then
+      keep = deadline[w] - now
+    end
+  end
+  if redis.call('pttl', hbs) < keep then
+    redis.call('pexpire', hbs, keep)
+  end
 end
 if write == 'take' then
   redis.call('hset', lock, owner, 1)
