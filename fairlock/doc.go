@@ -28,10 +28,11 @@
 // brings every deadline one wait timeout closer, and so does a waiter that
 // leaves for those behind it, so the first waiter's deadline stays about a
 // wait timeout after the lock was expected to be free. A first waiter whose
-// deadline has passed is skipped: a Redisson waiter that crashed, or any
-// waiter still queued after the holders ahead of it took a wait timeout
-// longer than expected; a live one queues again at the tail, as it would
-// in Redisson. No deadline is ever changed otherwise.
+// deadline has passed is skipped: a Redisson waiter that crashed, or a live
+// waiter of either kind whose turn is late because the holders since it
+// queued held the lock for more than a wait timeout each, on average; a
+// live one queues again at the tail, as it would in Redisson. No deadline
+// is ever changed otherwise.
 //
 // # Liveness
 //
@@ -40,12 +41,12 @@
 // default) at each attempt, in a key of its own beside Redisson's. Its
 // attempts are bounded: it sleeps until it is woken, and at most a third of
 // the liveness timeout, which is therefore the longest it sleeps without a
-// wake-up; it is a heartbeat, not a poll. So a live waiter keeps its place
-// however long it waits, while a latchkey waiter that crashed is skipped,
-// wherever it is in the queue, a liveness timeout after its last attempt,
-// as soon as a latchkey client touches the lock after that: the latchkey
-// waiters behind a dead first waiter sleep until then, not longer. Its
-// leaving brings the deadlines behind it closer as if it had given up. A
+// wake-up; it is a heartbeat, not a poll. So a live waiter is never taken
+// for a dead one however long it waits, while a latchkey waiter that crashed
+// is skipped, wherever it is in the queue, a liveness timeout after its last
+// attempt, as soon as a latchkey client touches the lock after that: the
+// latchkey waiters behind a dead first waiter sleep until then, not longer.
+// Its leaving brings the deadlines behind it closer as if it had given up. A
 // crashed Redisson waiter has no heartbeat, and is skipped at its deadline,
 // as in Redisson. A waiter whose Lock is cancelled, or whose TryLock runs
 // out of time, leaves the queue at once.
