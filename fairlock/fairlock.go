@@ -143,7 +143,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 		Abandon: func(ctx context.Context) {
 			if op == opAcquire {
 				// Leave the queue at once, waking the next waiter if we
-				// were first, rather than stalling it for the wait timeout.
+				// were first, rather than stalling it for the liveness timeout.
 				_ = m.run(ctx, hub, opDequeue, id, time.Now(), reentrant).Err()
 			}
 			// The grant may have landed after we gave up. Only a fresh id can

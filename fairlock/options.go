@@ -53,10 +53,10 @@ func WithWatchdogTimeout(d time.Duration) Option {
 // deadline d closer. It must equal the fairLockWaitTimeout of every
 // Redisson client of the lock, and be the same for every latchkey client of
 // it; otherwise waiters are skipped while still alive, or a crashed Redisson
-// waiter holds up the queue for longer. A waiter of either kind that is
-// still queued when its deadline passes, because the holders ahead of it
-// took much longer than d, loses its place and queues again at the tail, as
-// in Redisson. New panics if d is below 1ms.
+// waiter holds up the queue for longer. A waiter of either kind whose turn
+// comes when its deadline has passed, because the holders since it queued
+// held the lock for more than d each on average, loses its place and
+// queues again at the tail, as in Redisson. New panics if d is below 1ms.
 // The default is 5m, Redisson's default.
 func WithWaitTimeout(d time.Duration) Option {
 	return func(c *config) {
