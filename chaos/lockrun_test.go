@@ -34,6 +34,14 @@ type LockRun struct {
 	// LockTimeout bounds one Lock call; Hold bounds the time a worker
 	// keeps a lock.
 	LockTimeout, Hold time.Duration
+	// Long is the share of holds kept up to LongHold instead, across
+	// several renewals.
+	Long     float64
+	LongHold time.Duration
+	// Reentrant is the share of exclusive holds of a lock with hold
+	// counts that its owner takes a second time and releases once before
+	// the end of the hold.
+	Reentrant float64
 
 	timeouts atomic.Int64 // Lock calls that ran out of LockTimeout
 }
@@ -65,6 +73,11 @@ func (lr *LockRun) Cycle(ctx context.Context, timeout time.Duration, w LockWorke
 	if read {
 		acquire, release, l = RAcquire, RRelease, w.RLock
 	}
+	_, counted := l.(holdCounter)
+	reenter := counted && !read && rnd.Float64() < lr.Reentrant
+	if reenter {
+		ctx = latchkey.WithOwner(ctx)
+	}
 	call := lr.H.Now()
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	err := l.Lock(lctx)
@@ -88,8 +101,9 @@ func (lr *LockRun) Cycle(ctx context.Context, timeout time.Duration, w LockWorke
 	if tok != 0 {
 		lr.Holders.Write(name, client, tok, done)
 	}
-	if lr.Hold > 0 {
-		time.Sleep(time.Duration(rnd.Int64N(int64(lr.Hold))))
+	lr.keep(rnd)
+	if reenter {
+		lr.reenter(ctx, rnd, l.(holdCounter))
 	}
 	lost := isClosed(done)
 	end := lr.H.Now()
@@ -100,6 +114,48 @@ func (lr *LockRun) Cycle(ctx context.Context, timeout time.Duration, w LockWorke
 	}
 	lr.unlock(ctx, client, name, l, release, lost)
 	return true
+}
+
+// keep sleeps for the length of a hold.
+func (lr *LockRun) keep(rnd *rand.Rand) {
+	d := lr.Hold
+	if lr.LongHold > 0 && rnd.Float64() < lr.Long {
+		d = lr.LongHold
+	}
+	if d > 0 {
+		time.Sleep(time.Duration(rnd.Int64N(int64(d))))
+	}
+}
+
+// A holdCounter is a lock whose owner can ask how many holds it has.
+type holdCounter interface {
+	Locker
+	HoldCount(ctx context.Context) (int, error)
+}
+
+// reenter takes l a second time as the owner in ctx, keeps it, and
+// releases that second hold, leaving the first: the Holders check then
+// catches an unlock that released both. When the second Lock fails the
+// owner may hold once or twice, so it asks its hold count and releases
+// down to one.
+func (lr *LockRun) reenter(ctx context.Context, rnd *rand.Rand, l holdCounter) {
+	lctx, cancel := context.WithTimeout(ctx, lr.LockTimeout)
+	err := l.Lock(lctx)
+	cancel()
+	if err == nil {
+		lr.keep(rnd)
+	}
+	for range unlockTries {
+		qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		n, err := l.HoldCount(qctx)
+		if err == nil && n > 1 {
+			err = l.Unlock(qctx)
+		}
+		cancel()
+		if err == nil && n <= 1 {
+			return
+		}
+	}
 }
 
 // unlock releases l, trying again while the outcome is unknown.

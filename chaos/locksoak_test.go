@@ -37,7 +37,8 @@ func (s lockSoak) run(t *testing.T) {
 	e := newStandalone(t, s.names*s.perName)
 	r := newReport(t)
 	h := newHistory()
-	lr := &LockRun{R: r, H: h, Holders: newHolders(r, h, 0), LockTimeout: 2 * backstop, Hold: 2 * time.Millisecond}
+	lr := &LockRun{R: r, H: h, Holders: newHolders(r, h, 0), LockTimeout: 2 * backstop, Hold: 2 * time.Millisecond,
+		Long: 0.0005, LongHold: 2 * s.lease, Reentrant: 0.2}
 	rnd := rng(t)
 	var workers []LockWorker
 	for i, c := range e.Clients {
