@@ -24,6 +24,7 @@ func init() {
 	register("fairlock/stale-waiter-skipped", fairStaleSkipped)
 	register("fairlock/lease-expiry", fairLeaseExpiry)
 	register("fairlock/force-unlock-wakes", fairForceUnlockWakes)
+	register("fairlock/redisson-deadlines", fairDeadlines)
 }
 
 func fairCtx(t *testing.T) context.Context {
@@ -289,4 +290,48 @@ func fairForceUnlockWakes(t *testing.T, e *env) {
 	if err := w.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Redisson's deadline arithmetic, which Redisson clients sharing the queue
+// rely on: a waiter's deadline is the one before it plus the wait timeout,
+// set once, and an acquisition brings the rest one wait timeout closer.
+func fairDeadlines(t *testing.T, e *env) {
+	ctx, c := fairCtx(t), e.Client()
+	const wait = time.Minute
+	holder := fairlock.New(c, e.Name, fairlock.WithWaitTimeout(wait))
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a, b := latchkey.WithOwner(ctx), latchkey.WithOwner(ctx)
+	lock := func(own context.Context) <-chan error {
+		return fairGo(func() error { return fairlock.New(e.Client(), e.Name, fairlock.WithWaitTimeout(wait)).Lock(own) })
+	}
+	adone := lock(a)
+	fairWaitQueued(t, c, e.Name, 1)
+	bdone := lock(b)
+	fairWaitQueued(t, c, e.Name, 2)
+	_, timeouts := fairKeys(e.Name)
+	sa, sb := c.ZScore(ctx, timeouts, latchkey.OwnerID(a)).Val(), c.ZScore(ctx, timeouts, latchkey.OwnerID(b)).Val()
+	if d := time.Duration(sb-sa) * time.Millisecond; d != wait {
+		t.Fatalf("the second deadline is %v after the first, want the wait timeout, %v", d, wait)
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := fairAwait(t, adone); err != nil {
+		t.Fatal(err)
+	}
+	if now := c.ZScore(ctx, timeouts, latchkey.OwnerID(b)).Val(); now != sb-float64(wait.Milliseconds()) {
+		t.Fatalf("after the first acquisition the second deadline is %v, want %v", int64(now), int64(sb)-wait.Milliseconds())
+	}
+	if err := fairlock.New(c, e.Name).Unlock(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := fairAwait(t, bdone); err != nil {
+		t.Fatal(err)
+	}
+	if err := fairlock.New(c, e.Name).Unlock(b); err != nil {
+		t.Fatal(err)
+	}
+	fairEmptyQueue(t, c, e.Name)
 }
