@@ -14,6 +14,10 @@ type hold struct {
 	token  int64           // fencing token, 0 if none
 	done   <-chan struct{} // closed when the library signals the hold's end; nil if never
 	until  int64           // history time after which the hold has surely expired; 0 if never
+	note   string          // what the holder was doing, for violation messages
+	// overlapped is set once a grant overlapping this hold was reported,
+	// so that one stale hold counts as one violation.
+	overlapped bool
 }
 
 // closed reports whether the library has signalled the end of the hold,
@@ -72,9 +76,10 @@ func (hs *Holders) Begin(name string, hd hold) {
 		switch {
 		case hs.limit > 0:
 			permits += o.n
-		case hd.write || o.write:
-			hs.r.Violation("%s: client %d acquired (write=%v, token %d) while client %d held it (write=%v, token %d) and had not been told of its loss",
-				name, hd.client, hd.write, hd.token, c, o.write, o.token)
+		case (hd.write || o.write) && !o.overlapped:
+			o.overlapped = true
+			hs.r.Violation("%s: client %d acquired (write=%v, token %d) while client %d held it (write=%v, token %d%s) and had not been told of its loss",
+				name, hd.client, hd.write, hd.token, c, o.write, o.token, o.note)
 		}
 	}
 	if hs.limit > 0 && permits > hs.limit {
@@ -90,6 +95,16 @@ func (hs *Holders) End(name string, client int) {
 	hs.mu.Lock()
 	delete(hs.holds[name], client)
 	hs.mu.Unlock()
+}
+
+// Note records what client is doing while it holds name, for the
+// message of a violation that its hold is part of.
+func (hs *Holders) Note(name string, client int, note string) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hd := hs.holds[name][client]; hd != nil {
+		hd.note = ", " + note
+	}
 }
 
 // Write writes token into the fenced resource name on behalf of client,

@@ -104,6 +104,8 @@ func (lr *LockRun) Cycle(ctx context.Context, timeout time.Duration, w LockWorke
 	lr.keep(rnd)
 	if reenter {
 		lr.reenter(ctx, rnd, l.(holdCounter))
+		lr.Holders.Note(name, client, "after the second of two reentrant holds was released")
+		lr.keep(rnd)
 	}
 	lost := isClosed(done)
 	end := lr.H.Now()
