@@ -194,3 +194,22 @@ func TestScriptStaleOnlyAtHead(t *testing.T) {
 		t.Fatalf("queue %q, deadlines %v; want the stale y:1 kept behind x:1", q, ds)
 	}
 }
+
+// A latchkey waiter still queued when its deadline passes is a stale first
+// waiter by Redisson's rule, heartbeat or not: it queues again at the tail,
+// as a Redisson waiter would.
+func TestScriptLiveWaiterPastDeadline(t *testing.T) {
+	m, c := scriptMutex(t, WithWaitTimeout(time.Second), WithLivenessTimeout(time.Minute), WithLease(10*time.Second))
+	t0 := time.Now()
+	acquireAt(t, m, opAcquire, "h:1", t0, false)
+	acquireAt(t, m, opAcquire, "a:1", t0, false)
+	acquireAt(t, m, opAcquire, "b:1", t0, false)
+	late := t0.Add(11 * time.Second)
+	if ok, _ := acquireAt(t, m, opAcquire, "a:1", late, false); ok {
+		t.Fatal("acquired a held lock")
+	}
+	q, ds, hs := queueAt(t, c, t0)
+	if !slices.Equal(q, []string{"b:1", "a:1"}) || ds["a:1"] != 13000 || hs["a:1"] != 71000 {
+		t.Fatalf("queue %q, deadlines %v, heartbeats %v; want a:1 again at the tail, deadline b:1's + 1s", q, ds, hs)
+	}
+}
