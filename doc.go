@@ -42,6 +42,30 @@
 // latchkey.ErrNotHeld) holds for an error from any primitive. A call whose
 // ctx ends returns an error matching ctx.Err().
 //
+// # Names
+//
+// A primitive's name is its Redis key, and its other keys and channels are
+// derived from it as Redisson derives them: prefix:{name}, or prefix:name
+// when the name already carries a hash tag, so that on Redis Cluster they
+// all share one hash slot. A name whose braces would break that (a '{'
+// without a non-empty hash tag after it, such as "a{b", "{}x" or "x{}", or
+// a '}' without any '{', such as "a}b") is refused by every New with a
+// panic, on a single server too, so that code does not break when it moves
+// to a cluster.
+//
+// # Replicas
+//
+// On a master with replicas, every write that grants, renews or releases
+// waits until a replica acknowledges it (Redis WAIT on the same connection,
+// as Redisson's synced eval), for at most a second by default. An
+// acquisition that no replica acknowledged is undone and fails with
+// [ErrNotReplicated], since a failover could otherwise hand the same lock
+// or permits to another client; a release or count-down is applied on the
+// master all the same and reports the error. Each primitive's
+// WithReplicaSync option sets the timeout, or turns this off. WAIT makes a
+// lost write much less likely, not impossible: use fencing tokens where it
+// matters.
+//
 // # Resources
 //
 // latchkey keeps a pub/sub Hub and a watchdog per go-redis client, created

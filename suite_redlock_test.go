@@ -121,22 +121,38 @@ func redLostOnRenewal(t *testing.T, e *env) {
 }
 
 // A fixed lease ends the hold locally before the key expires on the node
-// (validity = lease - elapsed - drift); then the lock is free again.
+// (validity = lease - elapsed - drift); then the lock is free again. The
+// deadline is checked against the key's expiry as the node reports it, so
+// that a loaded machine running the expiry timer late cannot fail the test:
+// the node's key expires no earlier than t0 + PTTL, t0 taken before asking.
 func redFixedLease(t *testing.T, e *env) {
 	ctx := multiCtx(t)
 	lease := 300 * time.Millisecond
-	m := redOne(e.Client(), e.Name, redlock.WithLease(lease), redlock.WithNodeTimeout(100*time.Millisecond))
-	start := time.Now()
+	c := e.Client()
+	m := redOne(c, e.Name, redlock.WithLease(lease), redlock.WithNodeTimeout(100*time.Millisecond))
 	if err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
+	}
+	deadline := m.Deadline()
+	t0 := time.Now()
+	pttl, err := c.PTTL(ctx, e.Name).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if expiry := t0.Add(pttl); !deadline.Before(expiry) {
+		t.Errorf("validity deadline %v after the key's expiry on the node, at the earliest %v",
+			deadline.Sub(t0), pttl)
 	}
 	select {
 	case <-m.Done():
 	case <-time.After(5 * time.Second):
 		t.Fatal("Done still open 5s after a 300ms lease")
 	}
-	if d := time.Since(start); d >= lease {
-		t.Errorf("Done closed after %v, want before the %v lease", d, lease)
+	if early := time.Until(deadline); early > 0 {
+		t.Errorf("Done closed %v before the validity deadline", early)
+	}
+	if !m.Deadline().IsZero() {
+		t.Errorf("Deadline = %v after the hold ended, want zero", m.Deadline())
 	}
 	if !errors.Is(m.Err(), latchkey.ErrLost) {
 		t.Fatalf("Err = %v, want ErrLost", m.Err())

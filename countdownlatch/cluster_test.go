@@ -56,7 +56,7 @@ func TestLatch_cluster_bracedName(t *testing.T) {
 	// to the channel's shard from the key's shard fails (after changing
 	// the key: scripts do not roll back).
 	c.Set(ctx, name, 1, 0)
-	err = scripts.Get("latch_count_down").Run(ctx, c, []string{name, channel(name)}, pub).Err()
+	err = scripts.Get("latch_count_down").Exec(ctx, c, scripts.Write{Keys: []string{name, channel(name)}, Args: []any{pub}}).Err()
 	if err == nil || !strings.Contains(err.Error(), "CROSSSLOT") {
 		t.Errorf("count-down with the channel in KEYS: %v, want CROSSSLOT", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/pubsub"
 	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
@@ -41,14 +42,18 @@ type Latch struct {
 }
 
 // New returns a Latch for the latch called name on client. It does no I/O.
-// New panics if client is nil or name is empty: these are programming
-// errors.
+// New panics if client is nil, name is empty or its braces would split its
+// keys across cluster hash slots (see the package latchkey doc on names):
+// these are programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Latch {
 	if client == nil {
 		panic("countdownlatch: New: nil client")
 	}
 	if name == "" {
 		panic("countdownlatch: New: empty name")
+	}
+	if err := keys.Check(name); err != nil {
+		panic("countdownlatch: New: " + err.Error())
 	}
 	var cfg config
 	for _, o := range opts {
@@ -84,12 +89,16 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("countdownlatch: set count of %s: %w", l.name, err)
 	}
-	set, err := scripts.Int(trySetScript.Run(ctx, l.client, ks, n, pub))
+	rep := l.exec(ctx, trySetScript, ks, n, pub)
+	set, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return false, fmt.Errorf("countdownlatch: set count of %s: %w", l.name, err)
 	}
 	if set == 1 {
 		l.notify(ctx, newCount)
+		if err := rep.SyncErr(); err != nil {
+			return true, fmt.Errorf("countdownlatch: set count of %s: set on the master: %w", l.name, err)
+		}
 	}
 	return set == 1, nil
 }
@@ -97,19 +106,23 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 // CountDown decrements the count of the latch. When the count reaches zero
 // the latch is deleted and every waiter is released. CountDown on a latch
 // that does not exist does nothing: the count never goes below zero. On
-// failure CountDown returns an error wrapping the Redis error; the count may
-// or may not have been decremented if the reply was lost.
+// failure CountDown returns an error wrapping the Redis error. A request
+// whose reply was lost and that go-redis sent again counts once.
 func (l *Latch) CountDown(ctx context.Context) error {
 	ks, pub, err := l.target(ctx)
 	if err != nil {
 		return fmt.Errorf("countdownlatch: count down %s: %w", l.name, err)
 	}
-	left, err := scripts.Int(countDownScript.Run(ctx, l.client, ks, pub))
+	rep := l.exec(ctx, countDownScript, ks, pub)
+	left, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return fmt.Errorf("countdownlatch: count down %s: %w", l.name, err)
 	}
 	if left == 0 {
 		l.notify(ctx, zeroCount)
+	}
+	if err := rep.SyncErr(); err != nil && left >= 0 {
+		return fmt.Errorf("countdownlatch: count down %s: counted on the master: %w", l.name, err)
 	}
 	return nil
 }
@@ -195,6 +208,14 @@ func (l *Latch) notify(ctx context.Context, msg string) {
 	} else {
 		_ = l.client.Publish(ctx, l.channel, msg).Err()
 	}
+}
+
+// exec runs script as one request that changes the latch, recorded against
+// a request id of its own so that a resend does not count twice.
+func (l *Latch) exec(ctx context.Context, script *scripts.Script, ks []string, args ...any) scripts.Reply {
+	return script.Exec(ctx, l.client, scripts.Write{
+		Keys: ks, Args: args, Once: keys.Once(l.name, owner.New()), Sync: l.cfg.sync.Timeout(),
+	})
 }
 
 func (l *Latch) hub() *pubsub.Hub {

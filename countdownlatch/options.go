@@ -1,12 +1,18 @@
 package countdownlatch
 
-import "github.com/latchkey/latchkey/pubsub"
+import (
+	"time"
+
+	"github.com/latchkey/latchkey/pubsub"
+	"github.com/latchkey/latchkey/scripts"
+)
 
 // An Option configures a Latch.
 type Option func(*config)
 
 type config struct {
-	hub *pubsub.Hub
+	hub  *pubsub.Hub
+	sync scripts.Sync
 }
 
 // WithHub makes the Latch wait through h instead of the Hub shared by its
@@ -14,4 +20,18 @@ type config struct {
 // the client (see pubsub.Shared).
 func WithHub(h *pubsub.Hub) Option {
 	return func(c *config) { c.hub = h }
+}
+
+// WithReplicaSync makes TrySetCount and CountDown wait, for at most d,
+// until the replicas of the latch's master acknowledge the change (Redis
+// WAIT on the same connection), so that a failover cannot undo it. A
+// change that no replica acknowledges is applied on the master all the
+// same, and the call returns an error matching latchkey.ErrNotReplicated:
+// a failover before the replica catches up would bring back the count
+// (waiters would then wait for a count-down that already happened). A
+// master without replicas is not waited for. d = 0 turns replica sync off;
+// New panics if d is negative. The default is 1s, on every master that has
+// replicas (Redisson does not sync its latch).
+func WithReplicaSync(d time.Duration) Option {
+	return func(c *config) { c.sync.Set("countdownlatch", d) }
 }

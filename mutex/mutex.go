@@ -55,14 +55,18 @@ type Mutex struct {
 }
 
 // New returns a Mutex for the lock called name on client. It does no I/O.
-// New panics if client is nil, name is empty or an option is invalid: these
-// are programming errors.
+// New panics if client is nil, name is empty, its braces would split its
+// keys across cluster hash slots (see the package latchkey doc on names),
+// or an option is invalid: these are programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
 	if client == nil {
 		panic("mutex: New: nil client")
 	}
 	if name == "" {
 		panic("mutex: New: empty name")
+	}
+	if err := keys.Check(name); err != nil {
+		panic("mutex: New: " + err.Error())
 	}
 	cfg := config{Common: lockopt.Common{Watchdog: DefaultWatchdogTimeout}}
 	for _, o := range opts {

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/scripts"
 )
 
@@ -135,9 +137,13 @@ func (s *Semaphore) release(ctx context.Context, strict bool, raw ...any) (int64
 		mode = "1"
 	}
 	args := append([]any{time.Now().UnixMilli(), pub, mode}, raw...)
-	n, err := scripts.Int(releaseScript.Run(ctx, s.client, s.scriptKeys(), args...))
+	rep := s.exec(ctx, releaseScript, s.scriptKeys(), keys.Once(s.name, owner.New()), args...)
+	n, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return 0, fmt.Errorf("permitsemaphore: release from %s: %w", s.name, err)
+	}
+	if err := rep.SyncErr(); err != nil && n > 0 {
+		return n, fmt.Errorf("permitsemaphore: release from %s: released on the master: %w", s.name, err)
 	}
 	return n, nil
 }
@@ -176,9 +182,13 @@ func (s *Semaphore) lease(ctx context.Context, id string, now time.Time, end any
 	if err != nil {
 		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
 	}
-	ms, err := scripts.Int(leaseScript.Run(ctx, s.client, s.scriptKeys(), now.UnixMilli(), pub, r, end))
+	rep := s.exec(ctx, leaseScript, s.scriptKeys(), "", now.UnixMilli(), pub, r, end)
+	ms, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
+	}
+	if err := rep.SyncErr(); err != nil && end != "" && ms != -2 {
+		return ms, fmt.Errorf("permitsemaphore: lease of %s in %s: updated on the master: %w", id, s.name, err)
 	}
 	return ms, nil
 }

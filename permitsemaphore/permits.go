@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/scripts"
+	"github.com/redis/go-redis/v9"
 )
 
 var (
@@ -49,9 +52,13 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("permitsemaphore: set permits of %s: %w", s.name, err)
 	}
-	v, err := scripts.Int(trySetScript.Run(ctx, s.client, []string{s.name, s.channel}, n, pub))
+	rep := s.exec(ctx, trySetScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
+	v, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return false, fmt.Errorf("permitsemaphore: set permits of %s: %w", s.name, err)
+	}
+	if err := rep.SyncErr(); err != nil && v == 1 {
+		return true, fmt.Errorf("permitsemaphore: set permits of %s: set on the master: %w", s.name, err)
 	}
 	return v == 1, nil
 }
@@ -76,7 +83,10 @@ func (s *Semaphore) SetPermits(ctx context.Context, n int64) error {
 func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
 	pub, err := s.hub().PublishCommand(ctx)
 	if err == nil {
-		err = addScript.Run(ctx, s.client, []string{s.name, s.channel}, n, pub).Err()
+		rep := s.exec(ctx, addScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
+		if err = rep.Err(); err == nil {
+			err = rep.SyncErr()
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("permitsemaphore: add %d permits to %s: %w", n, s.name, err)
@@ -86,12 +96,27 @@ func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
 
 // count runs the count script, setting the total first unless total is "",
 // and returns {available, held}.
-func (s *Semaphore) count(ctx context.Context, total any) ([2]int64, error) {
+func (s *Semaphore) count(ctx context.Context, total any) (_ [2]int64, err error) {
 	pub, err := s.hub().PublishCommand(ctx)
 	if err != nil {
 		return [2]int64{}, fmt.Errorf("permitsemaphore: permits of %s: %w", s.name, err)
 	}
-	v, err := scripts.Ints(countScript.Run(ctx, s.client, s.scriptKeys(), time.Now().UnixMilli(), pub, total))
+	var cmd *redis.Cmd
+	args := []any{time.Now().UnixMilli(), pub, total}
+	if total == "" {
+		cmd = countScript.Run(ctx, s.client, s.scriptKeys(), args...)
+	} else { // setting the total: a write, synced with replicas
+		rep := s.exec(ctx, countScript, s.scriptKeys(), "", args...)
+		cmd = rep.Cmd
+		if rep.Err() == nil && !rep.Replicated() {
+			defer func() {
+				if err == nil {
+					err = fmt.Errorf("permitsemaphore: set permits of %s: set on the master: %w", s.name, rep.SyncErr())
+				}
+			}()
+		}
+	}
+	v, err := scripts.Ints(cmd)
 	if err == nil && len(v) != 2 {
 		err = fmt.Errorf("latchkey: script reply: want 2 integers, got %d", len(v))
 	}

@@ -221,7 +221,11 @@ func TestSemaphore_Acquire_cancelConsumesNothing(t *testing.T) {
 	name := semName(t)
 	sem, h := watched(t, s, name)
 	bg := context.Background()
-	if err := sem.SetPermits(bg, 2); err != nil {
+	if err := sem.SetPermits(bg, 3); err != nil {
+		t.Fatal(err)
+	}
+	held, err := sem.Acquire(bg, 0)
+	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(bg)
@@ -233,10 +237,13 @@ func TestSemaphore_Acquire_cancelConsumesNothing(t *testing.T) {
 		t.Fatalf("cancelled AcquireN = %v, want context.Canceled", err)
 	}
 	if ps, ok, err := sem.TryAcquireN(bg, 3, 100*time.Millisecond, 0); ok || ps != nil || err != nil {
-		t.Fatalf("TryAcquireN(3 of 2) = %v, %v, %v", ps, ok, err)
+		t.Fatalf("TryAcquireN(3, 2 available) = %v, %v, %v", ps, ok, err)
 	}
-	if av, ac := must2(sem.AvailablePermits(bg)), must2(sem.AcquiredPermits(bg)); av != 2 || ac != 0 {
-		t.Fatalf("available %d, acquired %d; want 2, 0", av, ac)
+	if av, ac := must2(sem.AvailablePermits(bg)), must2(sem.AcquiredPermits(bg)); av != 2 || ac != 1 {
+		t.Fatalf("available %d, acquired %d; want 2, 1", av, ac)
+	}
+	if err := held.Release(bg); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -247,8 +254,9 @@ func must2(n int64, err error) int64 {
 	return n
 }
 
-// An attempt whose reply is lost may have taken the permits: Acquire gives
-// them back by their ids before it returns the error.
+// An attempt whose reply is lost took the permits all the same: the wait
+// tries again, and the repeat finds its own permit ids taken, so Acquire
+// returns them, holding them once.
 func TestSemaphore_Acquire_lostReply(t *testing.T) {
 	s := server(t)
 	ctx := context.Background()
@@ -256,14 +264,49 @@ func TestSemaphore_Acquire_lostReply(t *testing.T) {
 	hook := &loseReply{}
 	c.AddHook(hook)
 	sem := permitsemaphore.New(c, semName(t))
-	if err := sem.SetPermits(ctx, 2); err != nil {
+	if err := sem.SetPermits(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
 	hook.armed.Store(true)
-	if _, err := sem.AcquireN(ctx, 2, 0); !errors.Is(err, errLostReply) {
-		t.Fatalf("AcquireN with its reply lost = %v", err)
+	ps, err := sem.AcquireN(ctx, 2, 0)
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("AcquireN with its first reply lost = %v, %v; want the 2 permits", ps, err)
 	}
-	if av, ac := must2(sem.AvailablePermits(ctx)), must2(sem.AcquiredPermits(ctx)); av != 2 || ac != 0 {
-		t.Fatalf("available %d, acquired %d; want 2, 0", av, ac)
+	if av, ac := must2(sem.AvailablePermits(ctx)), must2(sem.AcquiredPermits(ctx)); av != 1 || ac != 2 {
+		t.Fatalf("available %d, acquired %d; want 1, 2", av, ac)
+	}
+	if err := sem.ReleaseAll(ctx, ps[0].ID(), ps[1].ID()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Asking for more permits than the semaphore has in all fails at once,
+// rather than wait until ctx ends; a semaphore never set still waits, for
+// another process may set it.
+func TestSemaphore_Acquire_moreThanTotalFailsAtOnce(t *testing.T) {
+	s := server(t)
+	bg := context.Background()
+	sem := permitsemaphore.New(client(t, s), semName(t))
+	if err := sem.SetPermits(bg, 2); err != nil {
+		t.Fatal(err)
+	}
+	held, err := sem.Acquire(bg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	if _, err := sem.AcquireN(ctx, 3, 0); !errors.Is(err, permitsemaphore.ErrInvalidPermits) || ctx.Err() != nil {
+		t.Fatalf("AcquireN(3) of a semaphore of 2 = %v (ctx %v), want ErrInvalidPermits at once", err, ctx.Err())
+	}
+	if av, ac := must2(sem.AvailablePermits(bg)), must2(sem.AcquiredPermits(bg)); av != 1 || ac != 1 {
+		t.Fatalf("available %d, acquired %d after the refusal; want 1, 1", av, ac)
+	}
+	if err := held.Release(bg); err != nil {
+		t.Fatal(err)
+	}
+	unset := permitsemaphore.New(client(t, s), semName(t))
+	if _, ok, err := unset.TryAcquireN(bg, 3, 50*time.Millisecond, 0); ok || err != nil {
+		t.Fatalf("TryAcquireN of a semaphore never set = %v, %v; want a wait that runs out", ok, err)
 	}
 }

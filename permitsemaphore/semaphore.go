@@ -33,13 +33,18 @@ type Semaphore struct {
 // New returns a Semaphore for the semaphore called name on client. It does
 // no I/O: the permits are set with TrySetPermits, SetPermits or
 // AddPermits, and a semaphore that was never set has none. New panics if
-// client is nil or name is empty: these are programming errors.
+// client is nil, name is empty or its braces would split its keys across
+// cluster hash slots (see the package latchkey doc on names): these are
+// programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
 	if client == nil {
 		panic("permitsemaphore: New: nil client")
 	}
 	if name == "" {
 		panic("permitsemaphore: New: empty name")
+	}
+	if err := keys.Check(name); err != nil {
+		panic("permitsemaphore: New: " + err.Error())
 	}
 	var cfg config
 	for _, o := range opts {
@@ -63,7 +68,9 @@ func (s *Semaphore) Name() string { return s.name }
 // makes it permanent. When ctx ends first Acquire returns an error that
 // matches ctx.Err(); otherwise it returns the Redis error, wrapped. On
 // failure the semaphore is left unchanged: a permit whose grant landed
-// while Acquire was giving up is released.
+// while Acquire was giving up is released. Asking a semaphore for more
+// permits than it has in all, available and held, fails at once with an
+// error matching ErrInvalidPermits rather than wait for AddPermits.
 func (s *Semaphore) Acquire(ctx context.Context, lease time.Duration) (*Permit, error) {
 	ps, _, err := s.acquire(ctx, 1, -1, lease)
 	if err != nil {
@@ -132,14 +139,25 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget, lease time.Durat
 			}
 			now := time.Now()
 			args[0], args[2] = now.UnixMilli(), leaseEnd(now, lease)
-			ok, retry, err := scripts.Pair(acquireScript.Run(ctx, s.client, s.scriptKeys(), args...))
-			if err != nil {
-				unsure = true
-				return false, 0, err
+			rep := s.exec(ctx, acquireScript, s.scriptKeys(), "", args...)
+			vs, err := scripts.Ints(rep.Cmd)
+			switch {
+			case err == nil && len(vs) != 2:
+				err = fmt.Errorf("latchkey: script reply: want 2 integers, got %d", len(vs))
+			case err != nil:
+			case vs[0] < 0:
+				return false, 0, fmt.Errorf("%w: the semaphore has %d in all", ErrInvalidPermits, vs[1])
+			case vs[0] == 1 && !rep.Replicated():
+				// Given back at once: a failover now would lose the grant.
+				_, _ = s.release(context.WithoutCancel(ctx), false, raw...)
+				return false, 0, rep.SyncErr()
+			default:
+				// retry: until the earliest lease ends, when the next attempt
+				// takes the expired permit back even if nobody publishes.
+				return vs[0] == 1, scripts.Millis(vs[1]), nil
 			}
-			// retry: until the earliest lease ends, when the next attempt
-			// takes the expired permit back even if nobody publishes.
-			return ok, scripts.Millis(retry), nil
+			unsure = true
+			return false, 0, err
 		},
 		Abandon: func(ctx context.Context) {
 			if unsure {
@@ -167,6 +185,12 @@ func leaseEnd(now time.Time, lease time.Duration) int64 {
 // scriptKeys returns KEYS for the scripts that take the name, the timeout zset
 // and the channel.
 func (s *Semaphore) scriptKeys() []string { return []string{s.name, s.timeout, s.channel} }
+
+// exec runs script as one request that changes the semaphore, recorded
+// against req unless that is "".
+func (s *Semaphore) exec(ctx context.Context, script *scripts.Script, keys []string, req string, args ...any) scripts.Reply {
+	return script.Exec(ctx, s.client, scripts.Write{Keys: keys, Args: args, Once: req, Sync: s.cfg.sync.Timeout()})
+}
 
 func (s *Semaphore) hub() *pubsub.Hub {
 	if s.cfg.hub != nil {

@@ -56,6 +56,7 @@ type hold struct {
 	done   chan struct{}
 	err    error         // why it ended: nil for Unlock, ErrLost otherwise
 	expiry *time.Timer   // fires when the validity runs out
+	until  time.Time     // when it does
 	stop   chan struct{} // stops the watchdog; nil with a fixed lease
 }
 
@@ -85,6 +86,20 @@ func (m *Mutex) Err() error {
 		return nil
 	}
 	return m.cur.err
+}
+
+// Deadline returns when the validity of m's current hold runs out: the
+// latest time at which the holder may still rely on it, lease - elapsed -
+// drift after the quorum was asked (watchdog renewals move it on). It is
+// before the lock's keys expire on any node that granted it. Deadline
+// returns the zero time if m is not held.
+func (m *Mutex) Deadline() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cur == nil || m.holds[m.cur.owner] != m.cur {
+		return time.Time{}
+	}
+	return m.cur.until
 }
 
 // reenter counts one more hold for owner id if it holds m.
@@ -121,7 +136,8 @@ func (m *Mutex) acquired(id string, plain bool, a *attempt) {
 	if m.cfg.Fixed > 0 {
 		why = fmt.Sprintf("validity of its %v lease ran out", m.cfg.Fixed)
 	}
-	h.expiry = time.AfterFunc(time.Until(m.validUntil(a.start)), func() {
+	h.until = m.validUntil(a.start)
+	h.expiry = time.AfterFunc(time.Until(h.until), func() {
 		m.lose(h, fmt.Errorf("redlock: %s: %w: %s", m.name, lockerr.ErrLost, why))
 	})
 	if m.cfg.Fixed == 0 {
@@ -198,6 +214,7 @@ func (m *Mutex) extend(h *hold, t time.Time) bool {
 	if m.holds[h.owner] != h {
 		return false
 	}
-	h.expiry.Reset(time.Until(m.validUntil(t)))
+	h.until = m.validUntil(t)
+	h.expiry.Reset(time.Until(h.until))
 	return true
 }

@@ -86,3 +86,15 @@ func WithRetryDelay(d time.Duration) Option {
 func WithHub(h *pubsub.Hub) Option {
 	return func(c *config) { c.Hub = h }
 }
+
+// WithReplicaSync makes every acquisition, release and renewal on a node
+// wait, for at most d, until that node's replicas acknowledge it (Redis
+// WAIT on the same connection). A node whose grant no replica acknowledged
+// does not count towards the quorum, and its grant is undone; a renewal
+// likewise. A node without replicas is not waited for. The wait counts
+// within the node timeout (see WithNodeTimeout). d = 0 turns replica sync
+// off; New panics if d is negative. The default is 1s, on every node that
+// has replicas.
+func WithReplicaSync(d time.Duration) Option {
+	return func(c *config) { c.Sync.Set("redlock", d) }
+}

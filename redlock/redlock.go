@@ -41,8 +41,10 @@ type Mutex struct {
 
 // New returns a Mutex for the lock called name on the independent masters
 // reached by clients; the quorum is len(clients)/2 + 1. It does no I/O. New
-// panics if clients is empty, holds a nil or repeated client, name is empty,
-// or an option is invalid: these are programming errors.
+// panics if clients is empty, holds a nil or repeated client, name is empty
+// or its braces would split its keys across cluster hash slots (see the
+// package latchkey doc on names), or an option is invalid: these are
+// programming errors.
 func New(clients []redis.UniversalClient, name string, opts ...Option) *Mutex {
 	if len(clients) == 0 {
 		panic("redlock: New: no clients")
@@ -59,6 +61,9 @@ func New(clients []redis.UniversalClient, name string, opts ...Option) *Mutex {
 	}
 	if name == "" {
 		panic("redlock: New: empty name")
+	}
+	if err := keys.Check(name); err != nil {
+		panic("redlock: New: " + err.Error())
 	}
 	cfg := config{Common: lockopt.Common{Watchdog: DefaultWatchdogTimeout}, retryDelay: DefaultRetryDelay}
 	for _, o := range opts {
@@ -149,7 +154,15 @@ func (m *Mutex) try(ctx context.Context, id string) (*attempt, error) {
 	a := &attempt{m: m, owner: id, start: time.Now()}
 	leaseMs := scripts.Ms(m.cfg.TTL())
 	rs := m.fanout(ctx, func(ctx context.Context, c redis.UniversalClient) (int64, error) {
-		ok, _, err := scripts.Pair(acquireScript.Run(ctx, c, []string{m.name, m.tokenKey}, leaseMs, id, "0"))
+		rep := acquireScript.Exec(ctx, c, scripts.Write{
+			Keys: []string{m.name, m.tokenKey}, Args: []any{leaseMs, id, "0"}, Sync: m.cfg.Sync.Timeout(),
+		})
+		ok, _, err := scripts.Pair(rep.Cmd)
+		if ok && !rep.Replicated() {
+			// Not granted on a node whose failover could lose the grant;
+			// undone with the others that did not count.
+			return 0, rep.SyncErr()
+		}
 		if ok {
 			return 1, err
 		}
@@ -211,7 +224,11 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		if err != nil {
 			return 0, err
 		}
-		return scripts.Int(releaseScript.Run(ctx, c, []string{m.name, m.channel}, id, leaseMs, pub))
+		rep := releaseScript.Exec(ctx, c, scripts.Write{
+			Keys: []string{m.name, m.channel}, Args: []any{id, leaseMs, pub},
+			Once: keys.Once(m.name, owner.New()), Sync: m.cfg.Sync.Timeout(),
+		})
+		return scripts.Int(rep.Cmd) // released on the node, replicated or not
 	}, nil)
 	released, failed := count(rs, 1)
 	notHeld, _ := count(rs, -1)

@@ -26,7 +26,11 @@ func (m *Mutex) watch(h *hold, from time.Time) {
 	leaseMs := scripts.Ms(m.cfg.Watchdog)
 	keys := []string{m.name}
 	renew := func(ctx context.Context, c redis.UniversalClient) (int64, error) {
-		res, err := scripts.Ints(renewScript.Run(ctx, c, keys, leaseMs, h.owner))
+		rep := renewScript.Exec(ctx, c, scripts.Write{Keys: keys, Args: []any{leaseMs, h.owner}, Sync: m.cfg.Sync.Timeout()})
+		res, err := scripts.Ints(rep.Cmd)
+		if err == nil {
+			err = rep.SyncErr() // not renewed where a failover could lose it
+		}
 		if err != nil {
 			return 0, err
 		}

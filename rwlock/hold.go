@@ -87,12 +87,20 @@ func (rw *RWMutex) reservePlain(s side) (string, bool) {
 	return pick.owner, true
 }
 
-// unreserve undoes reservePlain after a release that got no answer.
-func (rw *RWMutex) unreserve(f string) {
+// abandoned applies an unlock of field f whose outcome is unknown: as
+// Redisson does, the handle counts it as a release, so a hold whose count
+// drops to 0 ends and its watchdog stops.
+func (rw *RWMutex) abandoned(f string) {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
-	if h := rw.holds[f]; h != nil {
+	h := rw.holds[f]
+	switch {
+	case h == nil:
+	case h.count > 1:
+		h.count--
 		h.releasing = false
+	default:
+		rw.endLocked(h, nil)
 	}
 }
 
@@ -122,6 +130,7 @@ func (rw *RWMutex) acquired(id string, s side, plain bool, started time.Time) {
 			Keys:  []string{rw.name},
 			Args:  []any{f},
 			Lease: rw.cfg.Watchdog,
+			Sync:  rw.cfg.Sync.Timeout(),
 			Lost:  func(err error) { rw.lose(h, fmt.Errorf("rwlock: %s: %s hold: %w", rw.name, s, err)) },
 		}
 		if s == read {

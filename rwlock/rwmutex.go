@@ -2,13 +2,14 @@ package rwlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/latchkey/latchkey/internal/lockopt"
 	"sync"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/latchkey/latchkey/pubsub"
@@ -48,14 +49,18 @@ type RWMutex struct {
 }
 
 // New returns an RWMutex for the lock called name on client. It does no
-// I/O. New panics if client is nil, name is empty or an option is invalid:
-// these are programming errors.
+// I/O. New panics if client is nil, name is empty, its braces would split
+// its keys across cluster hash slots (see the package latchkey doc on
+// names), or an option is invalid: these are programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *RWMutex {
 	if client == nil {
 		panic("rwlock: New: nil client")
 	}
 	if name == "" {
 		panic("rwlock: New: empty name")
+	}
+	if err := keys.Check(name); err != nil {
+		panic("rwlock: New: " + err.Error())
 	}
 	cfg := config{Common: lockopt.Common{Watchdog: DefaultWatchdogTimeout}}
 	for _, o := range opts {
@@ -183,15 +188,23 @@ func (rw *RWMutex) lock(ctx context.Context, budget time.Duration, s side) (bool
 		unsure   bool // an attempt failed without a reply: it may have been applied
 		hadLocal = rw.holding(field(id, s))
 	)
+	// One request for the whole wait: a resend of an attempt that took the
+	// hold finds its record, whatever attempt it belongs to.
+	w := scripts.Write{Keys: ks, Args: args, Once: keys.Once(rw.name, owner.New()), Sync: rw.cfg.Sync.Timeout()}
 	attempt := func(ctx context.Context) (bool, time.Duration, error) {
 		started = time.Now()
-		res, err := scripts.Ints(script.Run(ctx, rw.client, ks, args...))
+		rep := script.Exec(ctx, rw.client, w)
+		res, err := scripts.Ints(rep.Cmd)
 		switch {
 		case err != nil:
 			unsure = true
 			return false, 0, fmt.Errorf("rwlock: %s lock %s: %w", s, rw.name, err)
 		case len(res) != 2:
 			return false, 0, fmt.Errorf("rwlock: %s lock %s: want 2 integers, got %d", s, rw.name, len(res))
+		case res[0] == 1 && !rep.Replicated():
+			// Undone at once: a failover now would hand the lock to another.
+			_, _ = rw.releaseOnce(context.WithoutCancel(ctx), id, s)
+			return false, 0, fmt.Errorf("rwlock: %s lock %s: %w", s, rw.name, rep.SyncErr())
 		case res[0] == 1:
 			return true, 0, nil
 		case res[0] < 0:
@@ -226,32 +239,54 @@ func (rw *RWMutex) unlock(ctx context.Context, s side) error {
 			return fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, lockerr.ErrNotHeld)
 		}
 	}
-	res, err := rw.release(ctx, id, s)
-	if err != nil {
-		rw.unreserve(field(id, s))
+	res, err := rw.releaseOnce(ctx, id, s)
+	switch {
+	case err != nil && !errors.Is(err, lockerr.ErrNotReplicated):
+		// Whether the release applied is unknown. Either way this hold is
+		// over for the handle, as for Redisson: the watchdog stops, and a
+		// release that did not apply ends with the lease on the server.
+		rw.abandoned(field(id, s))
 		return err
-	}
-	if res == -1 {
+	case res == -1:
+		rw.released(field(id, s), res)
 		return fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, lockerr.ErrNotHeld)
 	}
-	return nil
+	rw.released(field(id, s), res)
+	return err
 }
 
 // release runs the release script for owner id's hold on side s and
-// records its answer: -1 not held, -2 released but the owner's other read
-// holds had expired, 0 the owner's last hold of that side released, n > 0
-// holds left.
+// records its answer.
 func (rw *RWMutex) release(ctx context.Context, id string, s side) (int64, error) {
+	res, err := rw.releaseOnce(ctx, id, s)
+	if err == nil || errors.Is(err, lockerr.ErrNotReplicated) {
+		rw.released(field(id, s), res)
+	}
+	return res, err
+}
+
+// releaseOnce runs the release script for owner id's hold on side s: -1
+// not held, -2 released but the owner's other read holds had expired, 0
+// the owner's last hold of that side released, n > 0 holds left. An error
+// matching ErrNotReplicated comes with the answer of a release that the
+// master applied but no replica acknowledged.
+func (rw *RWMutex) releaseOnce(ctx context.Context, id string, s side) (int64, error) {
 	pub, err := rw.cfg.HubFor(rw.client).PublishCommand(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
 	}
-	res, err := scripts.Int(releaseScript.Run(ctx, rw.client,
-		[]string{rw.name, rw.channel, rw.timeoutPrefix(id), rw.tag},
-		field(id, s), s.String(), pub))
+	rep := releaseScript.Exec(ctx, rw.client, scripts.Write{
+		Keys: []string{rw.name, rw.channel, rw.timeoutPrefix(id), rw.tag},
+		Args: []any{field(id, s), s.String(), pub},
+		Once: keys.Once(rw.name, owner.New()),
+		Sync: rw.cfg.Sync.Timeout(),
+	})
+	res, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return 0, fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
 	}
-	rw.released(field(id, s), res)
+	if err := rep.SyncErr(); err != nil && res != -1 {
+		return res, fmt.Errorf("rwlock: %s unlock %s: released on the master: %w", s, rw.name, err)
+	}
 	return res, nil
 }

@@ -7,15 +7,21 @@
 -- opened it (the key is deleted and "0", ZERO_COUNT, published); -1 when
 -- there was no latch (nothing is written: the count never goes below zero
 -- and no key is left behind).
+-- A count-down is recorded against its request.
+-- uses prelude/once.lua
+local done = once_replay()
+if done then
+  return done
+end
 if redis.call('exists', KEYS[1]) == 0 then
   return -1
 end
 local left = redis.call('decr', KEYS[1])
 if left > 0 then
-  return left
+  return once_record(left)
 end
 redis.call('del', KEYS[1])
 if ARGV[1] ~= '' then
   redis.call(ARGV[1], KEYS[2], '0')
 end
-return 0
+return once_record(0)

@@ -7,6 +7,12 @@
 --         cluster name whose channel hashes to another slot than the key)
 -- Returns 1 if the count was set (and "1", NEW_COUNT, was published), 0 if
 -- the latch already exists (nothing changed).
+-- Setting is recorded against its request: a resend still answers 1.
+-- uses prelude/once.lua
+local done = once_replay()
+if done then
+  return done
+end
 if redis.call('exists', KEYS[1]) == 1 then
   return 0
 end
@@ -14,4 +20,4 @@ redis.call('set', KEYS[1], ARGV[1])
 if ARGV[2] ~= '' then
   redis.call(ARGV[2], KEYS[2], '1')
 end
-return 1
+return once_record(1)

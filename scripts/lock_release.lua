@@ -6,10 +6,16 @@
 -- ARGV[3] PUBLISH or SPUBLISH
 -- Returns -1 if the owner holds nothing, 0 if holds remain, 1 if released
 -- (the key is deleted and "0" is published, as Redisson's unlock does).
+-- A release is recorded against its request.
+-- uses prelude/once.lua
+local done = once_replay()
+if done then
+  return done
+end
 local n = redis.call('hincrby', KEYS[1], ARGV[1], -1)
 if n > 0 then
   redis.call('pexpire', KEYS[1], ARGV[2])
-  return 0
+  return once_record(0)
 end
 if n < 0 then
   -- Not an owner: take back the field the decrement made. The hash, and
@@ -19,4 +25,4 @@ if n < 0 then
 end
 redis.call('del', KEYS[1])
 redis.call(ARGV[3], KEYS[2], '0')
-return 1
+return once_record(1)

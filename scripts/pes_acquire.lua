@@ -11,7 +11,9 @@
 -- this request, the count is published. Returns {1, 0} when the permits
 -- were taken (or already were, by a repeat of this request), {0, ms} when
 -- too few are available: ms until the earliest lease ends, -1 if no held
--- permit has a lease.
+-- permit has a lease; {-1, total} when the semaphore exists but has fewer
+-- permits in all, available and held, than asked for (nothing changes:
+-- only a change of its permits could satisfy the request).
 local expired = redis.call('zremrangebyscore', KEYS[2], '-inf', ARGV[1])
 if expired > 0 then
   redis.call('incrby', KEYS[1], expired)
@@ -19,6 +21,15 @@ end
 local n = #ARGV - 3
 local available = tonumber(redis.call('get', KEYS[1]) or '0')
 local taken = redis.call('zscore', KEYS[2], ARGV[4]) ~= false
+if not taken and available < n then
+  local total = available + redis.call('zcard', KEYS[2])
+  if total < n and redis.call('exists', KEYS[1]) == 1 then
+    if expired > 0 and available > 0 then
+      redis.call(ARGV[2], KEYS[3], available)
+    end
+    return {-1, total}
+  end
+end
 if not taken and available >= n then
   available = redis.call('decrby', KEYS[1], n)
   for i = 4, #ARGV do

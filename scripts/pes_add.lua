@@ -6,8 +6,14 @@
 -- ARGV[2] PUBLISH or SPUBLISH
 -- Creates the key if it is missing. Publishes the number added when it is
 -- positive, as Redisson does. Returns the new available count.
+-- The count is recorded against its request.
+-- uses prelude/once.lua
+local done = once_replay()
+if done then
+  return done
+end
 local available = redis.call('incrby', KEYS[1], ARGV[1])
 if tonumber(ARGV[1]) > 0 then
   redis.call(ARGV[2], KEYS[2], ARGV[1])
 end
-return available
+return once_record(available)

@@ -11,6 +11,12 @@
 -- positive). Returns how many permits were released; publishes the new
 -- count after releasing one permit, and the number released after
 -- releasing several, as Redisson does.
+-- A release is recorded against its request.
+-- uses prelude/once.lua
+local done = once_replay()
+if done then
+  return done
+end
 local expired = redis.call('zremrangebyscore', KEYS[2], '-inf', ARGV[1])
 if expired > 0 then
   local available = redis.call('incrby', KEYS[1], expired)
@@ -34,4 +40,4 @@ if released > 1 then
 elseif available > 0 then
   redis.call(ARGV[2], KEYS[3], available)
 end
-return released
+return once_record(released)

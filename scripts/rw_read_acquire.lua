@@ -11,6 +11,12 @@
 -- Returns {1, n} when acquired, n being the owner's read holds now (the hash
 -- TTL becomes the longest lease of any hold), or {0, pttl} while another
 -- owner holds the write lock (pttl is -1 if the key has no TTL).
+-- An acquisition is recorded against its request.
+-- uses prelude/once.lua
+local done = once_replay()
+if done then
+  return done
+end
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
   return {0, redis.call('pttl', KEYS[1])}
@@ -23,4 +29,4 @@ redis.call('set', KEYS[2] .. ':' .. n, 1, 'px', ARGV[1])
 if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then
   redis.call('pexpire', KEYS[1], ARGV[1])
 end
-return {1, n}
+return once_record({1, n})

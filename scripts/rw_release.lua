@@ -19,6 +19,12 @@
 -- owner's holds of that kind left, 0 after the last; -2 if a read release
 -- found the owner's remaining read holds all expired (they are dropped: the
 -- hold was lost).
+-- A release is recorded against its request.
+-- uses prelude/once.lua
+local done = once_replay()
+if done then
+  return done
+end
 local mode = redis.call('hget', KEYS[1], 'mode')
 if not mode or redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return -1
@@ -31,7 +37,7 @@ local n = redis.call('hincrby', KEYS[1], ARGV[1], -1)
 local res = n
 if write then
   if n > 0 then
-    return n
+    return once_record(n)
   end
 else
   redis.call('del', KEYS[3] .. ':' .. (n + 1))
@@ -70,7 +76,7 @@ if mode == 'write' and not write then
   if cur >= 0 and ttl > cur then
     redis.call('pexpire', KEYS[1], ttl)
   end
-  return res
+  return once_record(res)
 end
 local msg = '0'
 if write then
@@ -82,8 +88,8 @@ if ttl > 0 then
     redis.call('hset', KEYS[1], 'mode', 'read')
     redis.call(ARGV[3], KEYS[2], msg)
   end
-  return res
+  return once_record(res)
 end
 redis.call('del', KEYS[1])
 redis.call(ARGV[3], KEYS[2], msg)
-return res
+return once_record(res)

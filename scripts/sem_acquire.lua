@@ -3,10 +3,15 @@
 -- ARGV[1] permits to take (> 0)
 -- Returns {1, available after} when taken, {0, -1} when fewer are available
 -- (-1: no bound, only a release says when to try again). A missing key
--- counts as 0 permits.
+-- counts as 0 permits. An acquisition is recorded against its request.
+-- uses prelude/once.lua
+local done = once_replay()
+if done then
+  return done
+end
 local n = tonumber(ARGV[1])
 local available = tonumber(redis.call('get', KEYS[1]) or '0')
 if available < n then
   return {0, -1}
 end
-return {1, redis.call('decrby', KEYS[1], n)}
+return once_record({1, redis.call('decrby', KEYS[1], n)})

@@ -7,7 +7,13 @@
 -- ARGV[3] "add" to add ARGV[1] (Redisson's addPermits), "set" to set it
 -- Writes the new count with SET, so any TTL is dropped, as Redisson does.
 -- Publishes the new count when it is positive (nobody can take fewer than
--- one permit; Redisson's listeners reject a negative count) and returns it.
+-- one permit; Redisson's listeners reject a negative count) and returns it,
+-- recorded against its request.
+-- uses prelude/once.lua
+local done = once_replay()
+if done then
+  return done
+end
 local available = tonumber(ARGV[1])
 if ARGV[3] == 'add' then
   available = available + tonumber(redis.call('get', KEYS[1]) or '0')
@@ -16,4 +22,4 @@ redis.call('set', KEYS[1], available)
 if available > 0 then
   redis.call(ARGV[2], KEYS[2], available)
 end
-return available
+return once_record(available)

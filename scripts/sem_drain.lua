@@ -3,9 +3,15 @@
 -- Sets a positive count to 0 and returns it; returns 0 and changes nothing
 -- when the count is zero, negative (Redisson would reset it to 0, creating
 -- permits) or missing. Publishes nothing, as Redisson's drainPermits.
+-- What it took is recorded against its request.
+-- uses prelude/once.lua
+local done = once_replay()
+if done then
+  return done
+end
 local available = tonumber(redis.call('get', KEYS[1]) or '0')
 if available <= 0 then
   return 0
 end
 redis.call('set', KEYS[1], 0)
-return available
+return once_record(available)

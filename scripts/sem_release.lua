@@ -4,7 +4,12 @@
 -- ARGV[1] permits to add (> 0)
 -- ARGV[2] PUBLISH or SPUBLISH
 -- Creates the key if it is missing, publishes the new available count (as
--- Redisson's release does) and returns it.
+-- Redisson's release does) and returns it, recorded against its request.
+-- uses prelude/once.lua
+local done = once_replay()
+if done then
+  return done
+end
 local available = redis.call('incrby', KEYS[1], ARGV[1])
 redis.call(ARGV[2], KEYS[2], available)
-return available
+return once_record(available)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -27,9 +29,13 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("semaphore: set permits of %s: %w", s.name, err)
 	}
-	v, err := scripts.Int(trySetScript.Run(ctx, s.client, []string{s.name, s.channel}, n, pub))
+	rep := s.exec(ctx, trySetScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
+	v, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return false, fmt.Errorf("semaphore: set permits of %s: %w", s.name, err)
+	}
+	if err := rep.SyncErr(); err != nil && v == 1 {
+		return true, fmt.Errorf("semaphore: set permits of %s: set on the master: %w", s.name, err)
 	}
 	return v == 1, nil
 }
@@ -58,7 +64,10 @@ func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
 func (s *Semaphore) add(ctx context.Context, n int64, mode string) error {
 	pub, err := s.hub().PublishCommand(ctx)
 	if err == nil {
-		err = addScript.Run(ctx, s.client, []string{s.name, s.channel}, n, pub, mode).Err()
+		rep := s.exec(ctx, addScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub, mode)
+		if err = rep.Err(); err == nil {
+			err = rep.SyncErr()
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("semaphore: %s %d permits of %s: %w", mode, n, s.name, err)
@@ -85,9 +94,13 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 // including when the count is negative (where Redisson would reset it to
 // zero, creating permits). Like Redisson's drainPermits it wakes nobody.
 func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
-	v, err := scripts.Int(drainScript.Run(ctx, s.client, []string{s.name}))
+	rep := s.exec(ctx, drainScript, []string{s.name}, keys.Once(s.name, owner.New()))
+	v, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return 0, fmt.Errorf("semaphore: drain %s: %w", s.name, err)
+	}
+	if err := rep.SyncErr(); err != nil && v > 0 {
+		return v, fmt.Errorf("semaphore: drain %s: drained on the master: %w", s.name, err)
 	}
 	return v, nil
 }

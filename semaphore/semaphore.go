@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/latchkey/latchkey/pubsub"
 	"github.com/latchkey/latchkey/scripts"
@@ -31,13 +32,18 @@ type Semaphore struct {
 // New returns a Semaphore for the semaphore called name on client. It does
 // no I/O: the permits are set with TrySetPermits, SetPermits, AddPermits or
 // Release, and a semaphore that was never set has none. New panics if
-// client is nil or name is empty: these are programming errors.
+// client is nil, name is empty or its braces would split its keys across
+// cluster hash slots (see the package latchkey doc on names): these are
+// programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
 	if client == nil {
 		panic("semaphore: New: nil client")
 	}
 	if name == "" {
 		panic("semaphore: New: empty name")
+	}
+	if err := keys.Check(name); err != nil {
+		panic("semaphore: New: " + err.Error())
 	}
 	var cfg config
 	for _, o := range opts {
@@ -78,6 +84,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, ErrInvalidPermits)
 	}
 	var late *call // an attempt still in flight when ctx ended
+	// One request for the whole wait: an attempt resent after it took the
+	// permits, by go-redis or by the wait loop after an error, finds its
+	// record instead of taking them again.
+	req := keys.Once(s.name, owner.New())
 	ok, err := wait.Until(ctx, budget, wait.Spec{
 		Hub:     s.hub(),
 		Channel: s.channel,
@@ -87,7 +97,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 			if err := ctx.Err(); err != nil {
 				return false, 0, err
 			}
-			c := s.start(ctx, n)
+			c := s.start(ctx, n, req)
 			select {
 			case <-c.done:
 			case <-ctx.Done():
@@ -127,10 +137,16 @@ type call struct {
 // start runs the acquire script for n permits. The script runs to its end
 // even if ctx ends first, so that its outcome is always known: a grant can
 // then be given back rather than lost.
-func (s *Semaphore) start(ctx context.Context, n int64) *call {
+func (s *Semaphore) start(ctx context.Context, n int64, req string) *call {
 	c := &call{done: make(chan struct{})}
 	run := func(ctx context.Context) {
-		ok, _, err := scripts.Pair(acquireScript.Run(ctx, s.client, []string{s.name}, n))
+		rep := s.exec(ctx, acquireScript, []string{s.name}, req, n)
+		ok, _, err := scripts.Pair(rep.Cmd)
+		if err == nil && ok && !rep.Replicated() {
+			// Given back at once: a failover now would lose the grant.
+			_ = s.release(context.WithoutCancel(ctx), n)
+			ok, err = false, rep.SyncErr()
+		}
 		c.ok, c.err = ok, err
 		close(c.done)
 	}
@@ -158,12 +174,21 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 func (s *Semaphore) release(ctx context.Context, n int64) error {
 	pub, err := s.hub().PublishCommand(ctx)
 	if err == nil {
-		err = releaseScript.Run(ctx, s.client, []string{s.name, s.channel}, n, pub).Err()
+		rep := s.exec(ctx, releaseScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
+		if err = rep.Err(); err == nil {
+			err = rep.SyncErr()
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, err)
 	}
 	return nil
+}
+
+// exec runs script as one request that changes the semaphore, recorded
+// against req.
+func (s *Semaphore) exec(ctx context.Context, script *scripts.Script, keys []string, req string, args ...any) scripts.Reply {
+	return script.Exec(ctx, s.client, scripts.Write{Keys: keys, Args: args, Once: req, Sync: s.cfg.sync.Timeout()})
 }
 
 func (s *Semaphore) hub() *pubsub.Hub {

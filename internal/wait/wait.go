@@ -17,6 +17,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/fault"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/pubsub"
 )
@@ -60,9 +61,19 @@ type Spec struct {
 // AbandonTimeout bounds the clean-up that runs after giving up.
 const AbandonTimeout = 5 * time.Second
 
+// Outage is the longest a waiting call rides out errors that a retry may
+// cure (see fault.Transient): a connection refused or reset, a timeout, a
+// failover in progress. Such an error is retried, backing off from 25ms to
+// 1s, while ctx and the wait budget allow; only a fault that lasts longer
+// than Outage, or one that is not transient, ends the wait with its error.
+// A Redis Cluster failover takes the node timeout and an election: about 3s
+// with a 2s cluster-node-timeout, 20s with the default 15s.
+const Outage = 30 * time.Second
+
 // Until runs s until an attempt succeeds, ctx ends, or the budget wait runs
 // out. A negative wait means no budget; zero means a single attempt.
-// Running out of budget returns (false, nil); an ended ctx returns an error
+// Running out of budget returns (false, nil), or the error of an outage
+// that was still going on (see Outage); an ended ctx returns an error
 // matching ctx.Err(); a closed Hub returns an error matching ErrClosed.
 func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error) {
 	defer func() {
@@ -84,30 +95,41 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 		// every channel live, and then make one attempt before sleeping).
 		l.join(ctx, s, true)
 	}
-	ok, retry, err := attempt(ctx, s)
-	if ok || err != nil || wait == 0 {
+	if wait == 0 {
+		ok, _, err := attempt(ctx, s)
+		return ok, err
+	}
+	f := faults{deadline: deadline}
+	ok, retry, err := f.attempt(ctx, s)
+	if ok || err != nil {
 		return ok, err
 	}
 
-	if s.Hub != nil && !l.complete(s) {
+	for s.Hub != nil && !l.complete(s) {
 		subCtx := ctx
+		var cancel context.CancelFunc = func() {}
 		if wait > 0 {
-			var cancel context.CancelFunc
 			subCtx, cancel = context.WithDeadline(ctx, deadline)
-			defer cancel()
 		}
 		err := l.join(subCtx, s, false)
+		spent := subCtx.Err() != nil
+		cancel()
 		switch {
 		case ctx.Err() != nil:
 			return false, ctx.Err()
-		case err != nil && subCtx.Err() != nil:
+		case err != nil && spent:
 			return false, nil // the budget ran out while subscribing
+		case err != nil && fault.Transient(err):
+			if err := f.pause(ctx, err); err != nil {
+				return false, err
+			}
+			continue
 		case err != nil:
 			return false, err
 		}
 		// A release between the first attempt and the subscription was
 		// not heard: look again before sleeping.
-		if ok, retry, err = attempt(ctx, s); ok || err != nil {
+		if ok, retry, err = f.attempt(ctx, s); ok || err != nil {
 			return ok, err
 		}
 	}
@@ -147,9 +169,53 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 				return false, ctx.Err()
 			}
 		}
-		if ok, retry, err = attempt(ctx, s); ok || err != nil {
+		if ok, retry, err = f.attempt(ctx, s); ok || err != nil {
 			return ok, err
 		}
+	}
+}
+
+// faults tracks the outage a waiting call is riding out, if any.
+type faults struct {
+	deadline time.Time // of the wait budget; zero for none
+	since    time.Time // first error of the current outage; zero for none
+	tries    int       // errors in a row
+}
+
+// attempt runs s.Attempt, retrying through transient errors (see Outage).
+func (f *faults) attempt(ctx context.Context, s Spec) (bool, time.Duration, error) {
+	for {
+		ok, retry, err := attempt(ctx, s)
+		if err == nil || !fault.Transient(err) {
+			f.since, f.tries = time.Time{}, 0
+			return ok, retry, err
+		}
+		if err := f.pause(ctx, err); err != nil {
+			return false, 0, err
+		}
+	}
+}
+
+// pause sleeps before the retry that follows err, a transient error, and
+// returns nil; or it returns err, or ctx.Err(), when the outage has lasted
+// Outage, the budget runs out first, or ctx ends.
+func (f *faults) pause(ctx context.Context, err error) error {
+	now := time.Now()
+	if f.since.IsZero() {
+		f.since = now
+	}
+	f.tries++
+	d := min(25*time.Millisecond<<min(f.tries-1, 6), time.Second)
+	if now.Add(d).After(f.since.Add(Outage)) || (!f.deadline.IsZero() && now.Add(d).After(f.deadline)) {
+		return err
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
