@@ -60,3 +60,8 @@ func envFloat(name string, def float64) float64 {
 	}
 	return def
 }
+
+// newRand returns a random source for worker i drawn from rnd.
+func newRand(rnd *rand.Rand, i int) *rand.Rand {
+	return rand.New(rand.NewPCG(rnd.Uint64(), uint64(i)))
+}
