@@ -163,7 +163,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 			err = fmt.Errorf("latchkey: script reply: want 3 integers, got %d", len(vs))
 		case err == nil && vs[0] == 1 && !rep.Replicated():
 			// Undone at once: a failover now would hand the lock to another.
-			_, _ = m.releaseOnce(context.WithoutCancel(ctx), id, reentrant)
+			_, _ = m.releaseOnce(scripts.Undo(ctx), id, reentrant)
 			return false, 0, fmt.Errorf("mutex: lock %s: %w", m.name, rep.SyncErr())
 		case err == nil && vs[0] == 1:
 			token = vs[1]

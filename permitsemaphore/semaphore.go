@@ -149,7 +149,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget, lease time.Durat
 				return false, 0, fmt.Errorf("%w: the semaphore has %d in all", ErrInvalidPermits, vs[1])
 			case vs[0] == 1 && !rep.Replicated():
 				// Given back at once: a failover now would lose the grant.
-				_, _ = s.release(context.WithoutCancel(ctx), false, raw...)
+				_, _ = s.release(scripts.Undo(ctx), false, raw...)
 				return false, 0, rep.SyncErr()
 			default:
 				// retry: until the earliest lease ends, when the next attempt

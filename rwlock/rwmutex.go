@@ -203,7 +203,7 @@ func (rw *RWMutex) lock(ctx context.Context, budget time.Duration, s side) (bool
 			return false, 0, fmt.Errorf("rwlock: %s lock %s: want 2 integers, got %d", s, rw.name, len(res))
 		case res[0] == 1 && !rep.Replicated():
 			// Undone at once: a failover now would hand the lock to another.
-			_, _ = rw.releaseOnce(context.WithoutCancel(ctx), id, s)
+			_, _ = rw.releaseOnce(scripts.Undo(ctx), id, s)
 			return false, 0, fmt.Errorf("rwlock: %s lock %s: %w", s, rw.name, rep.SyncErr())
 		case res[0] == 1:
 			return true, 0, nil

@@ -69,7 +69,7 @@ func (s *Script) Exec(ctx context.Context, client redis.UniversalClient, w Write
 		keys, args = withRecord(client, s, w)
 	}
 	var r Reply
-	if w.Sync > 0 && len(keys) > 0 {
+	if w.Sync > 0 && len(keys) > 0 && ctx.Value(undoKey{}) == nil {
 		r = s.execSynced(ctx, client, w.Sync, keys, args)
 	} else {
 		r = Reply{Cmd: s.s.Run(ctx, client, keys, args...)}
@@ -187,6 +187,17 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+type undoKey struct{}
+
+// Undo returns a context, not cancelled with ctx, for a write that undoes
+// one that failed (an acquisition no replica acknowledged, a grant that
+// landed after its caller gave up). Exec sends no WAIT with it: the undo
+// should not keep the caller waiting for replicas a second time, and it
+// reaches them in order after what it undoes.
+func Undo(ctx context.Context) context.Context {
+	return context.WithValue(context.WithoutCancel(ctx), undoKey{}, true)
 }
 
 // DefaultSync is how long a write waits for the replicas of its master

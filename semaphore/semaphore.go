@@ -144,7 +144,7 @@ func (s *Semaphore) start(ctx context.Context, n int64, req string) *call {
 		ok, _, err := scripts.Pair(rep.Cmd)
 		if err == nil && ok && !rep.Replicated() {
 			// Given back at once: a failover now would lose the grant.
-			_ = s.release(context.WithoutCancel(ctx), n)
+			_ = s.release(scripts.Undo(ctx), n)
 			ok, err = false, rep.SyncErr()
 		}
 		c.ok, c.err = ok, err

@@ -39,7 +39,7 @@ func StartReplica(t testing.TB, master *Server) *Server {
 }
 
 // WaitReplicaLinked waits until replica reports master_link_status:up and
-// master lists replica among its connected replicas, or ctx ends.
+// master lists replica as online among its connected replicas, or ctx ends.
 func WaitReplicaLinked(ctx context.Context, master, replica *Server) error {
 	mc := redis.NewClient(&redis.Options{Addr: master.Addr(), DialTimeout: clientDialTimeout})
 	defer mc.Close()
@@ -60,22 +60,18 @@ func WaitReplicaLinked(ctx context.Context, master, replica *Server) error {
 		f := parseInfo(info)
 		n, _ := strconv.Atoi(f["connected_slaves"])
 		for i := 0; i < n; i++ {
-			if v := f["slave"+strconv.Itoa(i)]; containsPort(v, replica.Port()) {
+			v := f["slave"+strconv.Itoa(i)]
+			if fields := strings.Split(v, ","); slices.Contains(fields, "port="+strconv.Itoa(replica.Port())) &&
+				slices.Contains(fields, "state=online") {
 				return nil
 			}
 		}
-		return fmt.Errorf("master %s does not list replica %s yet", master.Addr(), replica.Addr())
+		return fmt.Errorf("master %s does not list replica %s online yet", master.Addr(), replica.Addr())
 	})
 	if err != nil {
 		return fmt.Errorf("redistest: replica %s of %s not linked within the deadline: %w", replica.Addr(), master.Addr(), err)
 	}
 	return nil
-}
-
-// containsPort reports whether an INFO slaveN value (ip=...,port=N,...)
-// names port.
-func containsPort(v string, port int) bool {
-	return slices.Contains(strings.Split(v, ","), "port="+strconv.Itoa(port))
 }
 
 // Freeze stops the server with SIGSTOP until Thaw: it keeps its
