@@ -66,6 +66,31 @@
 // lost write much less likely, not impossible: use fencing tokens where it
 // matters.
 //
+// # Permissions
+//
+// latchkey runs Lua scripts, and Redis checks every command a script runs
+// against the ACL of the connection's user, so a least-privilege user
+// needs the commands the scripts use as well as those the client sends.
+// For primitives whose names all start with app: (keys such as app:orders,
+// redisson_lock__channel:{app:orders}, {app:orders}:timeout), on Redis 7:
+//
+//	ACL SETUSER locker on >password resetkeys resetchannels -@all
+//	  +eval +evalsha +script|load +script|exists +ping +info +wait +time
+//	  +get +set +del +exists +type +incr +incrby +decr +decrby +pexpire +pttl
+//	  +hget +hset +hdel +hexists +hincrby +hgetall +hlen
+//	  +lindex +lpos +lrange +lrem +rpush +zadd +zcard +zrange +zrangebyscore
+//	  +zrem +zremrangebyscore +zscore
+//	  +publish +spublish +subscribe +unsubscribe +ssubscribe +sunsubscribe
+//	  +pubsub|shardnumsub +cluster|slots +cluster|shards +cluster|nodes
+//	  +readonly ~app:* ~*{app:* &*{app:*
+//
+// INFO tells latchkey whether a master has replicas to wait for (see
+// Replicas): without it, writes are not synced. The last line grants the
+// keys and channels; a name that carries its own hash tag ({app}:orders)
+// needs patterns that match its derived keys (~*{app}* &*{app}*). The
+// conformance suite runs once as exactly this user and checks that Redis
+// logged no denial.
+//
 // # Resources
 //
 // latchkey keeps a pub/sub Hub and a watchdog per go-redis client, created
