@@ -56,7 +56,8 @@
 // place changes hands other than by taking the lock (the first waiter left
 // or was skipped), the new first waiter is woken, so it takes a free lock
 // at once or sleeps on the holder's lease; it is also woken when the waiter
-// ahead takes the lock with a lease shorter than the heartbeat. A latchkey
+// ahead takes the lock, if it is a Redisson waiter (which sleeps on the
+// lease it last saw) or the lease is shorter than the heartbeat. A latchkey
 // waiter that is not first never retries sooner than its bound, even while
 // the lock is free and the first waiter has yet to take it: no latchkey
 // waiter polls.

@@ -183,3 +183,40 @@ func TestMixedQueueSkipsKilledWaiter(t *testing.T) {
 		})
 	}
 }
+
+// TestRedissonNextLearnsNewLease: a Redisson waiter sleeps on the TTL it
+// last saw. When the latchkey waiter ahead of it takes the lock and dies
+// holding it, the Redisson waiter gets the lock when that lease runs out,
+// not when the earlier holder's longer TTL would have.
+func TestRedissonNextLearnsNewLease(t *testing.T) {
+	newClient := realServer(t)
+	ctx, c, name := testCtx(t), newClient(), lockName()
+	const lease = time.Second // above the heartbeat below: only the Redisson rule wakes the next
+	holder := fairlock.New(c, name, fairlock.WithLease(20*time.Second))
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := fairlock.New(newClient(), name, fairlock.WithLease(lease), fairlock.WithLivenessTimeout(300*time.Millisecond))
+	fdone := goLock(func() error { return first.Lock(ctx) }) // never unlocked
+	waitQueued(t, c, name, 1)
+	java := newJavaLock(newClient(), name)
+	jdone := goLock(func() error { _, err := java.Lock(ctx, 1); return err })
+	waitQueued(t, c, name, 2)
+	waitListening(t, c, name, []string{java.owner(1)})
+	released := time.Now()
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := await(t, fdone, 5*time.Second); r.err != nil {
+		t.Fatal(r.err)
+	}
+	r := await(t, jdone, 25*time.Second)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	d := r.at.Sub(released)
+	t.Logf("the Redisson waiter got the lock %v after the release (the latchkey holder's lease %v)", d.Round(time.Millisecond), lease)
+	if d > lease+2*time.Second {
+		t.Fatalf("the Redisson waiter got the lock %v after the release, want about the lease, %v", d, lease)
+	}
+}

@@ -37,8 +37,8 @@
 -- Whenever the first place changes other than by taking the lock, the new
 -- first waiter is sent "0" on its own channel, so that it tries at once (the
 -- lock may be free) or sleeps on the holder's TTL; when the first waiter
--- takes the lock, the next one is woken only if the lease is shorter than
--- its heartbeat.
+-- takes the lock, the next one is woken if it is a Redisson waiter, or if
+-- the lease is shorter than its heartbeat.
 --
 -- Returns:
 --   acquire, try  {1, 0} when acquired or re-entered (TTL reset to the lease);
@@ -160,10 +160,13 @@ if op == 'acquire' or op == 'try' then
       deadline[w] = d - wt -- the queue moved up a slot
     end
     heartbeat[owner] = nil
-    -- The next waiter is now first. Its heartbeat brings it to sleep on our
-    -- TTL before that runs out, unless the lease is shorter.
-    if lease < beat then
-      wake(q[1])
+    -- The next waiter is now first. A latchkey waiter's heartbeat brings it
+    -- to sleep on our TTL before that runs out, unless the lease is
+    -- shorter; a Redisson waiter sleeps on the TTL it last saw, which may be
+    -- an earlier holder's and outlast ours.
+    local next = q[1]
+    if lease < beat or (next and not heartbeat[next]) then
+      wake(next)
     end
     write, reply = 'take', {1, 0}
   elseif holds > 0 then
