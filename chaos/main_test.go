@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"hash/fnv"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 var (
@@ -21,12 +23,20 @@ var (
 // TestMain runs the suite and prints its summary line last.
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// go-redis logs every failed dial and lost connection: under fault
+	// injection that is thousands of lines about faults the suite made.
+	redis.SetLogger(quiet{})
 	code := m.Run()
 	if !redistest.IsChild() {
 		fmt.Println(totals.summary())
 	}
 	os.Exit(code)
 }
+
+// quiet is a go-redis logger that logs nothing.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 // rng returns the random source of a test: the suite's seed mixed with the
 // test's name, so that a test draws the same choices whichever tests ran
