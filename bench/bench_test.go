@@ -31,6 +31,9 @@ func runSuite(t *testing.T, cfg Config) (*Report, string) {
 	}
 	want := 0
 	for _, sc := range scenarios {
+		if sc.Replication && rep.Mode == "miniredis" {
+			continue // skipped: no replication
+		}
 		for _, im := range impls {
 			if sc.runs(im) {
 				want++

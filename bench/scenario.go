@@ -31,6 +31,9 @@ type Scenario struct {
 	// Nodes is how many independent masters the scenario needs besides the
 	// main server (redlock); the suite starts them.
 	Nodes int
+	// Replication marks a scenario that attaches a replica to the main
+	// server: skipped, with a note, on miniredis.
+	Replication bool
 	// Run runs im once for d and returns what it measured.
 	Run func(ctx context.Context, env *Env, im *Impl, d time.Duration) (*Run, error)
 }

@@ -125,18 +125,18 @@ func startMini() (*server, error) {
 
 // launch starts redis-server on a free port, retrying on another port if the
 // chosen one was taken in between.
-func launch(ctx context.Context, path string) (*server, error) {
+func launch(ctx context.Context, path string, extra ...string) (*server, error) {
 	var err error
 	for range 5 {
 		var s *server
-		if s, err = launchOnce(ctx, path); err == nil {
+		if s, err = launchOnce(ctx, path, extra); err == nil {
 			return s, nil
 		}
 	}
 	return nil, err
 }
 
-func launchOnce(ctx context.Context, path string) (*server, error) {
+func launchOnce(ctx context.Context, path string, extra []string) (*server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -145,8 +145,9 @@ func launchOnce(ctx context.Context, path string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", "")
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", ""}, extra...)
+	cmd := exec.Command(path, args...)
 	cmd.SysProcAttr = sysProcAttr()
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -109,6 +109,10 @@ func run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, er
 	}
 	total := 0
 	for _, sc := range scs {
+		if sc.Replication && env.Mini {
+			fmt.Fprintf(stderr, "bench: skipping %s: miniredis has no replication\n", sc.Name)
+			continue
+		}
 		si := scenInfo{Name: sc.Name, Workers: sc.Workers, About: sc.About, scen: sc}
 		for _, im := range ims {
 			if sc.runs(im) {
