@@ -8,6 +8,7 @@ import (
 
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/countdownlatch"
+	"github.com/latchkey/latchkey/fairlock"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/latchkey/latchkey/permitsemaphore"
@@ -29,6 +30,11 @@ type syncCase struct {
 var syncCases = []syncCase{
 	{"mutex", func(ctx context.Context, c redis.UniversalClient, name string, d time.Duration) (func() error, error) {
 		m := mutex.New(c, name, syncOpt(mutex.WithReplicaSync, d)...)
+		err := m.Lock(ctx)
+		return func() error { return m.Unlock(ctx) }, err
+	}, hashHeld},
+	{"fairlock", func(ctx context.Context, c redis.UniversalClient, name string, d time.Duration) (func() error, error) {
+		m := fairlock.New(c, name, syncOpt(fairlock.WithReplicaSync, d)...)
 		err := m.Lock(ctx)
 		return func() error { return m.Unlock(ctx) }, err
 	}, hashHeld},

@@ -2,6 +2,7 @@ package fairlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -42,14 +43,18 @@ type Mutex struct {
 }
 
 // New returns a Mutex for the fair lock called name on client. It does no
-// I/O. New panics if client is nil, name is empty or an option is invalid:
-// these are programming errors.
+// I/O. New panics if client is nil, name is empty, its braces would split
+// its keys across cluster hash slots (see the package latchkey doc on
+// names), or an option is invalid: these are programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
 	if client == nil {
 		panic("fairlock: New: nil client")
 	}
 	if name == "" {
 		panic("fairlock: New: empty name")
+	}
+	if err := keys.Check(name); err != nil {
+		panic("fairlock: New: " + err.Error())
 	}
 	cfg := config{
 		Common:   lockopt.Common{Watchdog: DefaultWatchdogTimeout},
@@ -75,6 +80,7 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
 		holds: hold.New(client, "fairlock: "+name, hold.Keep{
 			Lease:    cfg.Fixed,
 			Watchdog: cfg.Watchdog,
+			Sync:     cfg.Sync.Timeout(),
 			Kind:     lease.HashLock, // Redisson renews a fair lock as a plain lock
 			Keys:     []string{name},
 			Args:     func(id string) []any { return []any{id} },
@@ -121,14 +127,25 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 		started time.Time
 		unsure  bool // an attempt failed without a reply: it may have been applied
 		hub     = m.cfg.HubFor(m.client)
+		req     string
 	)
+	if reentrant {
+		// A re-entry is recorded against its request, so that a resend
+		// does not count twice; a fresh id finds itself holding instead.
+		req = keys.Once(m.name, owner.New())
+	}
 	attempt := func(ctx context.Context) (bool, time.Duration, error) {
 		started = time.Now()
-		ok, v, err := scripts.Pair(m.run(ctx, hub, op, id, started, reentrant))
+		rep := m.exec(ctx, hub, op, id, started, reentrant, req)
+		ok, v, err := scripts.Pair(rep.Cmd)
 		switch {
 		case err != nil:
 			unsure = true
 			return false, 0, fmt.Errorf("fairlock: lock %s: %w", m.name, err)
+		case ok && !rep.Replicated():
+			// Undone at once: a failover now would hand the lock to another.
+			_, _ = m.releaseOnce(scripts.Undo(ctx), id)
+			return false, 0, fmt.Errorf("fairlock: lock %s: %w", m.name, rep.SyncErr())
 		case ok:
 			return true, 0, nil
 		default:
@@ -144,7 +161,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 			if op == opAcquire {
 				// Leave the queue at once, waking the next waiter if we
 				// were first, rather than stalling it for the liveness timeout.
-				_ = m.run(ctx, hub, opDequeue, id, time.Now(), reentrant).Err()
+				_ = m.exec(ctx, hub, opDequeue, id, time.Now(), reentrant, "").Err()
 			}
 			// The grant may have landed after we gave up. Only a fresh id can
 			// be undone safely: an owner's id may hold through other handles.
@@ -173,56 +190,73 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 // like Redisson it still wakes the first waiter if the lock is free.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	id, ok := owner.FromContext(ctx)
-	plain := !ok
-	if plain {
+	if !ok {
 		if id, ok = m.holds.ClaimPlain(); !ok {
 			return fmt.Errorf("fairlock: unlock %s: %w", m.name, lockerr.ErrNotHeld)
 		}
 	}
 	res, err := m.releaseOnce(ctx, id)
-	if err != nil {
-		if plain {
-			m.holds.Unclaim(id)
-		}
+	switch {
+	case err != nil && !errors.Is(err, lockerr.ErrNotReplicated):
+		// Whether the release applied is unknown. Either way this hold is
+		// over for the handle, as for Redisson: the watchdog stops, and a
+		// release that did not apply ends with the lease on the server.
+		m.holds.Abandoned(id)
 		return err
-	}
-	m.holds.Released(id, res)
-	if res < 0 {
+	case res < 0:
+		m.holds.Released(id, res)
 		return fmt.Errorf("fairlock: unlock %s: %w", m.name, lockerr.ErrNotHeld)
 	}
-	return nil
+	m.holds.Released(id, res)
+	return err
 }
 
 func (m *Mutex) release(ctx context.Context, id string) error {
 	res, err := m.releaseOnce(ctx, id)
-	if err == nil {
+	if err == nil || errors.Is(err, lockerr.ErrNotReplicated) {
 		m.holds.Released(id, res)
 	}
 	return err
 }
 
-// releaseOnce runs the release operation: -1 not held, 0 still held, 1 released.
+// releaseOnce runs the release operation: -1 not held, 0 still held, 1
+// released. An error matching ErrNotReplicated comes with the answer of a
+// release that the master applied but no replica acknowledged.
 func (m *Mutex) releaseOnce(ctx context.Context, id string) (int64, error) {
-	res, err := scripts.Int(m.run(ctx, m.cfg.HubFor(m.client), opRelease, id, time.Now(), true))
+	rep := m.exec(ctx, m.cfg.HubFor(m.client), opRelease, id, time.Now(), true, keys.Once(m.name, owner.New()))
+	res, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return 0, fmt.Errorf("fairlock: unlock %s: %w", m.name, err)
+	}
+	if err := rep.SyncErr(); err != nil && res >= 0 {
+		return res, fmt.Errorf("fairlock: unlock %s: released on the master: %w", m.name, err)
 	}
 	return res, nil
 }
 
-// run runs one operation of fairlock_ops.lua for owner id at time now;
-// reentrant tells an acquisition whether id may already hold the lock.
-func (m *Mutex) run(ctx context.Context, hub *pubsub.Hub, op, id string, now time.Time, reentrant bool) *redis.Cmd {
+// exec runs one operation of fairlock_ops.lua for owner id at time now,
+// recorded against req unless that is ""; reentrant tells an acquisition
+// whether id may already hold the lock. Acquisitions and releases wait for
+// replicas; dequeues and forced unlocks need not.
+func (m *Mutex) exec(ctx context.Context, hub *pubsub.Hub, op, id string, now time.Time, reentrant bool, req string) scripts.Reply {
 	pub, err := hub.PublishCommand(ctx)
 	if err != nil {
 		cmd := redis.NewCmd(ctx)
 		cmd.SetErr(err)
-		return cmd
+		return scripts.Reply{Cmd: cmd}
 	}
 	flag := "0"
 	if reentrant {
 		flag = "1"
 	}
-	return opsScript.Run(ctx, m.client, m.keys, op, id, now.UnixMilli(), pub,
-		scripts.Ms(m.cfg.TTL()), scripts.Ms(m.cfg.wait), scripts.Ms(m.cfg.liveness), flag)
+	w := scripts.Write{
+		Keys: m.keys,
+		Args: []any{op, id, now.UnixMilli(), pub,
+			scripts.Ms(m.cfg.TTL()), scripts.Ms(m.cfg.wait), scripts.Ms(m.cfg.liveness), flag},
+		Once: req,
+	}
+	if op != opDequeue && op != opForce {
+		w.Sync = m.cfg.Sync.Timeout()
+	}
+	return opsScript.Exec(ctx, m.client, w)
 }

@@ -91,3 +91,18 @@ func WithLivenessTimeout(d time.Duration) Option {
 func WithHub(h *pubsub.Hub) Option {
 	return func(c *config) { c.Hub = h }
 }
+
+// WithReplicaSync makes every acquisition, release and renewal of the lock
+// wait, for at most d, until the replicas of the lock's master acknowledge
+// it (Redis WAIT on the same connection, Redisson's synced eval), so that a
+// failover cannot lose a hold that Lock reported. An acquisition that no
+// replica acknowledges is undone and fails with an error matching
+// latchkey.ErrNotReplicated; an Unlock that none acknowledges is applied on
+// the master all the same, and returns such an error; a renewal that none
+// acknowledges counts as a failed renewal. Queue upkeep (joining, leaving)
+// is not waited for. A master without replicas is not waited for. d = 0
+// turns replica sync off; New panics if d is negative. The default is 1s,
+// on every master that has replicas.
+func WithReplicaSync(d time.Duration) Option {
+	return func(c *config) { c.Sync.Set("fairlock", d) }
+}

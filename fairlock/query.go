@@ -15,7 +15,7 @@ import (
 // held. The queue is left as it is. The holder's hold is lost: its Done
 // closes at its next renewal or lease end.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
-	n, err := scripts.Int(m.run(ctx, m.cfg.HubFor(m.client), opForce, "", time.Now(), false))
+	n, err := scripts.Int(m.exec(ctx, m.cfg.HubFor(m.client), opForce, "", time.Now(), false, "").Cmd)
 	if err != nil {
 		return false, fmt.Errorf("fairlock: force unlock %s: %w", m.name, err)
 	}

@@ -21,7 +21,7 @@ func scriptMutex(t *testing.T, opts ...Option) (*Mutex, *redis.Client) {
 
 func acquireAt(t *testing.T, m *Mutex, op, id string, now time.Time, reentrant bool) (bool, int64) {
 	t.Helper()
-	ok, v, err := scripts.Pair(m.run(context.Background(), m.cfg.HubFor(m.client), op, id, now, reentrant))
+	ok, v, err := scripts.Pair(m.exec(context.Background(), m.cfg.HubFor(m.client), op, id, now, reentrant, "").Cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestScriptRedissonArithmetic(t *testing.T) {
 	acquireAt(t, m, opAcquire, "c:1", at(11000), false)
 	expect("a stale head leaves, and nobody moves", []string{"k:1", "c:1"},
 		map[string]int64{"k:1": 12000, "c:1": 13000}, map[string]int64{"c:1": 14000})
-	if err := m.run(context.Background(), m.cfg.HubFor(m.client), opDequeue, "c:1", at(11001), false).Err(); err != nil {
+	if err := m.exec(context.Background(), m.cfg.HubFor(m.client), opDequeue, "c:1", at(11001), false, "").Err(); err != nil {
 		t.Fatal(err)
 	}
 	expect("a waiter that gives up", []string{"k:1"}, map[string]int64{"k:1": 12000}, map[string]int64{})

@@ -53,7 +53,10 @@
 --   force         1 if the lock existed (deleted, head woken), 0 otherwise.
 --
 -- The script validates, then decides on a copy of the queue in memory, then
--- writes: a Lua error part-way would leave the writes before it in place.
+-- writes: a Lua error part-way would leave the writes before it in place. A
+-- release, and an acquisition by an owner that may re-enter, are recorded
+-- against their request, so that a resend answers as the first run did.
+-- uses prelude/once.lua
 local op, owner = ARGV[1], ARGV[2]
 local now, lease, wt, lt = tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local lock, queue, zset, hbs = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -70,6 +73,13 @@ for _, k in ipairs({{lock, 'hash'}, {queue, 'list'}, {zset, 'zset'}, {hbs, 'zset
   local t = redis.call('type', k[1])['ok']
   if t ~= 'none' and t ~= k[2] then
     return redis.error_reply('WRONGTYPE fairlock_ops: ' .. k[1] .. ' holds a ' .. t)
+  end
+end
+
+if op == 'release' or ((op == 'acquire' or op == 'try') and ARGV[8] == '1') then
+  local done = once_replay()
+  if done then
+    return done
   end
 end
 
@@ -277,5 +287,8 @@ elseif write == 'delete' then
 end
 for _, w in ipairs(wakes) do
   redis.call(ARGV[4], KEYS[5] .. ':' .. w, '0')
+end
+if write then
+  return once_record(reply)
 end
 return reply

@@ -111,15 +111,6 @@ func (t *Table) ClaimPlain() (string, bool) {
 	return e.owner, true
 }
 
-// Unclaim undoes ClaimPlain after an Unlock that got no answer.
-func (t *Table) Unclaim(id string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if e := t.holds[id]; e != nil {
-		e.releasing = false
-	}
-}
-
 // CurrentPlain returns the owner id of the newest plain hold.
 func (t *Table) CurrentPlain() (string, bool) {
 	t.mu.Lock()
