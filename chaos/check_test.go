@@ -2,7 +2,10 @@ package chaos
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,11 +90,23 @@ func checkLinearizable(t testing.TB, r *Report, what string, model porcupine.Non
 		res := porcupine.CheckOperationsTimeout(m, history, timeout)
 		switch res {
 		case porcupine.Illegal:
-			r.Violation("%s %s: porcupine: the history of %d operations is not linearizable", what, name, len(ops))
+			r.Violation("%s %s: porcupine: the history of %d operations is not linearizable%s", what, name, len(ops), visualize(m, history, name, timeout))
 		case porcupine.Unknown:
 			t.Logf("%s %s: porcupine could not decide %d operations within %v", what, name, len(ops), timeout)
 		default:
 			t.Logf("%s %s: porcupine: %d operations linearizable (%v)", what, name, len(ops), time.Since(start).Round(time.Millisecond))
 		}
 	}
+}
+
+// visualize writes porcupine's picture of an illegal history (its longest
+// linearizable prefixes and where they stop) to an HTML file in the
+// temporary directory, and returns a note naming it.
+func visualize(m porcupine.Model, history []porcupine.Operation, name string, timeout time.Duration) string {
+	_, info := porcupine.CheckOperationsVerbose(m, history, timeout)
+	path := filepath.Join(os.TempDir(), "chaos-"+strings.NewReplacer(":", "_", "/", "_").Replace(name)+".html")
+	if err := porcupine.VisualizePath(m, info, path); err != nil {
+		return " (no visualization: " + err.Error() + ")"
+	}
+	return " (see " + path + ")"
 }

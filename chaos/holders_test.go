@@ -1,7 +1,9 @@
 package chaos
 
 import (
+	"fmt"
 	"sync"
+	"time"
 )
 
 // A hold is one client's belief that it holds a name: from the return of
@@ -14,6 +16,8 @@ type hold struct {
 	token  int64           // fencing token, 0 if none
 	done   <-chan struct{} // closed when the library signals the hold's end; nil if never
 	until  int64           // history time after which the hold has surely expired; 0 if never
+	called int64           // history time of the call of the acquisition
+	at     int64           // history time the acquisition returned
 	note   string          // what the holder was doing, for violation messages
 	// overlapped is set once a grant overlapping this hold was reported,
 	// so that one stale hold counts as one violation.
@@ -61,6 +65,7 @@ func newHolders(r *Report, h *History, limit int64) *Holders {
 // and reports a violation if it overlaps a live hold of another client.
 func (hs *Holders) Begin(name string, hd hold) {
 	now := hs.h.Now()
+	hd.at = now
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	m := hs.holds[name]
@@ -78,8 +83,8 @@ func (hs *Holders) Begin(name string, hd hold) {
 			permits += o.n
 		case (hd.write || o.write) && !o.overlapped:
 			o.overlapped = true
-			hs.r.Violation("%s: client %d acquired (write=%v, token %d) while client %d held it (write=%v, token %d%s) and had not been told of its loss",
-				name, hd.client, hd.write, hd.token, c, o.write, o.token, o.note)
+			hs.r.Violation("%s: client %d acquired (write=%v, token %d%s) while client %d held it (write=%v, token %d, acquired %v before%s) and had not been told of its loss",
+				name, hd.client, hd.write, hd.token, since(hd, now), c, o.write, o.token, time.Duration(now-o.at), o.note)
 		}
 	}
 	if hs.limit > 0 && permits > hs.limit {
@@ -124,4 +129,12 @@ func (hs *Holders) Write(name string, client int, token int64, done <-chan struc
 			name, client, token, hs.seen[name])
 	}
 	return false
+}
+
+// since describes how long before now the call of hd was made, if known.
+func since(hd hold, now int64) string {
+	if hd.called == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", its call made %v before", time.Duration(now-hd.called))
 }

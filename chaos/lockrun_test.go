@@ -97,7 +97,7 @@ func (lr *LockRun) Cycle(ctx context.Context, timeout time.Duration, w LockWorke
 	done := l.Done()
 	lr.H.Add(Op{Client: client, Name: name, Kind: acquire, Outcome: OK, Token: tok, Call: call, Return: ret})
 	lr.R.Acquired(1)
-	lr.Holders.Begin(name, hold{client: client, write: !read, token: tok, done: done})
+	lr.Holders.Begin(name, hold{client: client, write: !read, token: tok, done: done, called: call})
 	if tok != 0 {
 		lr.Holders.Write(name, client, tok, done)
 	}
