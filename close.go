@@ -1,9 +1,7 @@
 package latchkey
 
 import (
-	"github.com/latchkey/latchkey/internal/lease"
-	"github.com/latchkey/latchkey/pubsub"
-	"github.com/latchkey/latchkey/scripts"
+	"github.com/latchkey/latchkey/internal/shared"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -13,7 +11,5 @@ import (
 // expire with their lease, as when a Redisson client shuts down). Call it
 // before closing client. Primitives used after Close start afresh.
 func Close(client redis.UniversalClient) error {
-	lease.Close(client)
-	scripts.Forget(client)
-	return pubsub.CloseShared(client)
+	return shared.Close(client)
 }

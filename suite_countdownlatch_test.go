@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/shared"
+
 	"github.com/latchkey/latchkey/countdownlatch"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -151,7 +153,7 @@ func cdlChannel(name string) string { return "redisson_countdownlatch__channel__
 func cdlWire(t *testing.T, e *env, name string) {
 	ctx := context.Background()
 	c := e.Client()
-	pub, err := pubsub.Shared(c).PublishCommand(ctx)
+	pub, err := shared.Publish(ctx, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

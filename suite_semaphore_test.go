@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/shared"
+
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/latchkey/latchkey/pubsub"
 	"github.com/latchkey/latchkey/semaphore"
@@ -166,7 +168,7 @@ func semDone(t *testing.T, done <-chan error) {
 func semSubscribe(t *testing.T, c redis.UniversalClient, channel string) *redis.PubSub {
 	t.Helper()
 	ctx := context.Background()
-	pub, err := pubsub.Shared(c).PublishCommand(ctx)
+	pub, err := shared.Publish(ctx, c, nil)
 	semOK(t, err)
 	subscribe := c.Subscribe
 	if pub == "SPUBLISH" {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/latchkey/latchkey/internal/shared"
+
 	"github.com/latchkey/latchkey/countdownlatch"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/redistest"
@@ -47,7 +49,7 @@ func TestLatch_cluster_bracedName(t *testing.T) {
 	if keys.Slot(name) == keys.Slot(channel(name)) {
 		t.Fatal("key and channel in one slot")
 	}
-	pub, err := pubsub.Shared(c).PublishCommand(ctx)
+	pub, err := shared.Publish(ctx, c, nil)
 	if err != nil || pub != "SPUBLISH" {
 		t.Fatalf("PublishCommand = %q, %v; want SPUBLISH on Redis 7", pub, err)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/owner"
-	"github.com/latchkey/latchkey/pubsub"
 	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -160,7 +159,7 @@ func (l *Latch) Delete(ctx context.Context) (bool, error) {
 		n, err = l.client.Del(ctx, l.name).Result()
 	} else {
 		var pub string
-		if pub, err = l.hub().PublishCommand(ctx); err == nil {
+		if pub, err = l.cfg.Publish(ctx, l.client); err == nil {
 			n, err = scripts.Int(deleteScript.Run(ctx, l.client, []string{l.name, l.channel}, pub, zeroCount))
 		}
 	}
@@ -181,7 +180,7 @@ func (l *Latch) target(ctx context.Context) ([]string, string, error) {
 	if l.split {
 		return []string{l.name}, "", nil
 	}
-	pub, err := l.hub().PublishCommand(ctx)
+	pub, err := l.cfg.Publish(ctx, l.client)
 	if err != nil {
 		return nil, "", err
 	}
@@ -199,7 +198,7 @@ func (l *Latch) notify(ctx context.Context, msg string) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
 	defer cancel()
-	pub, err := l.hub().PublishCommand(ctx)
+	pub, err := l.cfg.Publish(ctx, l.client)
 	if err != nil {
 		return
 	}
@@ -214,13 +213,6 @@ func (l *Latch) notify(ctx context.Context, msg string) {
 // a request id of its own so that a resend does not count twice.
 func (l *Latch) exec(ctx context.Context, script *scripts.Script, ks []string, args ...any) scripts.Reply {
 	return script.Exec(ctx, l.client, scripts.Write{
-		Keys: ks, Args: args, Once: keys.Once(l.name, owner.New()), Sync: l.cfg.sync.Timeout(),
+		Keys: ks, Args: args, Once: keys.Once(l.name, owner.New()), Sync: l.cfg.Sync.Timeout(),
 	})
-}
-
-func (l *Latch) hub() *pubsub.Hub {
-	if l.cfg.hub != nil {
-		return l.cfg.hub
-	}
-	return pubsub.Shared(l.client)
 }

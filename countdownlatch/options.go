@@ -3,23 +3,23 @@ package countdownlatch
 import (
 	"time"
 
+	"github.com/latchkey/latchkey/internal/lockopt"
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/pubsub"
-	"github.com/latchkey/latchkey/scripts"
 )
 
 // An Option configures a Latch.
 type Option func(*config)
 
 type config struct {
-	hub  *pubsub.Hub
-	sync scripts.Sync
+	lockopt.Base
 }
 
 // WithHub makes the Latch wait through h instead of the Hub shared by its
 // client. A nil h selects the shared Hub. The default is the Hub shared by
 // the client (see pubsub.Shared).
 func WithHub(h *pubsub.Hub) Option {
-	return func(c *config) { c.hub = h }
+	return func(c *config) { c.Hub = notify.Unwrap(h) }
 }
 
 // WithReplicaSync makes TrySetCount and CountDown wait, for at most d,
@@ -33,5 +33,5 @@ func WithHub(h *pubsub.Hub) Option {
 // New panics if d is negative. The default is 1s, on every master that has
 // replicas (Redisson does not sync its latch).
 func WithReplicaSync(d time.Duration) Option {
-	return func(c *config) { c.sync.Set("countdownlatch", d) }
+	return func(c *config) { c.Sync.Set("countdownlatch", d) }
 }

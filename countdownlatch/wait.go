@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/wait"
-	"github.com/latchkey/latchkey/pubsub"
 )
 
 // Wait blocks until the count of the latch is zero, or ctx is done. It
@@ -31,11 +31,11 @@ func (l *Latch) TryWait(ctx context.Context, wait time.Duration) (bool, error) {
 
 func (l *Latch) wait(ctx context.Context, budget time.Duration) (bool, error) {
 	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Hub:     l.hub(),
+		Hub:     l.cfg.HubFor(l.client),
 		Channel: l.channel,
 		// Every message wakes every waiter: ZERO_COUNT opens the latch, and
 		// so does a Redisson client's delete, which publishes NEW_COUNT.
-		Policy: pubsub.WakeAll,
+		Policy: notify.WakeAll,
 		Attempt: func(ctx context.Context) (bool, time.Duration, error) {
 			n, err := l.count(ctx)
 			if err != nil {

@@ -11,9 +11,9 @@ import (
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/lockopt"
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/wait"
-	"github.com/latchkey/latchkey/pubsub"
 	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -155,7 +155,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 	ok, err := wait.Until(ctx, budget, wait.Spec{
 		Hub:     hub,
 		Channel: m.channel + ":" + id,
-		Policy:  pubsub.WakeOne,
+		Policy:  notify.WakeOne,
 		Attempt: attempt,
 		Abandon: func(ctx context.Context) {
 			if op == opAcquire {
@@ -238,7 +238,7 @@ func (m *Mutex) releaseOnce(ctx context.Context, id string) (int64, error) {
 // recorded against req unless that is ""; reentrant tells an acquisition
 // whether id may already hold the lock. Acquisitions and releases wait for
 // replicas; dequeues and forced unlocks need not.
-func (m *Mutex) exec(ctx context.Context, hub *pubsub.Hub, op, id string, now time.Time, reentrant bool, req string) scripts.Reply {
+func (m *Mutex) exec(ctx context.Context, hub *notify.Hub, op, id string, now time.Time, reentrant bool, req string) scripts.Reply {
 	pub, err := hub.PublishCommand(ctx)
 	if err != nil {
 		cmd := redis.NewCmd(ctx)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/lockopt"
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/pubsub"
 )
 
@@ -89,7 +90,7 @@ func WithLivenessTimeout(d time.Duration) Option {
 // WithHub makes the Mutex wait through h instead of the Hub shared by its
 // client (see pubsub.Shared). The default is the shared Hub.
 func WithHub(h *pubsub.Hub) Option {
-	return func(c *config) { c.Hub = h }
+	return func(c *config) { c.Hub = notify.Unwrap(h) }
 }
 
 // WithReplicaSync makes every acquisition, release and renewal of the lock

@@ -12,9 +12,9 @@ import (
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/wait"
-	"github.com/latchkey/latchkey/pubsub"
 	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -178,7 +178,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 	ok, err := wait.Until(ctx, budget, wait.Spec{
 		Hub:     hub,
 		Channel: m.hubs + ":" + hub.ID(),
-		Policy:  pubsub.WakeOne,
+		Policy:  notify.WakeOne,
 		// Every release, by latchkey or by Redisson, publishes on the shared
 		// channel, and latchkey's also tells the Hub of the first waiter
 		// in line. A waiter with rank waiters ahead of it tries again
@@ -187,7 +187,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 		// waiter next after the one told tries once the grace is over, in
 		// case that one died and will never take its turn.
 		Hint:       m.channel,
-		HintPolicy: pubsub.WakeAll,
+		HintPolicy: notify.WakeAll,
 		Heard: func() (bool, time.Duration) {
 			rank--
 			if rank == 0 {

@@ -1,9 +1,11 @@
 package mutex
 
 import (
-	"github.com/latchkey/latchkey/internal/lockopt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/lockopt"
+
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/pubsub"
 )
 
@@ -41,7 +43,7 @@ func WithWatchdogTimeout(d time.Duration) Option {
 // WithHub makes the Mutex wait through h instead of the Hub shared by its
 // client (see pubsub.Shared).
 func WithHub(h *pubsub.Hub) Option {
-	return func(c *config) { c.Hub = h }
+	return func(c *config) { c.Hub = notify.Unwrap(h) }
 }
 
 // WithReplicaSync makes every acquisition, release and renewal of the lock

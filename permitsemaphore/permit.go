@@ -128,7 +128,7 @@ func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
 // release runs the release script on raw ids, all or none if strict, and
 // returns how many permits it released.
 func (s *Semaphore) release(ctx context.Context, strict bool, raw ...any) (int64, error) {
-	pub, err := s.hub().PublishCommand(ctx)
+	pub, err := s.cfg.Publish(ctx, s.client)
 	if err != nil {
 		return 0, fmt.Errorf("permitsemaphore: release from %s: %w", s.name, err)
 	}
@@ -178,7 +178,7 @@ func (s *Semaphore) lease(ctx context.Context, id string, now time.Time, end any
 	if !ok {
 		return -2, nil
 	}
-	pub, err := s.hub().PublishCommand(ctx)
+	pub, err := s.cfg.Publish(ctx, s.client)
 	if err != nil {
 		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
 	}

@@ -48,7 +48,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	if n < 0 {
 		return false, fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, ErrInvalidPermits)
 	}
-	pub, err := s.hub().PublishCommand(ctx)
+	pub, err := s.cfg.Publish(ctx, s.client)
 	if err != nil {
 		return false, fmt.Errorf("permitsemaphore: set permits of %s: %w", s.name, err)
 	}
@@ -81,7 +81,7 @@ func (s *Semaphore) SetPermits(ctx context.Context, n int64) error {
 // capacity: the count may go below zero, and Acquire waits until releases
 // bring it back above. The semaphore is created if it was never set.
 func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
-	pub, err := s.hub().PublishCommand(ctx)
+	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
 		rep := s.exec(ctx, addScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
 		if err = rep.Err(); err == nil {
@@ -97,7 +97,7 @@ func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
 // count runs the count script, setting the total first unless total is "",
 // and returns {available, held}.
 func (s *Semaphore) count(ctx context.Context, total any) (_ [2]int64, err error) {
-	pub, err := s.hub().PublishCommand(ctx)
+	pub, err := s.cfg.Publish(ctx, s.client)
 	if err != nil {
 		return [2]int64{}, fmt.Errorf("permitsemaphore: permits of %s: %w", s.name, err)
 	}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/wait"
-	"github.com/latchkey/latchkey/pubsub"
 	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -116,7 +116,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget, lease time.Durat
 	fail := func(err error) ([]*Permit, bool, error) {
 		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
 	}
-	hub := s.hub()
+	hub := s.cfg.HubFor(s.client)
 	pub, err := hub.PublishCommand(ctx)
 	if err != nil {
 		return fail(err)
@@ -131,7 +131,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget, lease time.Durat
 	ok, err := wait.Until(ctx, budget, wait.Spec{
 		Hub:     hub,
 		Channel: s.channel,
-		Policy:  pubsub.WakeCount,
+		Policy:  notify.WakeCount,
 		Need:    n,
 		Attempt: func(ctx context.Context) (bool, time.Duration, error) {
 			if err := ctx.Err(); err != nil {
@@ -189,12 +189,5 @@ func (s *Semaphore) scriptKeys() []string { return []string{s.name, s.timeout, s
 // exec runs script as one request that changes the semaphore, recorded
 // against req unless that is "".
 func (s *Semaphore) exec(ctx context.Context, script *scripts.Script, keys []string, req string, args ...any) scripts.Reply {
-	return script.Exec(ctx, s.client, scripts.Write{Keys: keys, Args: args, Once: req, Sync: s.cfg.sync.Timeout()})
-}
-
-func (s *Semaphore) hub() *pubsub.Hub {
-	if s.cfg.hub != nil {
-		return s.cfg.hub
-	}
-	return pubsub.Shared(s.client)
+	return script.Exec(ctx, s.client, scripts.Write{Keys: keys, Args: args, Once: req, Sync: s.cfg.Sync.Timeout()})
 }

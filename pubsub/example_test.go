@@ -4,65 +4,29 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/alicebob/miniredis/v2"
+	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/latchkey/latchkey/mutex"
 	"github.com/latchkey/latchkey/pubsub"
-	"github.com/redis/go-redis/v9"
 )
 
-// A waiter subscribes, and is woken by a message published after Subscribe
-// returned: Subscribe waits for the server's confirmation.
-func ExampleHub_Subscribe() {
-	client, stop := exampleClient()
+// A Hub of its own gives a group of primitives a subscriber connection of
+// their own, with its own settings, instead of the one their client shares.
+func ExampleNew() {
+	rdb, stop := redistest.ExampleClient()
 	defer stop()
+	defer latchkey.Close(rdb)
 	ctx := context.Background()
 
-	hub := pubsub.New(client)
+	hub := pubsub.New(rdb, pubsub.WithLinger(0))
 	defer hub.Close()
-	sub, err := hub.Subscribe(ctx, "redisson_lock__channel:{job}", pubsub.WakeOne)
-	if err != nil {
+	m := mutex.New(rdb, "reports", mutex.WithHub(hub))
+	if err := m.Lock(ctx); err != nil {
 		panic(err)
 	}
-	defer sub.Close()
-
-	cmd, _ := hub.PublishCommand(ctx)
-	client.Do(ctx, cmd, "redisson_lock__channel:{job}", "0")
-	<-sub.C()
-	fmt.Println("woken; waiters:", hub.Stats().Waiters)
-	// Output: woken; waiters: 1
-}
-
-// WakeCount wakes as many waiters as the payload says: a semaphore release
-// of 2 permits wakes the 2 oldest of 3 waiters.
-func ExampleWakeCount() {
-	client, stop := exampleClient()
-	defer stop()
-	ctx := context.Background()
-	hub := pubsub.New(client)
-	defer hub.Close()
-
-	var subs []*pubsub.Subscription
-	for range 3 {
-		sub, err := hub.Subscribe(ctx, "redisson_sc:{permits}", pubsub.WakeCount)
-		if err != nil {
-			panic(err)
-		}
-		defer sub.Close()
-		subs = append(subs, sub)
-	}
-	client.Publish(ctx, "redisson_sc:{permits}", "2")
-	<-subs[0].C()
-	<-subs[1].C()
-	fmt.Println("two oldest woken; third pending:", len(subs[2].C()))
-	// Output: two oldest woken; third pending: 0
-}
-
-// exampleClient returns a client of an in-process miniredis server, and a
-// function that stops both.
-func exampleClient() (*redis.Client, func()) {
-	mr := miniredis.NewMiniRedis()
-	if err := mr.Start(); err != nil {
+	fmt.Println("held; waiters on the hub:", hub.Stats().Waiters)
+	if err := m.Unlock(ctx); err != nil {
 		panic(err)
 	}
-	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	return client, func() { _ = client.Close(); mr.Close() }
+	// Output: held; waiters on the hub: 0
 }

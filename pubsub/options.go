@@ -1,44 +1,27 @@
 package pubsub
 
-import "time"
+import (
+	"time"
+
+	"github.com/latchkey/latchkey/internal/notify"
+)
 
 // An Option configures a Hub.
-type Option func(*config)
+type Option struct{ o notify.Option }
 
-type config struct {
-	sharded   *bool
-	idle      time.Duration
-	linger    time.Duration
-	chanSize  int
-	healthInt time.Duration
-}
+// WithSharded forces sharded pub/sub (SSUBSCRIBE, and SPUBLISH by the
+// primitives that wait through the Hub) on or off. The default is to use it
+// on a Redis Cluster that supports it (Redis 7 or later), as Redisson does,
+// so that Java and Go clients hear each other.
+func WithSharded(on bool) Option { return Option{notify.WithSharded(on)} }
 
-func defaults() config {
-	return config{idle: 30 * time.Second, linger: time.Second, chanSize: 1024, healthInt: 3 * time.Second}
-}
-
-// WithSharded forces sharded pub/sub (SSUBSCRIBE/SPUBLISH) on or off. The
-// default is to use it on a Redis Cluster that supports it (Redis 7 or
-// later), as Redisson does, so that Java and Go clients hear each other.
-func WithSharded(on bool) Option {
-	return func(c *config) { c.sharded = &on }
-}
-
-// WithIdleTimeout sets how long a subscriber connection with no channels left
-// stays open before the Hub closes it; the Hub reopens it on demand.
+// WithIdleTimeout sets how long a subscriber connection with no channels
+// left stays open before the Hub closes it; the Hub reopens it on demand.
 // The default is 30s.
-func WithIdleTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d > 0 {
-			c.idle = d
-		}
-	}
-}
+func WithIdleTimeout(d time.Duration) Option { return Option{notify.WithIdleTimeout(d)} }
 
 // WithLinger sets how long a channel stays subscribed after its last waiter
 // left. A busy lock's next waiter then finds its channel live and waits
 // without the round trips of SUBSCRIBE and UNSUBSCRIBE. Zero unsubscribes at
 // once. The default is 1s.
-func WithLinger(d time.Duration) Option {
-	return func(c *config) { c.linger = max(d, 0) }
-}
+func WithLinger(d time.Duration) Option { return Option{notify.WithLinger(d)} }

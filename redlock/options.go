@@ -1,9 +1,11 @@
 package redlock
 
 import (
-	"github.com/latchkey/latchkey/internal/lockopt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/lockopt"
+
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/pubsub"
 )
 
@@ -84,7 +86,7 @@ func WithRetryDelay(d time.Duration) Option {
 // so pick a node you expect to be up. The default is no Hub: waiters only
 // retry after the random delay.
 func WithHub(h *pubsub.Hub) Option {
-	return func(c *config) { c.Hub = h }
+	return func(c *config) { c.Hub = notify.Unwrap(h) }
 }
 
 // WithReplicaSync makes every acquisition, release and renewal on a node

@@ -3,16 +3,18 @@ package redlock
 import (
 	"context"
 	"fmt"
-	"github.com/latchkey/latchkey/internal/lockopt"
 	"math/rand/v2"
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/lockopt"
+	"github.com/latchkey/latchkey/internal/shared"
+
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/wait"
-	"github.com/latchkey/latchkey/pubsub"
 	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -134,7 +136,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 	ok, err := wait.Until(ctx, budget, wait.Spec{
 		Hub:     m.cfg.Hub,
 		Channel: m.channel,
-		Policy:  pubsub.WakeOne,
+		Policy:  notify.WakeOne,
 		Attempt: try,
 	})
 	if !ok {
@@ -220,7 +222,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	}
 	leaseMs := scripts.Ms(m.cfg.TTL())
 	rs := m.fanout(ctx, func(ctx context.Context, c redis.UniversalClient) (int64, error) {
-		pub, err := pubsub.Shared(c).PublishCommand(ctx)
+		pub, err := shared.Publish(ctx, c, nil)
 		if err != nil {
 			return 0, err
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/shared"
 	"github.com/latchkey/latchkey/scripts"
 )
 
@@ -137,7 +138,7 @@ func (rw *RWMutex) acquired(id string, s side, plain bool, started time.Time) {
 			h.renew.Kind = renewRead
 			h.renew.Keys = append(h.renew.Keys, rw.timeoutPrefix(id))
 		}
-		lease.For(rw.client).Add(h.renew, started)
+		shared.For(rw.client).Watchdog().Add(h.renew, started)
 	}
 	rw.holds[f] = h
 	rw.cur[s], rw.cur[either] = h, h
@@ -176,7 +177,7 @@ func (rw *RWMutex) lose(h *hold, err error) {
 func (rw *RWMutex) endLocked(h *hold, err error) {
 	delete(rw.holds, h.field)
 	if h.renew != nil {
-		lease.For(rw.client).Remove(h.renew)
+		shared.For(rw.client).Watchdog().Remove(h.renew)
 	}
 	if h.timer != nil {
 		h.timer.Stop()

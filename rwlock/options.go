@@ -1,9 +1,11 @@
 package rwlock
 
 import (
-	"github.com/latchkey/latchkey/internal/lockopt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/lockopt"
+
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/pubsub"
 )
 
@@ -44,7 +46,7 @@ func WithWatchdogTimeout(d time.Duration) Option {
 // client; a nil h keeps the default. The default is the client's shared Hub
 // (see pubsub.Shared).
 func WithHub(h *pubsub.Hub) Option {
-	return func(c *config) { c.Hub = h }
+	return func(c *config) { c.Hub = notify.Unwrap(h) }
 }
 
 // WithReplicaSync makes every acquisition, release and renewal of a hold

@@ -10,9 +10,9 @@ import (
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/lockopt"
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/wait"
-	"github.com/latchkey/latchkey/pubsub"
 	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -24,7 +24,7 @@ var (
 
 	// wakePolicy: a write unlock ("1") wakes every waiter, so that all
 	// blocked readers enter together; a read unlock ("0") wakes one.
-	wakePolicy = pubsub.WakeAllOn("1")
+	wakePolicy = notify.WakeAllOn("1")
 )
 
 // An RWMutex is a distributed reentrant reader/writer lock named by a Redis

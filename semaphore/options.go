@@ -3,23 +3,23 @@ package semaphore
 import (
 	"time"
 
+	"github.com/latchkey/latchkey/internal/lockopt"
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/pubsub"
-	"github.com/latchkey/latchkey/scripts"
 )
 
 // An Option configures a Semaphore.
 type Option func(*config)
 
 type config struct {
-	hub  *pubsub.Hub
-	sync scripts.Sync
+	lockopt.Base
 }
 
 // WithHub makes the Semaphore wait through h instead of the Hub shared by
 // its client; a nil h keeps the default. The default is the client's
 // shared Hub (see pubsub.Shared).
 func WithHub(h *pubsub.Hub) Option {
-	return func(c *config) { c.hub = h }
+	return func(c *config) { c.Hub = notify.Unwrap(h) }
 }
 
 // WithReplicaSync makes every change to the semaphore wait, for at most d,
@@ -34,5 +34,5 @@ func WithHub(h *pubsub.Hub) Option {
 // sync off; New panics if d is negative. The default is 1s, on every master
 // that has replicas.
 func WithReplicaSync(d time.Duration) Option {
-	return func(c *config) { c.sync.Set("semaphore", d) }
+	return func(c *config) { c.Sync.Set("semaphore", d) }
 }

@@ -25,7 +25,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	if n < 0 {
 		return false, fmt.Errorf("semaphore: set %d permits of %s: %w", n, s.name, ErrInvalidPermits)
 	}
-	pub, err := s.hub().PublishCommand(ctx)
+	pub, err := s.cfg.Publish(ctx, s.client)
 	if err != nil {
 		return false, fmt.Errorf("semaphore: set permits of %s: %w", s.name, err)
 	}
@@ -62,7 +62,7 @@ func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
 }
 
 func (s *Semaphore) add(ctx context.Context, n int64, mode string) error {
-	pub, err := s.hub().PublishCommand(ctx)
+	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
 		rep := s.exec(ctx, addScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub, mode)
 		if err = rep.Err(); err == nil {

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/wait"
-	"github.com/latchkey/latchkey/pubsub"
 	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -89,9 +89,9 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 	// record instead of taking them again.
 	req := keys.Once(s.name, owner.New())
 	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Hub:     s.hub(),
+		Hub:     s.cfg.HubFor(s.client),
 		Channel: s.channel,
-		Policy:  pubsub.WakeCount,
+		Policy:  notify.WakeCount,
 		Need:    int(min(n, 1<<30)),
 		Attempt: func(ctx context.Context) (bool, time.Duration, error) {
 			if err := ctx.Err(); err != nil {
@@ -172,7 +172,7 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 }
 
 func (s *Semaphore) release(ctx context.Context, n int64) error {
-	pub, err := s.hub().PublishCommand(ctx)
+	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
 		rep := s.exec(ctx, releaseScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
 		if err = rep.Err(); err == nil {
@@ -188,12 +188,5 @@ func (s *Semaphore) release(ctx context.Context, n int64) error {
 // exec runs script as one request that changes the semaphore, recorded
 // against req.
 func (s *Semaphore) exec(ctx context.Context, script *scripts.Script, keys []string, req string, args ...any) scripts.Reply {
-	return script.Exec(ctx, s.client, scripts.Write{Keys: keys, Args: args, Once: req, Sync: s.cfg.sync.Timeout()})
-}
-
-func (s *Semaphore) hub() *pubsub.Hub {
-	if s.cfg.hub != nil {
-		return s.cfg.hub
-	}
-	return pubsub.Shared(s.client)
+	return script.Exec(ctx, s.client, scripts.Write{Keys: keys, Args: args, Once: req, Sync: s.cfg.Sync.Timeout()})
 }

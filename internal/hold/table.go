@@ -14,6 +14,7 @@ import (
 
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/shared"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -162,7 +163,7 @@ func (t *Table) Acquired(id string, plain bool, token int64, started time.Time) 
 			Sync:  t.keep.Sync,
 			Lost:  func(err error) { t.lose(e, fmt.Errorf("%s: %w", t.what, err)) },
 		}
-		lease.For(t.client).Add(e.renew, started)
+		shared.For(t.client).Watchdog().Add(e.renew, started)
 	}
 	t.holds[id] = e
 	t.cur = e
@@ -215,7 +216,7 @@ func (t *Table) lose(e *entry, err error) {
 func (t *Table) endLocked(e *entry, err error) {
 	delete(t.holds, e.owner)
 	if e.renew != nil {
-		lease.For(t.client).Remove(e.renew)
+		shared.For(t.client).Watchdog().Remove(e.renew)
 	}
 	if e.timer != nil {
 		e.timer.Stop()

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
@@ -21,7 +20,7 @@ func clusterClient(t *testing.T) (*redistest.Cluster, *redis.ClusterClient) {
 	if err := scripts.Preload(context.Background(), cc); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { lease.Close(cc) })
+	t.Cleanup(func() { closeSched(cc) })
 	return cl, cc
 }
 
@@ -66,7 +65,7 @@ func TestScheduler_clusterGroupsBySlot(t *testing.T) {
 	_, cc := clusterClient(t)
 	var calls scriptCalls
 	cc.AddHook(&calls)
-	s := lease.For(cc)
+	s := schedFor(cc)
 	var names []string
 	for _, ks := range keysByMaster(t, cc, 4) {
 		names = append(names, ks...) // 12 slots
@@ -127,7 +126,7 @@ func TestScheduler_clusterPausedMaster(t *testing.T) {
 	const d = 600 * time.Millisecond
 	const pause = 1500 * time.Millisecond // under cluster-node-timeout: no failover
 	cl, cc := clusterClient(t)
-	s := lease.For(cc)
+	s := schedFor(cc)
 	byMaster := keysByMaster(t, cc, 5) // 5 batches per master
 	paused := cl.Nodes()[0]
 	var frozen, live []*lost

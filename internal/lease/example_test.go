@@ -22,14 +22,15 @@ func Example() {
 	defer mr.Close()
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer client.Close()
-	defer lease.Close(client)
+	watchdog := lease.New(client)
+	defer watchdog.Close()
 	ctx := context.Background()
 
 	const owner = "6a3f1c52-0000-4000-8000-000000000000:1"
 	client.HSet(ctx, "job", owner, 1)
 	client.PExpire(ctx, "job", 300*time.Millisecond)
 	lost := make(chan error, 1)
-	lease.For(client).Add(&lease.Hold{
+	watchdog.Add(&lease.Hold{
 		Kind:  lease.HashLock,
 		Keys:  []string{"job"},
 		Args:  []any{owner},

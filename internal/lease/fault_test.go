@@ -20,7 +20,7 @@ func TestScheduler_errorsBackOff(t *testing.T) {
 	var calls scriptCalls
 	c.AddHook(&calls)
 	h, l := lock(t, c, keyName(t, 0), d)
-	lease.For(c).Add(h, time.Now().Add(-d/3)) // due at once
+	schedFor(c).Add(h, time.Now().Add(-d/3)) // due at once
 	calls.failWith(errors.New("connection refused (injected)"))
 	time.Sleep(2 * time.Second)
 	failed := calls.calls.Load()
@@ -53,7 +53,7 @@ func TestScheduler_wrongTypeIsLossOfThatHoldOnly(t *testing.T) {
 	}
 	acquired := time.Now()
 	for _, h := range holds {
-		lease.For(c).Add(h, acquired)
+		schedFor(c).Add(h, acquired)
 	}
 	if err := c.Del(ctx, keyName(t, 2)).Err(); err != nil {
 		t.Fatal(err)

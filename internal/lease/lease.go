@@ -1,5 +1,6 @@
-// Package lease is the watchdog: one renewal scheduler per go-redis client
-// that keeps every lock held without an explicit lease alive.
+// Package lease is the watchdog: a renewal scheduler, one per go-redis
+// client (package internal/shared keeps it), that keeps every lock held
+// without an explicit lease alive.
 //
 // Each hold is renewed every lease/3. Holds due together are renewed in
 // batches of at most MaxBatch per script call, grouped by renewal script,

@@ -22,7 +22,7 @@ func TestScheduler_renewalKeepsLockAlive(t *testing.T) {
 	ctx := context.Background()
 	key := keyName(t, 0)
 	h, l := lock(t, c, key, d)
-	s := lease.For(c)
+	s := schedFor(c)
 	s.Add(h, time.Now())
 
 	var low time.Duration = d
@@ -64,7 +64,7 @@ func TestScheduler_batches(t *testing.T) {
 	c := client(t, redistest.SharedServer(t))
 	var calls scriptCalls
 	c.AddHook(&calls)
-	s := lease.For(c)
+	s := schedFor(c)
 	acquired := time.Now()
 	var hs []*lease.Hold
 	var ls []*lost
@@ -113,7 +113,7 @@ func TestScheduler_goneIsLost(t *testing.T) {
 	const d = 600 * time.Millisecond
 	c := client(t, redistest.SharedServer(t))
 	ctx := context.Background()
-	s := lease.For(c)
+	s := schedFor(c)
 	deleted, lDeleted := lock(t, c, keyName(t, 0), d)
 	taken, lTaken := lock(t, c, keyName(t, 1), d)
 	kept, lKept := lock(t, c, keyName(t, 2), d)
@@ -166,7 +166,7 @@ func TestScheduler_transientErrors(t *testing.T) {
 		var calls scriptCalls
 		c.AddHook(&calls)
 		h, l := lock(t, c, keyName(t, 0), d)
-		lease.For(c).Add(h, time.Now())
+		schedFor(c).Add(h, time.Now())
 		time.Sleep(d / 6)
 		calls.failWith(errDown) // from d/6 to d/2: the renewal at d/3 fails
 		time.Sleep(d / 3)
@@ -187,7 +187,7 @@ func TestScheduler_transientErrors(t *testing.T) {
 		c.AddHook(&calls)
 		h, l := lock(t, c, keyName(t, 0), d)
 		acquired := time.Now()
-		lease.For(c).Add(h, acquired)
+		schedFor(c).Add(h, acquired)
 		calls.failWith(errDown)
 		at := l.wait(t, d+slack)
 		if at.Before(acquired.Add(d)) {
@@ -220,7 +220,7 @@ func TestScheduler_pausedServer(t *testing.T) {
 		srv := redistest.StartServer(t)
 		c := client(t, srv)
 		h, l := lock(t, c, keyName(t, 0), d)
-		lease.For(c).Add(h, time.Now())
+		schedFor(c).Add(h, time.Now())
 		time.Sleep(d / 4)
 		srv.Pause(d / 4) // across the renewal at d/3
 		time.Sleep(2 * d)
@@ -237,7 +237,7 @@ func TestScheduler_pausedServer(t *testing.T) {
 		c := client(t, srv)
 		h, l := lock(t, c, keyName(t, 0), d)
 		acquired := time.Now()
-		lease.For(c).Add(h, acquired)
+		schedFor(c).Add(h, acquired)
 		srv.Pause(pause)
 		at := l.wait(t, pause+slack)
 		t.Logf("server paused for %v: declared lost %v after the last renewal (lease %v)", pause, at.Sub(acquired), d)
@@ -263,7 +263,7 @@ func TestScheduler_goroutineExits(t *testing.T) {
 	ctx := context.Background()
 	c.Ping(ctx)
 	base := runtime.NumGoroutine()
-	s := lease.For(c)
+	s := schedFor(c)
 
 	short, _ := lock(t, c, keyName(t, 8), d)
 	s.Add(short, time.Now())
@@ -295,17 +295,17 @@ func TestScheduler_goroutineExits(t *testing.T) {
 	settleGoroutines(t, base, slack)
 }
 
-// Close declares every hold lost with ErrClosed (and ErrLost), stops the
-// renewals, and leaves For to create a new scheduler.
+// Close declares every hold lost with ErrClosed (and ErrLost) and stops the
+// renewals; a hold added later is declared lost at once.
 func TestClose(t *testing.T) {
 	const d = 600 * time.Millisecond
 	c := client(t, redistest.SharedServer(t))
 	var calls scriptCalls
 	c.AddHook(&calls)
-	s := lease.For(c)
+	s := schedFor(c)
 	h, l := lock(t, c, keyName(t, 0), d)
 	s.Add(h, time.Now())
-	lease.Close(c)
+	closeSched(c)
 	errs := l.calls()
 	if len(errs) != 1 || !errors.Is(errs[0], lockerr.ErrClosed) || !errors.Is(errs[0], lockerr.ErrLost) {
 		t.Fatalf("Lost called with %v, want once with ErrClosed and ErrLost", errs)
@@ -343,12 +343,4 @@ func TestClose(t *testing.T) {
 	if n := calls.calls.Load(); n != 0 {
 		t.Errorf("%d renewals after Close", n)
 	}
-	if lease.For(c) == s {
-		t.Error("For after Close returned the closed scheduler")
-	}
-	if lease.For(c) != lease.For(c) {
-		t.Error("For returns a new scheduler each time")
-	}
-	lease.Close(c)
-	lease.Close(c) // nothing left: a no-op
 }

@@ -90,8 +90,23 @@ func client(t *testing.T, s *redistest.Server, opts ...func(*redis.Options)) *re
 	if err := scripts.Preload(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { lease.Close(c) })
+	t.Cleanup(func() { closeSched(c) })
 	return c
+}
+
+// scheds is the tests' scheduler per client, as package shared keeps one.
+var scheds sync.Map // redis.UniversalClient -> *lease.Scheduler
+
+func schedFor(c redis.UniversalClient) *lease.Scheduler {
+	s, _ := scheds.LoadOrStore(c, lease.New(c))
+	return s.(*lease.Scheduler)
+}
+
+// closeSched closes the scheduler of c, if any.
+func closeSched(c redis.UniversalClient) {
+	if s, ok := scheds.LoadAndDelete(c); ok {
+		s.(*lease.Scheduler).Close()
+	}
 }
 
 // scriptCalls counts the renewal scripts a client runs and the keys each

@@ -28,41 +28,21 @@ type Scheduler struct {
 	kick    chan struct{}
 }
 
-var registry struct {
-	sync.Mutex
-	m map[redis.UniversalClient]*Scheduler
-}
-
-// For returns the scheduler of client, creating it on first use.
-func For(client redis.UniversalClient) *Scheduler {
-	registry.Lock()
-	defer registry.Unlock()
-	if s := registry.m[client]; s != nil {
-		return s
-	}
-	if registry.m == nil {
-		registry.m = make(map[redis.UniversalClient]*Scheduler)
-	}
-	s := &Scheduler{
+// New returns the scheduler of client's holds. It does no I/O, and starts
+// no goroutine until a hold is due for renewal.
+func New(client redis.UniversalClient) *Scheduler {
+	return &Scheduler{
 		client: client,
 		armed:  make(map[*Hold]*time.Timer),
 		holds:  make(map[*Hold]struct{}),
 		kick:   make(chan struct{}, 1),
 	}
-	registry.m[client] = s
-	return s
 }
 
-// Close stops renewing every hold of client; each is declared lost with
-// ErrClosed, since nothing keeps it alive any more.
-func Close(client redis.UniversalClient) {
-	registry.Lock()
-	s := registry.m[client]
-	delete(registry.m, client)
-	registry.Unlock()
-	if s == nil {
-		return
-	}
+// Close stops renewing every hold; each is declared lost with ErrClosed,
+// since nothing keeps it alive any more. Holds added later are declared
+// lost at once.
+func (s *Scheduler) Close() {
 	s.mu.Lock()
 	s.closed = true
 	holds := s.holds

@@ -1,13 +1,16 @@
-// Package lockopt holds the settings every lock primitive shares: a fixed
-// lease or the watchdog's, and the pub/sub Hub its waiters listen through.
-// Each primitive embeds Common in its config and exports its own With...
-// options, documented for that primitive.
+// Package lockopt holds the settings every primitive shares: the Hub its
+// waiters sleep on and how long its writes wait for replicas (Base), and,
+// for the locks, a fixed lease or the watchdog's (Common). Each primitive
+// embeds one in its config and exports its own With... options, documented
+// for that primitive.
 package lockopt
 
 import (
+	"context"
 	"time"
 
-	"github.com/latchkey/latchkey/pubsub"
+	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/shared"
 	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -16,12 +19,32 @@ import (
 // third of it, in whole milliseconds.
 const MinWatchdog = 3 * time.Millisecond
 
+// Base is the part of every primitive's config.
+type Base struct {
+	Hub  *notify.Hub  // nil: the client's shared Hub
+	Sync scripts.Sync // how long writes wait for replicas
+}
+
+// HubFor returns the Hub to wait through: the one set, else client's shared
+// one, looked up at each call so that latchkey.Close takes effect.
+func (b *Base) HubFor(client redis.UniversalClient) *notify.Hub {
+	if b.Hub != nil {
+		return b.Hub
+	}
+	return shared.For(client).Hub()
+}
+
+// Publish returns the command scripts publish with on client: that of the
+// Hub the primitive waits through, so that its waiters hear it.
+func (b *Base) Publish(ctx context.Context, client redis.UniversalClient) (string, error) {
+	return shared.Publish(ctx, client, b.Hub)
+}
+
 // Common is the shared part of a lock primitive's config.
 type Common struct {
+	Base
 	Fixed    time.Duration // > 0: a fixed lease, and no watchdog
 	Watchdog time.Duration // the lease the watchdog keeps, without Fixed
-	Hub      *pubsub.Hub   // nil: the client's shared Hub
-	Sync     scripts.Sync  // how long writes wait for replicas
 }
 
 // SetLease sets a fixed lease; it panics, naming pkg, if d is not positive.
@@ -48,13 +71,4 @@ func (c *Common) TTL() time.Duration {
 		return c.Fixed
 	}
 	return c.Watchdog
-}
-
-// HubFor returns the Hub to wait through: the one set, else client's shared
-// one, looked up at each call so that latchkey.Close takes effect.
-func (c *Common) HubFor(client redis.UniversalClient) *pubsub.Hub {
-	if c.Hub != nil {
-		return c.Hub
-	}
-	return pubsub.Shared(client)
 }

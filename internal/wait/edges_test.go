@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/wait"
-	"github.com/latchkey/latchkey/pubsub"
 )
 
 // A Hub closed under a waiter ends the wait with ErrClosed; a Hub closed
@@ -106,7 +106,7 @@ func (c *flipCtx) Err() error {
 func TestUntil_ctxEndsAsSubscribed(t *testing.T) {
 	h, _ := hubOn(t)
 	ch := t.Name()
-	other, err := h.Subscribe(context.Background(), ch, pubsub.WakeOne) // confirmed: no I/O below
+	other, err := h.Subscribe(context.Background(), ch, notify.WakeOne) // confirmed: no I/O below
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/wait"
-	"github.com/latchkey/latchkey/pubsub"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -22,7 +22,7 @@ func ExampleUntil() {
 	defer mr.Close()
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer client.Close()
-	hub := pubsub.New(client)
+	hub := notify.New(client)
 	defer hub.Close()
 	ctx := context.Background()
 
@@ -38,7 +38,7 @@ func ExampleUntil() {
 	ok, err := wait.Until(ctx, -1, wait.Spec{
 		Hub:     hub,
 		Channel: "redisson_lock__channel:{job}",
-		Policy:  pubsub.WakeOne,
+		Policy:  notify.WakeOne,
 		Attempt: func(ctx context.Context) (bool, time.Duration, error) {
 			return released.Load(), -1, nil // -1: only a message tells when to retry
 		},

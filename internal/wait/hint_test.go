@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latchkey/latchkey/pubsub"
+	"github.com/latchkey/latchkey/internal/notify"
 )
 
 // A waiter whose channel the Hub already listens on (another waiter of the
@@ -17,7 +17,7 @@ func TestUntil_joinsLiveChannelFirst(t *testing.T) {
 	h, c := hubOn(t)
 	channel := "wait-test:" + t.Name()
 	ctx := context.Background()
-	other, err := h.Subscribe(ctx, channel, pubsub.WakeAll)
+	other, err := h.Subscribe(ctx, channel, notify.WakeAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestUntil_joinsLiveChannelFirst(t *testing.T) {
 
 	f := &fake{retry: longBusy}
 	s := f.spec(h, channel)
-	s.Policy = pubsub.WakeAll
+	s.Policy = notify.WakeAll
 	out := run(ctx, -1, s)
 	deadline := time.Now().Add(giveUp)
 	for h.Stats().Waiters < 2 && time.Now().Before(deadline) {
@@ -52,7 +52,7 @@ func TestUntil_hint(t *testing.T) {
 	var heard atomic.Int32
 	f := &fake{retry: longBusy}
 	s := f.spec(h, channel)
-	s.Hint, s.HintPolicy = hint, pubsub.WakeAll
+	s.Hint, s.HintPolicy = hint, notify.WakeAll
 	s.Heard = func() (bool, time.Duration) {
 		switch heard.Add(1) {
 		case 1:

@@ -19,7 +19,7 @@ import (
 
 	"github.com/latchkey/latchkey/internal/fault"
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/pubsub"
+	"github.com/latchkey/latchkey/internal/notify"
 )
 
 // Backstop is the longest a waiter sleeps between attempts without a
@@ -36,12 +36,12 @@ type Spec struct {
 	// Hub carries the wake-ups. It may be nil: the loop then sleeps only
 	// for the attempts' retry bounds (RedLock, whose waiters have no single
 	// server to listen to).
-	Hub     *pubsub.Hub
+	Hub     *notify.Hub
 	Channel string
-	Policy  pubsub.WakePolicy
+	Policy  notify.WakePolicy
 	// Need, if above 1, is how many units of a counted wake-up (see
-	// pubsub.WakeCount) this waiter needs: a waiter for Need permits is
-	// woken when Need may be available (see pubsub.Hub.SubscribeNeed).
+	// notify.WakeCount) this waiter needs: a waiter for Need permits is
+	// woken when Need may be available (see notify.Hub.SubscribeNeed).
 	Need int
 	// Hint, if set, is a second channel whose messages are hints: a wake-up
 	// from it leads to an attempt only when Heard, called once per wake-up,
@@ -49,7 +49,7 @@ type Spec struct {
 	// channel until its turn may have come). Otherwise, a positive within
 	// brings the next attempt forward to at most that far away.
 	Hint       string
-	HintPolicy pubsub.WakePolicy
+	HintPolicy notify.WakePolicy
 	Heard      func() (now bool, within time.Duration)
 	Attempt    Attempt
 	// Abandon, if set, undoes what unsuccessful attempts left behind (a
@@ -223,7 +223,7 @@ func (f *faults) pause(ctx context.Context, err error) error {
 // ready, until subscribed.
 type listener struct {
 	wake, hint, done <-chan struct{}
-	subs             []*pubsub.Subscription
+	subs             []*notify.Subscription
 }
 
 // join subscribes to s's channels that l lacks. With live set it joins only
@@ -232,7 +232,7 @@ func (l *listener) join(ctx context.Context, s Spec, live bool) error {
 	if s.Hub == nil {
 		return nil
 	}
-	add := func(name string, p pubsub.WakePolicy, need int) (<-chan struct{}, error) {
+	add := func(name string, p notify.WakePolicy, need int) (<-chan struct{}, error) {
 		if live && !s.Hub.Subscribed(name) {
 			return nil, nil
 		}

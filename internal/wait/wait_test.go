@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/internal/wait"
-	"github.com/latchkey/latchkey/pubsub"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -88,15 +88,15 @@ func (f *fake) checkAbandoned(t *testing.T, want int) {
 }
 
 // hubOn returns a Hub on a miniredis server, and a client of that server.
-func hubOn(t *testing.T) (*pubsub.Hub, *redis.Client) {
+func hubOn(t *testing.T) (*notify.Hub, *redis.Client) {
 	_, c := redistest.Miniredis(t)
-	h := pubsub.New(c)
+	h := notify.New(c)
 	t.Cleanup(func() { _ = h.Close() })
 	return h, c
 }
 
-func (f *fake) spec(h *pubsub.Hub, channel string) wait.Spec {
-	return wait.Spec{Hub: h, Channel: channel, Policy: pubsub.WakeOne, Attempt: f.attempt, Abandon: f.abandon}
+func (f *fake) spec(h *notify.Hub, channel string) wait.Spec {
+	return wait.Spec{Hub: h, Channel: channel, Policy: notify.WakeOne, Attempt: f.attempt, Abandon: f.abandon}
 }
 
 // run calls Until in a goroutine and returns a channel with its result.
@@ -173,7 +173,7 @@ func TestUntil_zeroBudgetOneAttempt(t *testing.T) {
 		t.Errorf("%d attempts, want 1", n)
 	}
 	f.checkAbandoned(t, 1)
-	if st := h.Stats(); st != (pubsub.Stats{}) {
+	if st := h.Stats(); st != (notify.Stats{}) {
 		t.Errorf("Stats() = %+v, want no subscription at all", st)
 	}
 
@@ -273,7 +273,7 @@ func TestUntil_wakeUpTriggersAttempt(t *testing.T) {
 			} else {
 				c = redistest.SharedServer(t).Client(t)
 			}
-			h := pubsub.New(c)
+			h := notify.New(c)
 			defer h.Close()
 			f := &fake{retry: longBusy}
 			ch := "wait-test:" + t.Name()

@@ -1,4 +1,4 @@
-package pubsub_test
+package notify_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/redistest"
-	"github.com/latchkey/latchkey/pubsub"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,11 +25,11 @@ func TestHub_refcount(t *testing.T) {
 	raw := s.Client(t)
 	ch := channelName(t, 0)
 
-	a := subscribe(t, h, ch, pubsub.WakeAll)
+	a := subscribe(t, h, ch, notify.WakeAll)
 	if n := numSub(t, raw, ch); n != 1 {
 		t.Fatalf("NUMSUB after the first Subscribe = %d, want 1", n)
 	}
-	b := subscribe(t, h, ch, pubsub.WakeAll)
+	b := subscribe(t, h, ch, notify.WakeAll)
 	if n := numSub(t, raw, ch); n != 1 {
 		t.Fatalf("NUMSUB after the second Subscribe = %d, want 1 (one connection)", n)
 	}
@@ -49,7 +49,7 @@ func TestHub_refcount(t *testing.T) {
 	}
 
 	// And the channel can be subscribed again.
-	c := subscribe(t, h, ch, pubsub.WakeAll)
+	c := subscribe(t, h, ch, notify.WakeAll)
 	if n := raw.Publish(context.Background(), ch, "x").Val(); n != 1 {
 		t.Fatalf("PUBLISH after resubscribing reached %d subscribers, want 1", n)
 	}
@@ -74,10 +74,10 @@ func TestHub_refcountHammer(t *testing.T) {
 
 	// hammer runs the workers; with keep, each even worker keeps its last
 	// Subscription, on channel 0 or 1.
-	hammer := func(keep bool) map[string][]*pubsub.Subscription {
+	hammer := func(keep bool) map[string][]*notify.Subscription {
 		var (
 			mu   sync.Mutex
-			kept = map[string][]*pubsub.Subscription{}
+			kept = map[string][]*notify.Subscription{}
 			errs []error
 			wg   sync.WaitGroup
 		)
@@ -97,7 +97,7 @@ func TestHub_refcountHammer(t *testing.T) {
 						cancel()
 						sctx, cancel = context.WithTimeout(ctx, time.Duration(r.IntN(300))*time.Microsecond)
 					}
-					sub, err := h.Subscribe(sctx, ch, pubsub.WakeAll)
+					sub, err := h.Subscribe(sctx, ch, notify.WakeAll)
 					cancel()
 					switch {
 					case err != nil && sctx.Err() == nil:
@@ -133,7 +133,7 @@ func TestHub_refcountHammer(t *testing.T) {
 	if waiters != workers/2 || len(kept[chans[0]]) == 0 || len(kept[chans[1]]) == 0 {
 		t.Fatalf("kept waiters %v, want %d on channels 0 and 1", kept, workers/2)
 	}
-	eventually(t, wakeTimeout, func() bool { return h.Stats() == pubsub.Stats{Connections: 1, Channels: 2, Waiters: waiters} },
+	eventually(t, wakeTimeout, func() bool { return h.Stats() == notify.Stats{Connections: 1, Channels: 2, Waiters: waiters} },
 		"with waiters left Stats() = %+v, want 1 connection, 2 channels, %d waiters", func() any { return h.Stats() }, waiters)
 	for i, ch := range chans {
 		want := int64(0)
@@ -158,7 +158,7 @@ func TestHub_refcountHammer(t *testing.T) {
 	t.Logf("%d Subscribe/Close rounds sent %d SUBSCRIBEs", 2*workers*rounds, commandCalls(t, raw, "subscribe")-subscribes)
 	// Channels awaiting the reply of a SUBSCRIBE whose caller gave up are
 	// dropped when the reply arrives.
-	eventually(t, wakeTimeout, func() bool { return h.Stats() == pubsub.Stats{Connections: 1} },
+	eventually(t, wakeTimeout, func() bool { return h.Stats() == notify.Stats{Connections: 1} },
 		"with no waiters left Stats() = %+v, want 1 connection and nothing else", func() any { return h.Stats() })
 	for i, ch := range chans {
 		eventually(t, wakeTimeout, func() bool { return numSub(t, raw, ch) == 0 }, "channel %d still subscribed with no waiters", i)
@@ -173,11 +173,11 @@ func TestHub_subscribeCtx(t *testing.T) {
 		h := newHub(t, c)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		sub, err := h.Subscribe(ctx, channelName(t, 0), pubsub.WakeOne)
+		sub, err := h.Subscribe(ctx, channelName(t, 0), notify.WakeOne)
 		if sub != nil || !errors.Is(err, context.Canceled) {
 			t.Fatalf("Subscribe = %v, %v; want nil, context.Canceled", sub, err)
 		}
-		if st := h.Stats(); st != (pubsub.Stats{}) {
+		if st := h.Stats(); st != (notify.Stats{}) {
 			t.Errorf("Stats() = %+v, want nothing registered and no connection", st)
 		}
 	})
@@ -187,11 +187,11 @@ func TestHub_subscribeCtx(t *testing.T) {
 		h := newHub(t, s.Client(t))
 		raw := s.Client(t)
 		ch := channelName(t, 0)
-		other := subscribe(t, h, channelName(t, 1), pubsub.WakeAll) // the connection is up
+		other := subscribe(t, h, channelName(t, 1), notify.WakeAll) // the connection is up
 		s.Pause(500 * time.Millisecond)
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
-		sub, err := h.Subscribe(ctx, ch, pubsub.WakeOne)
+		sub, err := h.Subscribe(ctx, ch, notify.WakeOne)
 		if sub != nil || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Subscribe = %v, %v; want nil, context.DeadlineExceeded", sub, err)
 		}
@@ -215,12 +215,12 @@ func TestHub_subscribeCtx(t *testing.T) {
 		c, name := named(t, s)
 		h := newHub(t, c)
 		raw := s.Client(t)
-		other := subscribe(t, h, channelName(t, "other"), pubsub.WakeAll)
+		other := subscribe(t, h, channelName(t, "other"), notify.WakeAll)
 		id := field(pubsubConns(t, raw, name)[0], "id")
 		var expired, ok int
 		for i := range 200 {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%20)*20*time.Microsecond)
-			sub, err := h.Subscribe(ctx, channelName(t, i), pubsub.WakeOne)
+			sub, err := h.Subscribe(ctx, channelName(t, i), notify.WakeOne)
 			cancel()
 			switch {
 			case err == nil:
@@ -239,7 +239,7 @@ func TestHub_subscribeCtx(t *testing.T) {
 		if conns := pubsubConns(t, raw, name); len(conns) != 1 || field(conns[0], "id") != id {
 			t.Fatalf("pubsub connections %v, want the original one (id=%s)", conns, id)
 		}
-		eventually(t, wakeTimeout, func() bool { return h.Stats() == pubsub.Stats{Connections: 1, Channels: 1, Waiters: 1} },
+		eventually(t, wakeTimeout, func() bool { return h.Stats() == notify.Stats{Connections: 1, Channels: 1, Waiters: 1} },
 			"Stats() = %+v, want only the other waiter", func() any { return h.Stats() })
 	})
 }
@@ -284,10 +284,10 @@ func TestHub_subscribeSendFails(t *testing.T) {
 	_, c := redistest.Miniredis(t)
 	var gate dialGate
 	c.AddHook(&gate)
-	h := newHub(t, c, pubsub.WithIdleTimeout(100*time.Millisecond))
+	h := newHub(t, c, notify.WithIdleTimeout(100*time.Millisecond))
 	ch := channelName(t, 0)
 	gate.shut.Store(true)
-	sub, err := h.Subscribe(context.Background(), ch, pubsub.WakeOne)
+	sub, err := h.Subscribe(context.Background(), ch, notify.WakeOne)
 	if sub != nil || err == nil {
 		t.Fatalf("Subscribe with no connection = %v, %v; want an error", sub, err)
 	}
@@ -298,7 +298,7 @@ func TestHub_subscribeSendFails(t *testing.T) {
 	eventually(t, wakeTimeout, func() bool { return h.Stats().Connections == 0 }, "the unused connection stays open")
 
 	gate.shut.Store(false)
-	sub = subscribe(t, h, ch, pubsub.WakeOne)
+	sub = subscribe(t, h, ch, notify.WakeOne)
 	if err := c.Publish(context.Background(), ch, "0").Err(); err != nil {
 		t.Fatal(err)
 	}

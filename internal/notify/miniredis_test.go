@@ -1,12 +1,12 @@
-package pubsub_test
+package notify_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/redistest"
-	"github.com/latchkey/latchkey/pubsub"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -19,15 +19,15 @@ import (
 // proven on real servers only.
 func TestHub_miniredis(t *testing.T) {
 	mr, c := redistest.Miniredis(t)
-	h := newHub(t, c, pubsub.WithIdleTimeout(100*time.Millisecond))
+	h := newHub(t, c, notify.WithIdleTimeout(100*time.Millisecond))
 	ctx := context.Background()
 	ch := channelName(t, 0)
 
 	if cmd, err := h.PublishCommand(ctx); err != nil || cmd != "PUBLISH" {
 		t.Fatalf("PublishCommand = %q, %v; want PUBLISH", cmd, err)
 	}
-	a := subscribe(t, h, ch, pubsub.WakeOne)
-	b := subscribe(t, h, ch, pubsub.WakeOne)
+	a := subscribe(t, h, ch, notify.WakeOne)
+	b := subscribe(t, h, ch, notify.WakeOne)
 	if n := mr.PubSubNumSub(ch)[ch]; n != 1 {
 		t.Fatalf("miniredis NUMSUB = %d right after Subscribe, want 1", n)
 	}
@@ -42,7 +42,7 @@ func TestHub_miniredis(t *testing.T) {
 	if err := mr.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	for i, sub := range []*pubsub.Subscription{a, b} {
+	for i, sub := range []*notify.Subscription{a, b} {
 		if !woken(sub, 10*time.Second) {
 			t.Fatalf("waiter %d not woken after miniredis restarted", i)
 		}
@@ -71,7 +71,7 @@ func TestHub_idleWaitersStayAsleep(t *testing.T) {
 			} else {
 				c = redistest.SharedServer(t).Client(t)
 			}
-			sub := subscribe(t, newHub(t, c), channelName(t, 0), pubsub.WakeAll)
+			sub := subscribe(t, newHub(t, c), channelName(t, 0), notify.WakeAll)
 			if woken(sub, 4*time.Second) {
 				t.Fatal("an idle waiter was woken: the health check reconnected")
 			}

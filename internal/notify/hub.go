@@ -1,4 +1,4 @@
-package pubsub
+package notify
 
 import (
 	"context"
@@ -257,3 +257,7 @@ func (h *Hub) nodeFor(ctx context.Context, name string) (string, error) {
 	}
 	return node.Options().Addr, nil
 }
+
+// Unwrap returns the Hub behind a *pubsub.Hub, or nil for a nil one. Package
+// pubsub, the public facade, sets it.
+var Unwrap func(public any) *Hub

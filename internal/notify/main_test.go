@@ -1,4 +1,4 @@
-package pubsub_test
+package notify_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/redistest"
-	"github.com/latchkey/latchkey/pubsub"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -24,8 +24,8 @@ const (
 )
 
 // newHub returns a Hub on c that t's cleanup closes.
-func newHub(t testing.TB, c redis.UniversalClient, opts ...pubsub.Option) *pubsub.Hub {
-	h := pubsub.New(c, opts...)
+func newHub(t testing.TB, c redis.UniversalClient, opts ...notify.Option) *notify.Hub {
+	h := notify.New(c, opts...)
 	t.Cleanup(func() { _ = h.Close() })
 	return h
 }
@@ -47,7 +47,7 @@ func channelName(t *testing.T, suffix any) string {
 	return fmt.Sprintf("pubsub-test:%s:%v", t.Name(), suffix)
 }
 
-func subscribe(t *testing.T, h *pubsub.Hub, name string, p pubsub.WakePolicy) *pubsub.Subscription {
+func subscribe(t *testing.T, h *notify.Hub, name string, p notify.WakePolicy) *notify.Subscription {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
 	defer cancel()
@@ -60,7 +60,7 @@ func subscribe(t *testing.T, h *pubsub.Hub, name string, p pubsub.WakePolicy) *p
 }
 
 // woken reports whether sub receives a wake-up within d, consuming it.
-func woken(sub *pubsub.Subscription, d time.Duration) bool {
+func woken(sub *notify.Subscription, d time.Duration) bool {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
@@ -73,7 +73,7 @@ func woken(sub *pubsub.Subscription, d time.Duration) bool {
 
 // pending reports which of subs hold an unconsumed wake-up, without
 // consuming any.
-func pending(subs []*pubsub.Subscription) []int {
+func pending(subs []*notify.Subscription) []int {
 	var out []int
 	for i, s := range subs {
 		if len(s.C()) > 0 {

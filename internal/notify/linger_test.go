@@ -1,11 +1,11 @@
-package pubsub_test
+package notify_test
 
 import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/redistest"
-	"github.com/latchkey/latchkey/pubsub"
 )
 
 // After its last waiter leaves, a channel stays subscribed for the linger
@@ -16,13 +16,13 @@ func TestHub_linger(t *testing.T) {
 	c := s.Client(t)
 	raw := s.Client(t)
 	const linger = 400 * time.Millisecond
-	h := newHub(t, c, pubsub.WithLinger(linger))
+	h := newHub(t, c, notify.WithLinger(linger))
 	name := channelName(t, "hot")
 
 	if h.Subscribed(name) {
 		t.Fatal("Subscribed before any Subscribe")
 	}
-	sub := subscribe(t, h, name, pubsub.WakeOne)
+	sub := subscribe(t, h, name, notify.WakeOne)
 	if !h.Subscribed(name) {
 		t.Fatal("not Subscribed with a confirmed waiter")
 	}
@@ -34,7 +34,7 @@ func TestHub_linger(t *testing.T) {
 	// A returning waiter takes the lingering subscription: the server sees
 	// no second SUBSCRIBE, and a publish wakes it.
 	before := commandCalls(t, raw, "subscribe")
-	again := subscribe(t, h, name, pubsub.WakeOne)
+	again := subscribe(t, h, name, notify.WakeOne)
 	if n := commandCalls(t, raw, "subscribe") - before; n != 0 {
 		t.Fatalf("rejoining a lingering channel sent %d SUBSCRIBEs", n)
 	}
@@ -53,8 +53,8 @@ func TestHub_linger(t *testing.T) {
 	}
 
 	// WithLinger(0) unsubscribes at once.
-	now := newHub(t, c, pubsub.WithLinger(0))
-	subscribe(t, now, name+":0", pubsub.WakeOne).Close()
+	now := newHub(t, c, notify.WithLinger(0))
+	subscribe(t, now, name+":0", notify.WakeOne).Close()
 	if now.Subscribed(name+":0") || now.Stats().Channels != 0 {
 		t.Fatalf("WithLinger(0): Stats() = %+v after the last waiter left", now.Stats())
 	}

@@ -1,6 +1,6 @@
-// Package pubsub provides the Hub: one Redis subscriber connection per client
-// (one per cluster master in sharded mode) that every waiting latchkey
-// primitive shares.
+// Package notify is the Hub: one Redis subscriber connection per client (one
+// per cluster master in sharded mode) that every waiting latchkey primitive
+// shares. Users configure it through package pubsub, a facade over it.
 //
 // Waiters never poll. A blocked Lock, Acquire or Wait subscribes to its
 // primitive's channel through a Hub, runs its attempt once more after the
@@ -17,7 +17,7 @@
 // subscriber connection is re-established every waiter is woken, because
 // messages published while it was down are gone.
 //
-// Most programs never touch this package: every primitive uses the Hub
-// shared by its go-redis client (see [Shared]) unless given another one with
-// its WithHub option. Most programs that do only need [New] and [Hub.Close].
-package pubsub
+// Every primitive uses the Hub shared by its go-redis client (package
+// internal/shared keeps it) unless given another one with its WithHub
+// option.
+package notify

@@ -1,4 +1,4 @@
-package pubsub_test
+package notify_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/redistest"
-	"github.com/latchkey/latchkey/pubsub"
 )
 
 // 10,000 waiters on 1,000 channels share one subscriber connection, every
@@ -28,11 +28,11 @@ func TestHub_manyWaitersOneConnection(t *testing.T) {
 	}
 	raw.Ping(ctx)
 	base := runtime.NumGoroutine()
-	h := newHub(t, c, pubsub.WithIdleTimeout(300*time.Millisecond))
+	h := newHub(t, c, notify.WithIdleTimeout(300*time.Millisecond))
 
-	subs := make([][]*pubsub.Subscription, channels)
+	subs := make([][]*notify.Subscription, channels)
 	for i := range subs {
-		subs[i] = make([]*pubsub.Subscription, perChannel)
+		subs[i] = make([]*notify.Subscription, perChannel)
 	}
 	errs := make(chan error, channels*perChannel)
 	start := time.Now()
@@ -42,7 +42,7 @@ func TestHub_manyWaitersOneConnection(t *testing.T) {
 			for k := w; k < channels*perChannel; k += workers {
 				i, j := k%channels, k/channels
 				sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-				sub, err := h.Subscribe(sctx, channelName(t, i), pubsub.WakeAll)
+				sub, err := h.Subscribe(sctx, channelName(t, i), notify.WakeAll)
 				cancel()
 				if err != nil {
 					errs <- err
@@ -59,7 +59,7 @@ func TestHub_manyWaitersOneConnection(t *testing.T) {
 	}
 	t.Logf("%d Subscribes on %d channels from %d goroutines: %v", channels*perChannel, channels, workers, time.Since(start))
 
-	if st := h.Stats(); st != (pubsub.Stats{Connections: 1, Channels: channels, Waiters: channels * perChannel}) {
+	if st := h.Stats(); st != (notify.Stats{Connections: 1, Channels: channels, Waiters: channels * perChannel}) {
 		t.Errorf("Stats() = %+v, want 1 connection, %d channels, %d waiters", st, channels, channels*perChannel)
 	}
 	conns := pubsubConns(t, raw, name)
@@ -143,7 +143,7 @@ func TestHub_subscribedBeforePublishWakes(t *testing.T) {
 		// the previous round just unsubscribed (UNSUBSCRIBE, then SUBSCRIBE).
 		ch := channelName(t, i-i%2)
 		sctx, cancel := context.WithTimeout(ctx, wakeTimeout)
-		sub, err := h.Subscribe(sctx, ch, pubsub.WakeOne)
+		sub, err := h.Subscribe(sctx, ch, notify.WakeOne)
 		cancel()
 		if err != nil {
 			t.Fatalf("round %d: Subscribe: %v", i, err)
@@ -172,10 +172,10 @@ func TestHub_reconnectWakesAll(t *testing.T) {
 			raw := s.Client(t)
 			ctx := context.Background()
 			h := newHub(t, c)
-			var subs []*pubsub.Subscription
+			var subs []*notify.Subscription
 			for i := range 4 {
 				for range 3 {
-					subs = append(subs, subscribe(t, h, channelName(t, i), pubsub.WakeOne))
+					subs = append(subs, subscribe(t, h, channelName(t, i), notify.WakeOne))
 				}
 			}
 			before := pubsubConns(t, raw, name)
@@ -226,15 +226,15 @@ func TestHub_reconnectWakesAll(t *testing.T) {
 func TestHub_close(t *testing.T) {
 	s := redistest.StartServer(t)
 	c := s.Client(t)
-	h := pubsub.New(c)
-	a := subscribe(t, h, channelName(t, "a"), pubsub.WakeOne)
-	b := subscribe(t, h, channelName(t, "b"), pubsub.WakeAll)
+	h := notify.New(c)
+	a := subscribe(t, h, channelName(t, "a"), notify.WakeOne)
+	b := subscribe(t, h, channelName(t, "b"), notify.WakeAll)
 
 	// A Subscribe waiting for a frozen server's confirmation.
 	s.Pause(2 * time.Second)
 	blocked := make(chan error, 1)
 	go func() {
-		sub, err := h.Subscribe(context.Background(), channelName(t, "c"), pubsub.WakeOne)
+		sub, err := h.Subscribe(context.Background(), channelName(t, "c"), notify.WakeOne)
 		if sub != nil {
 			sub.Close()
 		}
@@ -245,7 +245,7 @@ func TestHub_close(t *testing.T) {
 	if err := h.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
-	for i, sub := range []*pubsub.Subscription{a, b} {
+	for i, sub := range []*notify.Subscription{a, b} {
 		select {
 		case <-sub.Done():
 		case <-time.After(wakeTimeout):
@@ -262,45 +262,16 @@ func TestHub_close(t *testing.T) {
 		t.Fatal("Subscribe still waiting after Close")
 	}
 
-	_, err := h.Subscribe(context.Background(), channelName(t, "d"), pubsub.WakeOne)
-	if !errors.Is(err, lockerr.ErrClosed) || !errors.Is(err, pubsub.ErrClosed) {
+	_, err := h.Subscribe(context.Background(), channelName(t, "d"), notify.WakeOne)
+	if !errors.Is(err, lockerr.ErrClosed) || !errors.Is(err, notify.ErrClosed) {
 		t.Errorf("Subscribe after Close: %v, want ErrClosed", err)
 	}
 	if err := h.Close(); !errors.Is(err, lockerr.ErrClosed) {
 		t.Errorf("second Close: %v, want ErrClosed", err)
 	}
-	if st := h.Stats(); st != (pubsub.Stats{}) {
+	if st := h.Stats(); st != (notify.Stats{}) {
 		t.Errorf("Stats() after Close = %+v, want zero", st)
 	}
-}
-
-// Shared returns one Hub per client until CloseShared releases it.
-func TestShared(t *testing.T) {
-	_, c := redistest.Miniredis(t)
-	_, other := redistest.Miniredis(t)
-	h := pubsub.Shared(c)
-	if pubsub.Shared(c) != h || pubsub.Shared(other) == h {
-		t.Fatal("Shared does not return one Hub per client")
-	}
-	sub := subscribe(t, h, channelName(t, 0), pubsub.WakeOne)
-	if err := pubsub.CloseShared(c); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-sub.Done():
-	case <-time.After(wakeTimeout):
-		t.Fatal("CloseShared did not close the Hub")
-	}
-	if pubsub.Shared(c) == h {
-		t.Error("Shared after CloseShared returned the closed Hub")
-	}
-	if err := pubsub.CloseShared(c); err != nil {
-		t.Errorf("CloseShared of a new unused Hub: %v", err)
-	}
-	if err := pubsub.CloseShared(c); err != nil {
-		t.Errorf("CloseShared with no Hub: %v", err)
-	}
-	_ = pubsub.CloseShared(other)
 }
 
 func TestNew_nilClientPanics(t *testing.T) {
@@ -309,5 +280,5 @@ func TestNew_nilClientPanics(t *testing.T) {
 			t.Error("New(nil) did not panic")
 		}
 	}()
-	pubsub.New(nil)
+	notify.New(nil)
 }

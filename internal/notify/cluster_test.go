@@ -1,4 +1,4 @@
-package pubsub_test
+package notify_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/redistest"
-	"github.com/latchkey/latchkey/pubsub"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -85,7 +85,7 @@ func TestHub_sharded(t *testing.T) {
 	if err := cc.Ping(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	h := newHub(t, cc, pubsub.WithIdleTimeout(300*time.Millisecond))
+	h := newHub(t, cc, notify.WithIdleTimeout(300*time.Millisecond))
 
 	cmd, err := h.PublishCommand(ctx)
 	if err != nil || cmd != "SPUBLISH" {
@@ -95,14 +95,14 @@ func TestHub_sharded(t *testing.T) {
 	// A second channel on the first master shares its connection.
 	extra := strings.Replace(chans[0], ":channel", ":other", 1)
 
-	subs := map[string]*pubsub.Subscription{}
+	subs := map[string]*notify.Subscription{}
 	for _, ch := range append(chans[:2:2], extra) {
-		subs[ch] = subscribe(t, h, ch, pubsub.WakeOne)
+		subs[ch] = subscribe(t, h, ch, notify.WakeOne)
 	}
 	if st := h.Stats(); st.Connections != 2 || st.Channels != 3 {
 		t.Fatalf("channels on 2 masters: Stats() = %+v, want 2 connections, 3 channels", st)
 	}
-	subs[chans[2]] = subscribe(t, h, chans[2], pubsub.WakeOne)
+	subs[chans[2]] = subscribe(t, h, chans[2], notify.WakeOne)
 	if st := h.Stats(); st.Connections != 3 {
 		t.Fatalf("channels on 3 masters: Stats() = %+v, want 3 connections", st)
 	}
@@ -166,7 +166,7 @@ func TestHub_shardedLeavesOneChannelAtMost(t *testing.T) {
 	for i := range 5 {
 		ch := fmt.Sprintf("%s:%d", chans[0], i)
 		names = append(names, ch)
-		sub := subscribe(t, h, ch, pubsub.WakeOne)
+		sub := subscribe(t, h, ch, notify.WakeOne)
 		sub.Close()
 	}
 	// Each channel lingers (WithLinger) and then goes, but the last one to go
@@ -179,7 +179,7 @@ func TestHub_shardedLeavesOneChannelAtMost(t *testing.T) {
 		return n <= 1
 	}, "channels nobody waits on stay subscribed")
 	// The lingering channel is still usable.
-	sub := subscribe(t, h, names[4], pubsub.WakeOne)
+	sub := subscribe(t, h, names[4], notify.WakeOne)
 	if n := cc.SPublish(ctx, names[4], "0").Val(); n != 1 {
 		t.Fatalf("SPUBLISH reached %d subscribers, want 1", n)
 	}
@@ -197,8 +197,8 @@ func TestHub_shardedReconnect(t *testing.T) {
 	h := newHub(t, cc)
 	ctx := context.Background()
 	chans, addrs := channelsOnMasters(t, cc, 2)
-	a := subscribe(t, h, chans[0], pubsub.WakeOne)
-	b := subscribe(t, h, chans[1], pubsub.WakeOne)
+	a := subscribe(t, h, chans[0], notify.WakeOne)
+	b := subscribe(t, h, chans[1], notify.WakeOne)
 	node := nodeClient(t, addrs[0])
 	if err := node.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
 		t.Fatal(err)
@@ -232,14 +232,14 @@ func TestHub_PublishCommand_unsharded(t *testing.T) {
 	})
 	t.Run("cluster WithSharded(false)", func(t *testing.T) {
 		cc := redistest.SharedCluster(t).Client(t)
-		h := newHub(t, cc, pubsub.WithSharded(false))
+		h := newHub(t, cc, notify.WithSharded(false))
 		if cmd, err := h.PublishCommand(ctx); err != nil || cmd != "PUBLISH" {
 			t.Fatalf("PublishCommand = %q, %v; want PUBLISH", cmd, err)
 		}
 		chans, _ := channelsOnMasters(t, cc, 3)
-		var subs []*pubsub.Subscription
+		var subs []*notify.Subscription
 		for _, ch := range chans {
-			subs = append(subs, subscribe(t, h, ch, pubsub.WakeOne))
+			subs = append(subs, subscribe(t, h, ch, notify.WakeOne))
 		}
 		if st := h.Stats(); st.Connections != 1 {
 			t.Errorf("Stats() = %+v, want one connection", st)
@@ -256,11 +256,11 @@ func TestHub_PublishCommand_unsharded(t *testing.T) {
 	})
 	t.Run("WithSharded(true) on a plain client", func(t *testing.T) {
 		c := redistest.SharedServer(t).Client(t)
-		h := newHub(t, c, pubsub.WithSharded(true))
+		h := newHub(t, c, notify.WithSharded(true))
 		if cmd, err := h.PublishCommand(ctx); err != nil || cmd != "SPUBLISH" {
 			t.Fatalf("PublishCommand = %q, %v; want SPUBLISH", cmd, err)
 		}
-		sub := subscribe(t, h, channelName(t, 0), pubsub.WakeOne)
+		sub := subscribe(t, h, channelName(t, 0), notify.WakeOne)
 		if n := c.SPublish(ctx, channelName(t, 0), "0").Val(); n != 1 {
 			t.Fatalf("SPUBLISH reached %d subscribers, want 1", n)
 		}

@@ -1,4 +1,4 @@
-package pubsub_test
+package notify_test
 
 import (
 	"context"
@@ -6,20 +6,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/redistest"
-	"github.com/latchkey/latchkey/pubsub"
 	"github.com/redis/go-redis/v9"
 )
 
 // waiters subscribes n waiters to one channel, oldest first, through a Hub
 // on miniredis (policies are the Hub's own logic), and returns them with a
 // function that publishes to the channel.
-func waiters(t *testing.T, n int, p pubsub.WakePolicy) ([]*pubsub.Subscription, func(msg string)) {
+func waiters(t *testing.T, n int, p notify.WakePolicy) ([]*notify.Subscription, func(msg string)) {
 	t.Helper()
 	_, c := redistest.Miniredis(t)
 	h := newHub(t, c)
 	ch := channelName(t, 0)
-	subs := make([]*pubsub.Subscription, n)
+	subs := make([]*notify.Subscription, n)
 	for i := range subs {
 		subs[i] = subscribe(t, h, ch, p)
 	}
@@ -33,7 +33,7 @@ func waiters(t *testing.T, n int, p pubsub.WakePolicy) ([]*pubsub.Subscription, 
 
 // expectPending waits until exactly the waiters want hold a wake-up, and
 // checks that no other is woken during quietPeriod after.
-func expectPending(t *testing.T, subs []*pubsub.Subscription, want ...int) {
+func expectPending(t *testing.T, subs []*notify.Subscription, want ...int) {
 	t.Helper()
 	deadline := time.Now().Add(wakeTimeout)
 	for len(pending(subs)) < len(want) && time.Now().Before(deadline) {
@@ -46,7 +46,7 @@ func expectPending(t *testing.T, subs []*pubsub.Subscription, want ...int) {
 }
 
 // drain consumes every pending wake-up.
-func drain(subs []*pubsub.Subscription) {
+func drain(subs []*notify.Subscription) {
 	for _, s := range subs {
 		select {
 		case <-s.C():
@@ -56,7 +56,7 @@ func drain(subs []*pubsub.Subscription) {
 }
 
 func TestWakeOne(t *testing.T) {
-	subs, publish := waiters(t, 5, pubsub.WakeOne)
+	subs, publish := waiters(t, 5, notify.WakeOne)
 	// Each message wakes one waiter that has no wake-up pending, oldest
 	// first.
 	publish("0")
@@ -70,13 +70,13 @@ func TestWakeOne(t *testing.T) {
 }
 
 func TestWakeAll(t *testing.T) {
-	subs, publish := waiters(t, 5, pubsub.WakeAll)
+	subs, publish := waiters(t, 5, notify.WakeAll)
 	publish("0")
 	expectPending(t, subs, 0, 1, 2, 3, 4)
 }
 
 func TestWakeCount(t *testing.T) {
-	subs, publish := waiters(t, 5, pubsub.WakeCount)
+	subs, publish := waiters(t, 5, notify.WakeCount)
 	publish("3")
 	expectPending(t, subs, 0, 1, 2)
 	drain(subs)
@@ -92,14 +92,14 @@ func TestWakeCount(t *testing.T) {
 		payload string
 		want    int
 	}{{"1", 1}, {"3", 3}, {"0", 1}, {"-1", 1}, {"abc", 1}, {"", 1}} {
-		if got := pubsub.WakeCount(tc.payload); got != tc.want {
+		if got := notify.WakeCount(tc.payload); got != tc.want {
 			t.Errorf("WakeCount(%q) = %d, want %d", tc.payload, got, tc.want)
 		}
 	}
 }
 
 func TestWakeAllOn(t *testing.T) {
-	subs, publish := waiters(t, 5, pubsub.WakeAllOn("1"))
+	subs, publish := waiters(t, 5, notify.WakeAllOn("1"))
 	publish("0")
 	expectPending(t, subs, 0)
 	drain(subs)
@@ -112,7 +112,7 @@ func TestWakeAllOn(t *testing.T) {
 func TestWakePolicy_custom(t *testing.T) {
 	subs, publish := waiters(t, 4, func(payload string) int {
 		if payload == "all" {
-			return pubsub.All
+			return notify.All
 		}
 		return len(payload)
 	})
@@ -129,7 +129,7 @@ func TestWakePolicy_custom(t *testing.T) {
 // A waiter that closes with a wake-up it did not consume passes it on, so
 // that a release is not lost with it.
 func TestSubscription_Close_passesWakeUpOn(t *testing.T) {
-	subs, publish := waiters(t, 3, pubsub.WakeOne)
+	subs, publish := waiters(t, 3, notify.WakeOne)
 	publish("0")
 	expectPending(t, subs, 0)
 	subs[0].Close()
@@ -157,8 +157,8 @@ func TestHub_coalescingNeverBlocks(t *testing.T) {
 			}
 			h := newHub(t, c)
 			ctx := context.Background()
-			slow := subscribe(t, h, channelName(t, "slow"), pubsub.WakeAll)
-			fast := subscribe(t, h, channelName(t, "fast"), pubsub.WakeAll)
+			slow := subscribe(t, h, channelName(t, "slow"), notify.WakeAll)
+			fast := subscribe(t, h, channelName(t, "fast"), notify.WakeAll)
 			pipe := c.Pipeline()
 			for range 1000 {
 				pipe.Publish(ctx, channelName(t, "slow"), "0")
@@ -194,9 +194,9 @@ func TestHub_SubscribeNeed(t *testing.T) {
 	h := newHub(t, c)
 	ctx := context.Background()
 	ch := channelName(t, 0)
-	var subs []*pubsub.Subscription
+	var subs []*notify.Subscription
 	for _, need := range []int{2, 2, 1, 0} { // 0 counts as 1
-		sub, err := h.SubscribeNeed(ctx, ch, pubsub.WakeCount, need)
+		sub, err := h.SubscribeNeed(ctx, ch, notify.WakeCount, need)
 		if err != nil {
 			t.Fatal(err)
 		}
