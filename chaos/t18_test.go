@@ -9,7 +9,6 @@ import (
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
-	"github.com/latchkey/latchkey/semaphore"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -95,29 +94,28 @@ func TestT18FailoverWithReplicaSync(t *testing.T) {
 	t.Run("unreplicated", func(t *testing.T) {
 		f := newFailover(t)
 		r := newReport(t)
-		nm := name(t, 0)
 		admin := adminClient(t, f.master.Addr())
 		f.CutReplication()
-		r.Fault()
-		start := time.Now()
-		err := mutex.New(f.a, nm, mutex.WithReplicaSync(sync)).Lock(t.Context())
-		took := time.Since(start)
-		switch locked, lerr := mutex.New(admin, nm, mutex.WithReplicaSync(0)).IsLocked(t.Context()); {
-		case !errors.Is(err, latchkey.ErrNotReplicated):
-			r.Violation("mutex: Lock with replication cut returned %v, want ErrNotReplicated", err)
-		case took > sync+time.Second:
-			r.Violation("mutex: Lock took %v to fail, replica-sync timeout %v", took, sync)
-		case locked || lerr != nil:
-			r.Violation("mutex: the failed Lock left the lock held on the master (%v)", lerr)
-		}
-		sem := semaphore.New(f.a, nm+":sem", semaphore.WithReplicaSync(sync))
-		if _, err := semaphore.New(admin, nm+":sem", semaphore.WithReplicaSync(0)).TrySetPermits(t.Context(), 3); err != nil {
-			t.Fatal(err)
-		}
-		err = sem.Acquire(t.Context(), 2)
-		avail, aerr := semaphore.New(admin, nm+":sem").AvailablePermits(t.Context())
-		if !errors.Is(err, latchkey.ErrNotReplicated) || avail != 3 || aerr != nil {
-			r.Violation("semaphore: Acquire with replication cut returned %v and left %d of 3 permits (%v); want ErrNotReplicated and 3", err, avail, aerr)
+		for i, c := range unreplicatedCases {
+			nm := name(t, i)
+			if c.setup != nil {
+				if err := c.setup(t.Context(), admin, nm); err != nil {
+					t.Fatalf("%s: setup: %v", c.name, err)
+				}
+			}
+			r.Fault()
+			start := time.Now()
+			err := c.acquire(t.Context(), f.a, nm, sync)
+			took := time.Since(start)
+			left := c.left(t.Context(), admin, nm)
+			switch {
+			case !errors.Is(err, latchkey.ErrNotReplicated):
+				r.Violation("%s: acquisition with replication cut returned %v, want ErrNotReplicated", c.name, err)
+			case took > sync+time.Second:
+				r.Violation("%s: acquisition took %v to fail, replica-sync timeout %v", c.name, took, sync)
+			case left != "":
+				r.Violation("%s: the failed acquisition left something on the master: %s", c.name, left)
+			}
 		}
 	})
 	t.Run("failover", func(t *testing.T) {
