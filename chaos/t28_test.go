@@ -47,7 +47,9 @@ func FuzzLockNames(f *testing.F) {
 	c := redistest.StartCluster(f, 3)
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), DialTimeout: 2 * time.Second})
 	closeLater(f, cc)
-	f.Cleanup(func() { f.Logf("%d of %d names rejected by New", rejected.Load(), fuzzSeq.Load()*int64(len(namePrimitives))) })
+	f.Cleanup(func() {
+		f.Logf("%d of %d names rejected by New", rejected.Load(), fuzzSeq.Load()*int64(len(namePrimitives)))
+	})
 	f.Fuzz(func(t *testing.T, raw string) {
 		n := fuzzSeq.Add(1)
 		for _, p := range namePrimitives {
