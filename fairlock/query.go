@@ -2,59 +2,44 @@ package fairlock
 
 import (
 	"context"
-	"fmt"
+	"sync"
 	"time"
-
-	"github.com/latchkey/latchkey/internal/hold"
-	"github.com/latchkey/latchkey/internal/owner"
-	"github.com/latchkey/latchkey/scripts"
 )
 
 // ForceUnlock deletes the lock whoever holds it and wakes the first waiter
 // in the queue (Redisson's forceUnlock). It reports whether the lock was
 // held. The queue is left as it is. The holder's hold is lost: its Done
 // closes at its next renewal or lease end.
-func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
-	n, err := scripts.Int(m.exec(ctx, m.cfg.HubFor(m.client), opForce, "", time.Now(), false, "").Cmd)
-	if err != nil {
-		return false, fmt.Errorf("fairlock: force unlock %s: %w", m.name, err)
-	}
-	return n == 1, nil
-}
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
 
 // IsLocked reports whether anyone holds the lock.
-func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
-	ok, err := hold.IsLocked(ctx, m.client, m.name)
-	if err != nil {
-		return false, fmt.Errorf("fairlock: %s: %w", m.name, err)
-	}
-	return ok, nil
-}
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }
 
 // HoldCount returns how many holds the caller's owner has on the lock: the
 // owner carried by ctx, or without one the handle's current plain hold (0
 // or 1). It returns 0 if that owner does not hold it.
-func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
-	id, ok := owner.FromContext(ctx)
-	if !ok {
-		if id, ok = m.holds.CurrentPlain(); !ok {
-			return 0, nil
-		}
-	}
-	n, err := hold.Count(ctx, m.client, m.name, id)
-	if err != nil {
-		return 0, fmt.Errorf("fairlock: %s: %w", m.name, err)
-	}
-	return n, nil
-}
+func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.l.HoldCount(ctx) }
 
 // TTL returns how long the lock will stay held unless renewed or unlocked:
 // 0 if it is not held, and a negative duration if its key has no TTL (a
 // holder outside latchkey removed it).
-func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
-	d, err := hold.TTL(ctx, m.client, m.name)
-	if err != nil {
-		return 0, fmt.Errorf("fairlock: %s: %w", m.name, err)
-	}
-	return d, nil
-}
+func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.l.TTL(ctx) }
+
+// Done returns a channel that is closed when the current hold of m ends,
+// by Unlock or by loss; Err then tells which. If m is not held, Done returns
+// the channel of the last hold, or a closed channel if there was none. To
+// watch one acquisition whatever else the handle takes, use LockContext.
+func (m *Mutex) Done() <-chan struct{} { return m.l.Holds.Done() }
+
+// Err returns nil while m is held and after its last hold was released by
+// Unlock. After a hold ended without Unlock (its lease expired, the key was
+// deleted or force-unlocked, the watchdog could not renew it) Err returns an
+// error matching latchkey.ErrLost that says why.
+func (m *Mutex) Err() error { return m.l.Holds.Err() }
+
+// Locker returns a sync.Locker whose Lock and Unlock call m's with a
+// background context, for code written against sync.Locker (sync.Cond, for
+// one). It has sync.Mutex's contract: Lock blocks until acquired, and an
+// Unlock of a lock that the handle does not hold panics, as does any Redis
+// error, since sync.Locker has no way to return one.
+func (m *Mutex) Locker() sync.Locker { return m.l.Locker() }

@@ -21,7 +21,7 @@ func scriptMutex(t *testing.T, opts ...Option) (*Mutex, *redis.Client) {
 
 func acquireAt(t *testing.T, m *Mutex, op, id string, now time.Time, reentrant bool) (bool, int64) {
 	t.Helper()
-	ok, v, err := scripts.Pair(m.exec(context.Background(), m.cfg.HubFor(m.client), op, id, now, reentrant, "").Cmd)
+	ok, v, err := scripts.Pair(m.l.Proto.(*protocol).exec(context.Background(), op, id, now, "PUBLISH", reentrant, "").Cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestScriptRedissonArithmetic(t *testing.T) {
 	acquireAt(t, m, opAcquire, "a:1", at(10), false)
 	expect("an attempt renews the heartbeat only", []string{"a:1", "j:1", "b:1"},
 		map[string]int64{"a:1": 11000, "j:1": 12000, "b:1": 13000}, map[string]int64{"a:1": 3010, "b:1": 3005})
-	if res, err := m.releaseOnce(context.Background(), "h:1"); res != 1 || err != nil {
+	if res, err := scripts.Int(m.l.Proto.Release(context.Background(), "PUBLISH", "h:1", false, "").Cmd); res != 1 || err != nil {
 		t.Fatalf("release = %d, %v", res, err)
 	}
 	if ok, _ := acquireAt(t, m, opAcquire, "a:1", at(20), false); !ok {
@@ -174,7 +174,7 @@ func TestScriptRedissonArithmetic(t *testing.T) {
 	acquireAt(t, m, opAcquire, "c:1", at(11000), false)
 	expect("a stale head leaves, and nobody moves", []string{"k:1", "c:1"},
 		map[string]int64{"k:1": 12000, "c:1": 13000}, map[string]int64{"c:1": 14000})
-	if err := m.exec(context.Background(), m.cfg.HubFor(m.client), opDequeue, "c:1", at(11001), false, "").Err(); err != nil {
+	if err := m.l.Proto.(*protocol).exec(context.Background(), opDequeue, "c:1", at(11001), "PUBLISH", false, "").Err(); err != nil {
 		t.Fatal(err)
 	}
 	expect("a waiter that gives up", []string{"k:1"}, map[string]int64{"k:1": 12000}, map[string]int64{})

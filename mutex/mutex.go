@@ -2,56 +2,19 @@ package mutex
 
 import (
 	"context"
-	"errors"
-	"fmt"
+	"sync"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/lockopt"
-
-	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lease"
-	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/notify"
-	"github.com/latchkey/latchkey/internal/owner"
-	"github.com/latchkey/latchkey/internal/wait"
-	"github.com/latchkey/latchkey/scripts"
+	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/redis/go-redis/v9"
 )
-
-var (
-	opsScript = scripts.Get("mutex_ops")
-)
-
-// The operations of mutex_ops.lua.
-const (
-	opAcquire = "acquire" // try, and join the waiter queue if not acquired
-	opTry     = "try"     // try once, leaving no trace
-	opRelease = "release"
-	opDequeue = "dequeue"
-	opForce   = "force"
-)
-
-// queueTimeout is how long a waiter's queue entry lives unless it attempts
-// again. Waiters attempt at least every wait.Backstop, refreshing it.
-const queueTimeout = 3 * wait.Backstop
-
-// grace is how long a release keeps the free lock for the waiter it tells:
-// long enough for a live waiter to answer, short enough that a dead one
-// costs little.
-const grace = 100 * time.Millisecond
 
 // A Mutex is a distributed reentrant lock named by a Redis key. It must be
 // created with New. A Mutex is safe for concurrent use by many goroutines.
 type Mutex struct {
-	client  redis.UniversalClient
-	name    string
-	channel string   // Redisson's shared unlock channel
-	hubs    string   // prefix of each Hub's channel, told when its waiter is first in line
-	keys    []string // mutex_ops's KEYS
-	cfg     config
-
-	holds *hold.Table
+	l *lockcore.Lock
 }
 
 // New returns a Mutex for the lock called name on client. It does no I/O.
@@ -68,40 +31,15 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
 	if err := keys.Check(name); err != nil {
 		panic("mutex: New: " + err.Error())
 	}
-	cfg := config{Common: lockopt.Common{Watchdog: DefaultWatchdogTimeout}}
+	cfg := &config{Common: lockopt.Common{Watchdog: DefaultWatchdogTimeout}}
 	for _, o := range opts {
-		o(&cfg)
+		o(cfg)
 	}
-	channel := keys.LockChannel(name)
-	hubs := keys.Prefix("latchkey_lock__channel", name)
-	return &Mutex{
-		client:  client,
-		name:    name,
-		channel: channel,
-		hubs:    hubs,
-		keys: []string{
-			name,
-			keys.TokenKey(name),
-			keys.Prefix("latchkey_lock_queue", name),
-			keys.Prefix("latchkey_lock_timeout", name),
-			channel,
-			hubs,
-			keys.Prefix("latchkey_lock_grant", name),
-		},
-		cfg: cfg,
-		holds: hold.New(client, "mutex: "+name, hold.Keep{
-			Lease:    cfg.Fixed,
-			Watchdog: cfg.Watchdog,
-			Sync:     cfg.Sync.Timeout(),
-			Kind:     lease.HashLock,
-			Keys:     []string{name},
-			Args:     func(id string) []any { return []any{id} },
-		}),
-	}
+	return &Mutex{lockcore.New(client, "mutex", name, &cfg.Common, newProtocol(client, name, cfg))}
 }
 
 // Name returns the lock's name, which is also its Redis key.
-func (m *Mutex) Name() string { return m.name }
+func (m *Mutex) Name() string { return m.l.Name }
 
 // Lock acquires m, blocking until it is available or ctx is done. If the
 // owner carried by ctx (see latchkey.WithOwner) already holds m, Lock
@@ -110,7 +48,7 @@ func (m *Mutex) Name() string { return m.name }
 // returns an error that matches ctx.Err() or wraps the Redis error, and
 // leaves m as it was.
 func (m *Mutex) Lock(ctx context.Context) error {
-	_, err := m.lock(ctx, -1)
+	_, err := m.l.Lock(ctx, -1)
 	return err
 }
 
@@ -121,117 +59,17 @@ func (m *Mutex) Lock(ctx context.Context) error {
 // them for a short grace (see the package documentation), so a single
 // attempt can find it free yet not get it.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (bool, error) {
-	return m.lock(ctx, max(wait, 0))
+	return m.l.Lock(ctx, max(wait, 0))
 }
 
-func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
-	id, reentrant := owner.FromContext(ctx)
-	if !reentrant {
-		// A fresh id per plain Lock: goroutines sharing the handle exclude
-		// each other, and a lost reply can be undone without touching
-		// another goroutine's hold.
-		id = owner.New()
-	}
-	hub := m.cfg.HubFor(m.client)
-	pub, err := hub.PublishCommand(ctx)
-	if err != nil {
-		return false, fmt.Errorf("mutex: lock %s: %w", m.name, err)
-	}
-	op := opAcquire
-	if budget == 0 {
-		op = opTry
-	}
-	var (
-		token   int64
-		started time.Time
-		rank    int64 // place in the waiter queue, lowered by each release heard
-		unsure  bool  // an attempt failed without a reply: it may have been applied
-	)
-	// An acquisition by an owner that may re-enter is recorded against
-	// its request, so that a resend does not count twice; a fresh id needs
-	// no record, since finding itself present already tells.
-	req := ""
-	if reentrant {
-		req = keys.Once(m.name, owner.New())
-	}
-	attempt := func(ctx context.Context) (bool, time.Duration, error) {
-		started = time.Now()
-		rep := m.exec(ctx, op, id, hub.ID(), reentrant, started, pub, req)
-		vs, err := scripts.Ints(rep.Cmd)
-		switch {
-		case err == nil && len(vs) != 3:
-			err = fmt.Errorf("latchkey: script reply: want 3 integers, got %d", len(vs))
-		case err == nil && vs[0] == 1 && !rep.Replicated():
-			// Undone at once: a failover now would hand the lock to another.
-			_, _ = m.releaseOnce(scripts.Undo(ctx), id, reentrant)
-			return false, 0, fmt.Errorf("mutex: lock %s: %w", m.name, rep.SyncErr())
-		case err == nil && vs[0] == 1:
-			token = vs[1]
-			return true, 0, nil
-		case err == nil:
-			rank = vs[2]
-			return false, scripts.Millis(vs[1]), nil
-		}
-		unsure = true
-		return false, 0, fmt.Errorf("mutex: lock %s: %w", m.name, err)
-	}
-	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Hub:     hub,
-		Channel: m.hubs + ":" + hub.ID(),
-		Policy:  notify.WakeOne,
-		// Every release, by latchkey or by Redisson, publishes on the shared
-		// channel, and latchkey's also tells the Hub of the first waiter
-		// in line. A waiter with rank waiters ahead of it tries again
-		// after rank+1 releases: by then each of those has had its turn,
-		// so each release sets off one attempt, not one per client. The
-		// waiter next after the one told tries once the grace is over, in
-		// case that one died and will never take its turn.
-		Hint:       m.channel,
-		HintPolicy: notify.WakeAll,
-		Heard: func() (bool, time.Duration) {
-			rank--
-			if rank == 0 {
-				return false, grace + 10*time.Millisecond
-			}
-			return rank < 0, 0
-		},
-		Attempt: attempt,
-		Abandon: func(ctx context.Context) {
-			if op == opAcquire {
-				_ = m.exec(ctx, opDequeue, id, hub.ID(), reentrant, time.Now(), pub, "").Err()
-			}
-			// The grant may have landed after we gave up. Only a fresh id can
-			// be undone safely: an owner's id may hold through other handles.
-			if unsure && !reentrant {
-				_ = m.release(ctx, id)
-			}
-		},
-	})
-	if !ok {
-		return false, err
-	}
-	m.holds.Acquired(id, !reentrant, token, started)
-	return true, nil
-}
-
-// exec runs mutex_ops for owner id waiting through the Hub hubID, its
-// script sent at now, recorded against req unless that is "". Acquisitions
-// and releases wait for replicas; dequeues and forced unlocks need not.
-func (m *Mutex) exec(ctx context.Context, op, id, hubID string, reentrant bool, now time.Time, pub, req string) scripts.Reply {
-	flag := "0"
-	if reentrant {
-		flag = "1"
-	}
-	w := scripts.Write{
-		Keys: m.keys,
-		Args: []any{op, id, hubID + "/" + id, scripts.Ms(m.cfg.TTL()), flag, now.UnixMilli(),
-			scripts.Ms(queueTimeout), pub, scripts.Ms(grace)},
-		Once: req,
-	}
-	if op != opDequeue && op != opForce {
-		w.Sync = m.cfg.Sync.Timeout()
-	}
-	return opsScript.Exec(ctx, m.client, w)
+// LockContext acquires m as Lock does and returns a copy of ctx that is
+// cancelled when this hold ends: when it is unlocked (its last count, with
+// an owner), or when it is lost, and then context.Cause reports an error
+// matching latchkey.ErrLost that says why. Work done under the hold can
+// watch the returned context, whoever else uses the handle; Done and Err
+// report on the handle's latest hold instead.
+func (m *Mutex) LockContext(ctx context.Context) (context.Context, error) {
+	return m.l.LockContext(ctx)
 }
 
 // Unlock releases one hold of m. With an owner in ctx it releases that
@@ -240,54 +78,53 @@ func (m *Mutex) exec(ctx context.Context, op, id, hubID string, reentrant bool, 
 // hold, whichever goroutine took it. When the last hold is released the key
 // is deleted and one waiter is woken. Unlock returns an error matching
 // latchkey.ErrNotHeld if the owner does not hold m, including when its hold
-// was lost; the lock is then left untouched.
-func (m *Mutex) Unlock(ctx context.Context) error {
-	id, reentrant := owner.FromContext(ctx)
-	if !reentrant {
-		var ok bool
-		if id, ok = m.holds.ClaimPlain(); !ok {
-			return fmt.Errorf("mutex: unlock %s: %w", m.name, lockerr.ErrNotHeld)
-		}
-	}
-	res, err := m.releaseOnce(ctx, id, reentrant)
-	switch {
-	case err != nil && !errors.Is(err, lockerr.ErrNotReplicated):
-		// Whether the release applied is unknown. Either way this hold is
-		// over for the handle, as for Redisson: the watchdog stops, and a
-		// release that did not apply ends with the lease on the server.
-		m.holds.Abandoned(id)
-		return err
-	case res < 0:
-		m.holds.Released(id, res)
-		return fmt.Errorf("mutex: unlock %s: %w", m.name, lockerr.ErrNotHeld)
-	}
-	m.holds.Released(id, res)
-	return err
-}
+// was lost; the lock is then left untouched. An Unlock that fails without
+// an answer still ends the hold for the handle, as Redisson's does: nothing
+// renews it, and if the release did not apply the lock expires with its
+// lease. One that the master applied but no replica acknowledged returns an
+// error matching latchkey.ErrNotReplicated (see WithReplicaSync).
+func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 
-func (m *Mutex) release(ctx context.Context, id string) error {
-	res, err := m.releaseOnce(ctx, id, false)
-	if err == nil {
-		m.holds.Released(id, res)
-	}
-	return err
-}
+// ForceUnlock deletes the lock whoever holds it and wakes a waiter
+// (Redisson's forceUnlock). It reports whether the lock was held. The
+// holder's hold is lost: its Done closes at its next renewal or lease end.
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
 
-// releaseOnce runs the release script: -1 not held, 0 still held, 1
-// released. An error matching ErrNotReplicated comes with the result of a
-// release that the master applied but no replica acknowledged.
-func (m *Mutex) releaseOnce(ctx context.Context, id string, reentrant bool) (int64, error) {
-	pub, err := m.cfg.HubFor(m.client).PublishCommand(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("mutex: unlock %s: %w", m.name, err)
-	}
-	rep := m.exec(ctx, opRelease, id, "", reentrant, time.Now(), pub, keys.Once(m.name, owner.New()))
-	res, err := scripts.Int(rep.Cmd)
-	if err != nil {
-		return 0, fmt.Errorf("mutex: unlock %s: %w", m.name, err)
-	}
-	if err := rep.SyncErr(); err != nil && res >= 0 {
-		return res, fmt.Errorf("mutex: unlock %s: released on the master: %w", m.name, err)
-	}
-	return res, nil
-}
+// IsLocked reports whether anyone holds the lock.
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }
+
+// HoldCount returns how many holds the caller's owner has on the lock: the
+// owner carried by ctx, or without one the handle's current plain hold (0
+// or 1). It returns 0 if that owner does not hold it.
+func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.l.HoldCount(ctx) }
+
+// TTL returns how long the lock will stay held unless renewed or unlocked:
+// 0 if it is not held, and a negative duration if its key has no TTL (a
+// holder outside latchkey removed it).
+func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.l.TTL(ctx) }
+
+// Done returns a channel that is closed when the current hold of m ends,
+// by Unlock or by loss; Err then tells which. If m is not held, Done returns
+// the channel of the last hold, or a closed channel if there was none. To
+// watch one acquisition whatever else the handle takes, use LockContext.
+func (m *Mutex) Done() <-chan struct{} { return m.l.Holds.Done() }
+
+// Err returns nil while m is held and after its last hold was released by
+// Unlock. After a hold ended without Unlock (its lease expired, the key was
+// deleted or force-unlocked, the watchdog could not renew it) Err returns an
+// error matching latchkey.ErrLost that says why.
+func (m *Mutex) Err() error { return m.l.Holds.Err() }
+
+// Token returns the fencing token of the current hold: a number that
+// strictly increases with every acquisition of the lock name, by any handle
+// or process. It returns 0 if m is not held. A new lock's first token comes
+// from the server's clock (in microseconds), so tokens keep increasing
+// after a restart that lost the counter.
+func (m *Mutex) Token() int64 { return m.l.Holds.Token() }
+
+// Locker returns a sync.Locker whose Lock and Unlock call m's with a
+// background context, for code written against sync.Locker (sync.Cond, for
+// one). It has sync.Mutex's contract: Lock blocks until acquired, and an
+// Unlock of a lock that the handle does not hold panics, as does any Redis
+// error, since sync.Locker has no way to return one.
+func (m *Mutex) Locker() sync.Locker { return m.l.Locker() }

@@ -100,9 +100,7 @@ func (s *Script) execSynced(ctx context.Context, client redis.UniversalClient, t
 	for attempt := 0; ; attempt++ {
 		node, err := masterFor(ctx, client, keys[0])
 		if err != nil {
-			cmd := redis.NewCmd(ctx)
-			cmd.SetErr(err)
-			return Reply{Cmd: cmd}
+			return Failed(ctx, err)
 		}
 		reps := replicasOf(ctx, client, node)
 		if reps == 0 {
@@ -225,4 +223,11 @@ func (s Sync) Timeout() time.Duration {
 		return DefaultSync
 	}
 	return s.d
+}
+
+// Failed returns the Reply of a write that could not be sent, with err.
+func Failed(ctx context.Context, err error) Reply {
+	cmd := redis.NewCmd(ctx)
+	cmd.SetErr(err)
+	return Reply{Cmd: cmd}
 }

@@ -8,6 +8,7 @@
 package hold
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -37,11 +38,14 @@ type Table struct {
 
 	mu    sync.Mutex
 	seq   uint64
-	holds map[string]*entry
-	cur   *entry // the hold Done and Err report on
+	holds map[string]*Hold
+	cur   *Hold // the hold Done and Err report on
 }
 
-type entry struct {
+// A Hold is one owner's hold taken through a handle: every count of it
+// ends together, by the unlock of the last one or by loss. Its fields are
+// guarded by its Table's mutex.
+type Hold struct {
 	owner string
 	plain bool   // taken without an owner in ctx: a fresh id per acquisition
 	seq   uint64 // order of creation among the handle's holds
@@ -51,15 +55,16 @@ type entry struct {
 	count     int
 	token     int64
 	done      chan struct{}
-	err       error       // why it ended: nil for Unlock, ErrLost otherwise
-	renew     *lease.Hold // the watchdog's entry, nil with a fixed lease
-	timer     *time.Timer // the fixed lease's end, nil with the watchdog
+	err       error                     // why it ended: nil for Unlock, ErrLost otherwise
+	cancels   []context.CancelCauseFunc // of the contexts Context made
+	renew     *lease.Hold               // the watchdog's entry, nil with a fixed lease
+	timer     *time.Timer               // the fixed lease's end, nil with the watchdog
 }
 
 // New returns the books of a handle whose holds are kept alive as keep
 // says; what prefixes error messages, such as "mutex: orders".
 func New(client redis.UniversalClient, what string, keep Keep) *Table {
-	return &Table{client: client, what: what, keep: keep, holds: make(map[string]*entry)}
+	return &Table{client: client, what: what, keep: keep, holds: make(map[string]*Hold)}
 }
 
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -123,8 +128,8 @@ func (t *Table) CurrentPlain() (string, bool) {
 	return e.owner, true
 }
 
-func (t *Table) newestPlainLocked(claimed bool) *entry {
-	var best *entry
+func (t *Table) newestPlainLocked(claimed bool) *Hold {
+	var best *Hold
 	for _, e := range t.holds {
 		if e.plain && (claimed || !e.releasing) && (best == nil || e.seq > best.seq) {
 			best = e
@@ -136,7 +141,7 @@ func (t *Table) newestPlainLocked(claimed bool) *entry {
 // Acquired records an acquisition by owner id whose script was sent at
 // started: a new hold, or one more count of a live one (which resets a
 // fixed lease, as the script reset the TTL).
-func (t *Table) Acquired(id string, plain bool, token int64, started time.Time) {
+func (t *Table) Acquired(id string, plain bool, token int64, started time.Time) *Hold {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e := t.holds[id]; e != nil {
@@ -146,10 +151,10 @@ func (t *Table) Acquired(id string, plain bool, token int64, started time.Time) 
 			e.timer.Reset(time.Until(started.Add(t.keep.Lease)))
 		}
 		t.cur = e
-		return
+		return e
 	}
 	t.seq++
-	e := &entry{owner: id, plain: plain, seq: t.seq, count: 1, token: token, done: make(chan struct{})}
+	e := &Hold{owner: id, plain: plain, seq: t.seq, count: 1, token: token, done: make(chan struct{})}
 	if t.keep.Lease > 0 {
 		e.timer = time.AfterFunc(time.Until(started.Add(t.keep.Lease)), func() {
 			t.lose(e, fmt.Errorf("%s: %w: lease of %v expired", t.what, lockerr.ErrLost, t.keep.Lease))
@@ -167,6 +172,7 @@ func (t *Table) Acquired(id string, plain bool, token int64, started time.Time) 
 	}
 	t.holds[id] = e
 	t.cur = e
+	return e
 }
 
 // Released applies a release script's answer for owner id: -1 not held
@@ -205,7 +211,7 @@ func (t *Table) Abandoned(id string) {
 	}
 }
 
-func (t *Table) lose(e *entry, err error) {
+func (t *Table) lose(e *Hold, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.holds[e.owner] == e {
@@ -213,7 +219,7 @@ func (t *Table) lose(e *entry, err error) {
 	}
 }
 
-func (t *Table) endLocked(e *entry, err error) {
+func (t *Table) endLocked(e *Hold, err error) {
 	delete(t.holds, e.owner)
 	if e.renew != nil {
 		shared.For(t.client).Watchdog().Remove(e.renew)
@@ -223,4 +229,24 @@ func (t *Table) endLocked(e *entry, err error) {
 	}
 	e.err = err
 	close(e.done)
+	for _, cancel := range e.cancels {
+		cancel(err)
+	}
+	e.cancels = nil
+}
+
+// Context returns a copy of parent that is cancelled when h ends: with
+// context.Canceled as its cause after an unlock, or with the error that
+// says why it was lost (matching lockerr.ErrLost).
+func (t *Table) Context(parent context.Context, h *Hold) context.Context {
+	ctx, cancel := context.WithCancelCause(parent)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-h.done:
+		cancel(h.err)
+	default:
+		h.cancels = append(h.cancels, cancel)
+	}
+	return ctx
 }

@@ -1,0 +1,283 @@
+// Package lockcore is the reentrant hash lock that mutex and fairlock are
+// thin layers over: the owner rules, the wait, the undo of what a failed
+// or abandoned acquisition left, the release and its answers, the hold
+// books and the queries. What differs between the two, the script and the
+// channels a waiter listens on, is a Protocol.
+package lockcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/hold"
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lease"
+	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/lockopt"
+	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/owner"
+	"github.com/latchkey/latchkey/internal/wait"
+	"github.com/latchkey/latchkey/scripts"
+	"github.com/redis/go-redis/v9"
+)
+
+// A Waiter is one Lock or TryLock call.
+type Waiter struct {
+	ID        string // the owner id it acquires for
+	Reentrant bool   // ID came from ctx: it may hold through other handles
+	Try       bool   // a single attempt that leaves no trace
+	Hub       *notify.Hub
+	Pub       string // PUBLISH or SPUBLISH
+	// Req is the request record of a re-entry (see scripts.Write.Once), ""
+	// for a fresh id, which finds itself holding instead.
+	Req     string
+	Started time.Time // when the latest attempt was sent
+	// Rank is the waiter's place in a queue, for a protocol whose waiters
+	// count the releases ahead of them.
+	Rank int64
+}
+
+// An Attempt is what one acquisition attempt answered.
+type Attempt struct {
+	OK    bool
+	Token int64         // the fencing token, when OK
+	Retry time.Duration // when not OK: the longest to sleep, or negative
+	Reply scripts.Reply // for its replica acknowledgements
+}
+
+// A Protocol is how one kind of lock talks to Redis.
+type Protocol interface {
+	// Attempt runs one acquisition attempt for w.
+	Attempt(ctx context.Context, w *Waiter) (Attempt, error)
+	// Listen fills in the channels w sleeps on; Attempt, Abandon and
+	// Hub are filled in by the Lock.
+	Listen(w *Waiter, s *wait.Spec)
+	// Dequeue takes w out of the queue, if it joined one, after it gave up.
+	Dequeue(ctx context.Context, w *Waiter)
+	// Release releases one hold of owner id, publishing with pub, recorded
+	// against req: -1 not held, 0 holds remain, 1 released.
+	Release(ctx context.Context, pub, id string, reentrant bool, req string) scripts.Reply
+	// Force deletes the lock whoever holds it, publishing with pub: 1 if it
+	// was held.
+	Force(ctx context.Context, pub string) scripts.Reply
+}
+
+// A Lock is one handle on a reentrant hash lock.
+type Lock struct {
+	Client redis.UniversalClient
+	Pkg    string // "mutex", "fairlock": errors start with it
+	Name   string
+	Cfg    *lockopt.Common
+	Proto  Protocol
+	Holds  *hold.Table
+}
+
+// New returns a Lock kept alive as cfg says, renewing its holds with the
+// renewal of Redisson's hash locks.
+func New(client redis.UniversalClient, pkg, name string, cfg *lockopt.Common, proto Protocol) *Lock {
+	return &Lock{
+		Client: client, Pkg: pkg, Name: name, Cfg: cfg, Proto: proto,
+		Holds: hold.New(client, pkg+": "+name, hold.Keep{
+			Lease:    cfg.Fixed,
+			Watchdog: cfg.Watchdog,
+			Sync:     cfg.Sync.Timeout(),
+			Kind:     lease.HashLock,
+			Keys:     []string{name},
+			Args:     func(id string) []any { return []any{id} },
+		}),
+	}
+}
+
+// errorf wraps err with the lock's package, the operation and its name.
+func (l *Lock) errorf(op string, err error) error {
+	return fmt.Errorf("%s: %s %s: %w", l.Pkg, op, l.Name, err)
+}
+
+// Lock acquires the lock within budget (negative: none; zero: one try that
+// leaves no trace) and reports whether it did.
+func (l *Lock) Lock(ctx context.Context, budget time.Duration) (bool, error) {
+	_, ok, err := l.lock(ctx, budget)
+	return ok, err
+}
+
+func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool, error) {
+	w := &Waiter{Try: budget == 0, Hub: l.Cfg.HubFor(l.Client)}
+	w.ID, w.Reentrant = owner.FromContext(ctx)
+	if !w.Reentrant {
+		// A fresh id per plain Lock: goroutines sharing the handle exclude
+		// each other, and a lost reply can be undone without touching
+		// another goroutine's hold.
+		w.ID = owner.New()
+	} else {
+		// A re-entry is recorded against its request, so that a resend
+		// does not count twice; a fresh id finds itself holding instead.
+		w.Req = keys.Once(l.Name, owner.New())
+	}
+	pub, err := l.Cfg.Publish(ctx, l.Client)
+	if err != nil {
+		return nil, false, l.errorf("lock", err)
+	}
+	w.Pub = pub
+	var (
+		token  int64
+		unsure bool // an attempt failed without a reply: it may have been applied
+	)
+	spec := wait.Spec{Hub: w.Hub}
+	l.Proto.Listen(w, &spec)
+	spec.Attempt = func(ctx context.Context) (bool, time.Duration, error) {
+		w.Started = time.Now()
+		a, err := l.Proto.Attempt(ctx, w)
+		switch {
+		case err != nil:
+			unsure = true
+			return false, 0, err
+		case a.OK && !a.Reply.Replicated():
+			// Undone at once: a failover now would hand the lock to another.
+			_, _ = l.releaseOnce(scripts.Undo(ctx), w.ID, w.Reentrant)
+			return false, 0, a.Reply.SyncErr()
+		case a.OK:
+			token = a.Token
+			return true, 0, nil
+		}
+		return false, a.Retry, nil
+	}
+	spec.Abandon = func(ctx context.Context) {
+		if !w.Try {
+			l.Proto.Dequeue(ctx, w)
+		}
+		// The grant may have landed after we gave up. Only a fresh id can
+		// be undone safely: an owner's id may hold through other handles.
+		if unsure && !w.Reentrant {
+			if res, err := l.releaseOnce(ctx, w.ID, false); err == nil {
+				l.Holds.Released(w.ID, res)
+			}
+		}
+	}
+	ok, err := wait.Until(ctx, budget, spec)
+	if err != nil {
+		return nil, false, l.errorf("lock", err)
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	return l.Holds.Acquired(w.ID, !w.Reentrant, token, w.Started), true, nil
+}
+
+// LockContext acquires the lock as Lock does and returns a copy of ctx that
+// is cancelled when this hold ends: by an unlock of its last count, or by
+// its loss, when context.Cause reports an error matching ErrLost.
+func (l *Lock) LockContext(ctx context.Context) (context.Context, error) {
+	h, ok, err := l.lock(ctx, -1)
+	if !ok {
+		return nil, err
+	}
+	return l.Holds.Context(ctx, h), nil
+}
+
+// Unlock releases one hold: the owner's carried by ctx, else the handle's
+// current plain hold.
+func (l *Lock) Unlock(ctx context.Context) error {
+	id, reentrant := owner.FromContext(ctx)
+	if !reentrant {
+		var ok bool
+		if id, ok = l.Holds.ClaimPlain(); !ok {
+			return l.errorf("unlock", lockerr.ErrNotHeld)
+		}
+	}
+	res, err := l.releaseOnce(ctx, id, reentrant)
+	switch {
+	case err != nil && !errors.Is(err, lockerr.ErrNotReplicated):
+		// Whether the release applied is unknown. Either way this hold is
+		// over for the handle, as for Redisson: the watchdog stops, and a
+		// release that did not apply ends with the lease on the server.
+		l.Holds.Abandoned(id)
+		return l.errorf("unlock", err)
+	case res < 0:
+		l.Holds.Released(id, res)
+		return l.errorf("unlock", lockerr.ErrNotHeld)
+	case err != nil:
+		l.Holds.Released(id, res)
+		return l.errorf("unlock", fmt.Errorf("released on the master: %w", err))
+	}
+	l.Holds.Released(id, res)
+	return nil
+}
+
+// releaseOnce runs the release: -1 not held, 0 still held, 1 released. An
+// error matching ErrNotReplicated comes with the answer of a release that
+// the master applied but no replica acknowledged.
+func (l *Lock) releaseOnce(ctx context.Context, id string, reentrant bool) (int64, error) {
+	pub, err := l.Cfg.Publish(ctx, l.Client)
+	if err != nil {
+		return 0, err
+	}
+	rep := l.Proto.Release(ctx, pub, id, reentrant, keys.Once(l.Name, owner.New()))
+	res, err := scripts.Int(rep.Cmd)
+	if err != nil {
+		return 0, err
+	}
+	if err := rep.SyncErr(); err != nil && res >= 0 {
+		return res, err
+	}
+	return res, nil
+}
+
+// ForceUnlock deletes the lock whoever holds it and reports whether it was
+// held.
+func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
+	pub, err := l.Cfg.Publish(ctx, l.Client)
+	if err != nil {
+		return false, l.errorf("force unlock", err)
+	}
+	n, err := scripts.Int(l.Proto.Force(ctx, pub).Cmd)
+	if err != nil {
+		return false, l.errorf("force unlock", err)
+	}
+	return n == 1, nil
+}
+
+// IsLocked reports whether anyone holds the lock.
+func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
+	ok, err := hold.IsLocked(ctx, l.Client, l.Name)
+	if err != nil {
+		return false, l.errorf("query", err)
+	}
+	return ok, nil
+}
+
+// HoldCount returns how many holds the caller's owner has: the owner
+// carried by ctx, or without one the handle's current plain hold.
+func (l *Lock) HoldCount(ctx context.Context) (int, error) {
+	id, ok := owner.FromContext(ctx)
+	if !ok {
+		if id, ok = l.Holds.CurrentPlain(); !ok {
+			return 0, nil
+		}
+	}
+	n, err := hold.Count(ctx, l.Client, l.Name, id)
+	if err != nil {
+		return 0, l.errorf("query", err)
+	}
+	return n, nil
+}
+
+// TTL returns how long the lock stays held unless renewed or unlocked: 0
+// if it is not held, negative if its key has no TTL.
+func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
+	d, err := hold.TTL(ctx, l.Client, l.Name)
+	if err != nil {
+		return 0, l.errorf("query", err)
+	}
+	return d, nil
+}
+
+// Locker returns a sync.Locker over Lock and Unlock (see hold.Locker).
+func (l *Lock) Locker() sync.Locker {
+	return hold.Locker(l.Pkg, func(ctx context.Context) error {
+		_, err := l.Lock(ctx, -1)
+		return err
+	}, l.Unlock)
+}
