@@ -18,17 +18,20 @@ type column struct {
 var (
 	lockColumns = []column{
 		{"acq/s", func(r *Result) string { return fmt.Sprintf("%.0f", r.PerSecond) }},
-		{"util", func(r *Result) string { return fmt.Sprintf("%.1f%%", r.Utilization*100) }},
+		{"util srv", func(r *Result) string { return pctf(r.Utilization) }},
+		{"util user", func(r *Result) string { return pctf(r.UserUtilization) }},
 		{"wait p50", func(r *Result) string { return msf(r.Wait.P50) }},
 		{"p99", func(r *Result) string { return msf(r.Wait.P99) }},
 		{"max", func(r *Result) string { return msf(r.Wait.Max) }},
 		{"handoff p50", func(r *Result) string { return msf(r.Handoff.P50) }},
 		{"p99", func(r *Result) string { return msf(r.Handoff.P99) }},
-		{"×RTT", func(r *Result) string { return fmt.Sprintf("%.1f", r.HandoffRTT) }},
+		{"×RTT", func(r *Result) string { return ratio(r.HandoffRTT, 1) }},
+		{"×floor", func(r *Result) string { return ratio(r.HandoffVsFloor, 2) }},
 		{"fair min/max", func(r *Result) string { return fmt.Sprintf("%d/%d", r.FairMin, r.FairMax) }},
 		{"RT/acq", func(r *Result) string { return perAcq(r.RoundTripsPerAcq) }},
 		{"cmds/acq", func(r *Result) string { return perAcq(r.CommandsPerAcq) }},
-		{"srv µs", func(r *Result) string { return fmt.Sprintf("%.0f", r.ServerUsPerAcq) }},
+		{"srv µs", serverUs},
+		{"CPU µs", func(r *Result) string { return usf(r.CPUUsPerAcq) }},
 		{"errors", func(r *Result) string { return fmt.Sprint(r.Errors) }},
 		{"give-ups", func(r *Result) string { return fmt.Sprint(r.GiveUps) }},
 		{"violations", func(r *Result) string { return violations(r.Violations) }},
@@ -38,11 +41,12 @@ var (
 		{"p50", func(r *Result) string { return msf(r.Latency.P50) }},
 		{"p99", func(r *Result) string { return msf(r.Latency.P99) }},
 		{"max", func(r *Result) string { return msf(r.Latency.Max) }},
-		{"×RTT", func(r *Result) string { return fmt.Sprintf("%.2f", r.LatencyRTT) }},
+		{"×RTT", func(r *Result) string { return ratio(r.LatencyRTT, 2) }},
 		{"PING p50", func(r *Result) string { return msf(r.Ping.P50) }},
 		{"RT/op", func(r *Result) string { return perAcq(r.RoundTripsPerAcq) }},
 		{"cmds/op", func(r *Result) string { return perAcq(r.CommandsPerAcq) }},
-		{"srv µs", func(r *Result) string { return fmt.Sprintf("%.0f", r.ServerUsPerAcq) }},
+		{"srv µs", serverUs},
+		{"CPU µs", func(r *Result) string { return usf(r.CPUUsPerAcq) }},
 		{"errors", func(r *Result) string { return fmt.Sprint(r.Errors) }},
 		{"violations", func(r *Result) string { return violations(r.Violations) }},
 	}
@@ -52,6 +56,14 @@ var (
 		{"violations", func(r *Result) string { return violations(r.Violations) }},
 	}
 )
+
+// serverUs is commandstats' time in commands per op: Redis only.
+func serverUs(r *Result) string {
+	if r.CommandsPerAcq < 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f", r.ServerUsPerAcq)
+}
 
 func columnsFor(sc *Scenario) []column {
 	switch {
@@ -128,6 +140,23 @@ func msf(v float64) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return fmt.Sprintf("%.0f", v)
+}
+
+func pctf(v float64) string { return fmt.Sprintf("%.1f%%", v*100) }
+
+// ratio formats a ratio with prec decimals, "-" when there is none.
+func ratio(v float64, prec int) string {
+	if v <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.*f", prec, v)
+}
+
+func usf(v float64) string {
+	if v < 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f", v)
 }
 
 func perAcq(v float64) string {

@@ -45,10 +45,11 @@ type Load struct {
 }
 
 // acq is one acquisition, as offsets from the start of the run: when Lock
-// was called, when it returned, and when Unlock returned.
+// was called, when it returned, when Unlock was called and when it
+// returned.
 type acq struct {
-	start, got, rel time.Duration
-	shared          bool
+	start, got, unl, rel time.Duration
+	shared               bool
 }
 
 type worker struct {
@@ -99,11 +100,11 @@ func (ld Load) Run(ctx context.Context, env *Env, im *Impl, d time.Duration) (*R
 	if ld.OneClient {
 		nc = 1
 	}
-	cs, err := env.NewClients(ctx, nc, ld.Nodes)
+	cs, err := env.NewClients(ctx, im, nc, ld.Nodes)
 	if err != nil {
 		return nil, err
 	}
-	defer cs.Close(im)
+	defer cs.Close()
 	name := env.Name("load", im.Name)
 	if im.Prepare != nil {
 		if err := im.Prepare(ctx, cs.List[0], name, ld.Capacity); err != nil {
@@ -113,9 +114,9 @@ func (ld Load) Run(ctx context.Context, env *Env, im *Impl, d time.Duration) (*R
 	handles := make([]Locker, ld.Workers)
 	for i := range handles {
 		if ld.Shared > 0 {
-			handles[i], err = handle[RWLocker](im, cs.List[i%nc], name)
+			handles[i], err = handle[RWLocker](ctx, im, cs.List[i%nc], name)
 		} else {
-			handles[i], err = handle[Locker](im, cs.List[i%nc], name)
+			handles[i], err = handle[Locker](ctx, im, cs.List[i%nc], name)
 		}
 		if err != nil {
 			return nil, err
@@ -183,6 +184,7 @@ func (ld Load) work(ctx context.Context, env *Env, h Locker, t0 time.Time, w *wo
 		}
 		time.Sleep(ld.Hold)
 		g.leave(shared)
+		unl := time.Now()
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		if shared {
 			err = rh.RUnlock(uctx)
@@ -193,26 +195,28 @@ func (ld Load) work(ctx context.Context, env *Env, h Locker, t0 time.Time, w *wo
 		if err != nil {
 			w.fail(err)
 		}
-		w.acqs = append(w.acqs, acq{start.Sub(t0), got.Sub(t0), time.Since(t0), shared})
+		w.acqs = append(w.acqs, acq{start.Sub(t0), got.Sub(t0), unl.Sub(t0), time.Since(t0), shared})
 		env.Ops.Add(1)
 		sleep(ctx, ld.Think)
 	}
 }
 
 // timeline derives waits, held time and handoff gaps from the acquisitions.
-// Held time is the union of [Lock returned, Unlock returned]: both ends lag
-// the server by about half a round trip, so its length is the server's. With
-// a capacity above 1 it is the sum of holds divided by the capacity.
-// For an exclusive lock, a handoff gap runs from a release to the next
-// acquisition, counted only when some worker was already waiting at the
-// release (so it is time the lock sat free while wanted).
+//
+// Held time, the server's view, is the union of [Lock returned, Unlock
+// returned]: both ends lag the server by about half a round trip, so its
+// length is the server's. User-side held time is the union of [Lock
+// returned, Unlock called]: the time some worker was inside the critical
+// section. With a capacity above 1 both are sums divided by the capacity.
+//
+// For an exclusive lock, a handoff gap runs from an Unlock call to the next
+// acquisition's Lock return, counted only when some worker was already
+// waiting at that call (so it is time the lock was not used while wanted,
+// the release's own round trip included).
 func (ld Load) timeline(run *Run, all []acq) {
 	slices.SortFunc(all, func(a, b acq) int { return int(a.got - b.got) })
-	var (
-		curStart time.Duration
-		curEnd   time.Duration = -1
-	)
-	var sum time.Duration
+	var held, user span
+	var sum, userSum time.Duration
 	for _, a := range all {
 		run.Waits = append(run.Waits, a.got-a.start)
 		if ld.Shared > 0 {
@@ -223,20 +227,15 @@ func (ld Load) timeline(run *Run, all []acq) {
 			run.addSeries(mode, a.got-a.start)
 		}
 		sum += a.rel - a.got
-		if a.got > curEnd {
-			if curEnd >= 0 {
-				run.Held += curEnd - curStart
-			}
-			curStart = a.got
-		}
-		curEnd = max(curEnd, a.rel)
+		userSum += a.unl - a.got
+		held.add(a.got, a.rel)
+		user.add(a.got, a.unl)
 		run.Wall = max(run.Wall, a.rel)
 	}
-	if curEnd >= 0 {
-		run.Held += curEnd - curStart
-	}
+	run.Held, run.UserHeld = held.total(), user.total()
 	if ld.Capacity > 1 {
 		run.Held = sum / time.Duration(ld.Capacity)
+		run.UserHeld = userSum / time.Duration(ld.Capacity)
 	}
 	if ld.Capacity != 1 || ld.Shared > 0 || len(all) < 2 {
 		return
@@ -248,10 +247,37 @@ func (ld Load) timeline(run *Run, all []acq) {
 		firstStart[i] = min(all[i].start, firstStart[i+1])
 	}
 	for i, a := range all[:len(all)-1] {
-		if firstStart[i+1] <= a.rel {
-			run.Handoffs = append(run.Handoffs, max(0, all[i+1].got-a.rel))
+		if firstStart[i+1] <= a.unl {
+			run.Handoffs = append(run.Handoffs, max(0, all[i+1].got-a.unl))
 		}
 	}
+}
+
+// span accumulates the length of the union of intervals added in order of
+// their start.
+type span struct {
+	start, end time.Duration
+	sum        time.Duration
+	open       bool
+}
+
+func (s *span) add(from, to time.Duration) {
+	switch {
+	case !s.open:
+		s.start, s.end, s.open = from, to, true
+	case from > s.end:
+		s.sum += s.end - s.start
+		s.start, s.end = from, to
+	default:
+		s.end = max(s.end, to)
+	}
+}
+
+func (s *span) total() time.Duration {
+	if !s.open {
+		return 0
+	}
+	return s.sum + s.end - s.start
 }
 
 func sleep(ctx context.Context, d time.Duration) {

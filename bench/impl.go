@@ -26,12 +26,23 @@ type RWLocker interface {
 	RUnlock(ctx context.Context) error
 }
 
-// A Conn is one worker's connections: its client on the main server and,
-// for scenarios over several independent masters, one client per master.
+// A Conn is one worker's connections: its client on the main server (a
+// cluster client in cluster scenarios) and, for scenarios over several
+// independent masters, one client per master; for an impl with a Peer, its
+// connection to that peer.
 type Conn struct {
-	Client *redis.Client
+	Client redis.UniversalClient
 	Nodes  []*redis.Client
+	Peer   any // what Impl.Peer's Dial returned
+
+	closers []func()
 }
+
+// OnClose registers f to run when c is closed, after the impl's Close and
+// before c's connections are closed: a handle's subscription or session.
+// Handles are made one at a time, before the clock starts; OnClose is not
+// safe for concurrent use.
+func (c *Conn) OnClose(f func()) { c.closers = append(c.closers, f) }
 
 // A Kind names the primitive an Impl provides; a scenario runs the impls of
 // the kinds it lists.
@@ -54,11 +65,20 @@ type Impl struct {
 	Name  string
 	Kind  Kind
 	Rank  int    // order in tables and charts, lowest first
+	Color string // its colour in every chart of every report; no two impls share one
 	About string // its configuration and why, for the report
+	// Peer, if set, is the server other than Redis that the impl runs on
+	// (etcd, PostgreSQL); the suite starts it, or skips the impl with a note
+	// when it is not installed. Each worker's Conn then carries Peer.Dial's
+	// connection.
+	Peer *Peer
 	// New returns a worker's handle on the primitive called name: a Locker,
 	// RWLocker or whatever the scenarios of its kind expect. It must do no
 	// I/O: it runs before the clock starts.
 	New func(c *Conn, name string) any
+	// Open, if set, is used instead of New for handles that need I/O to
+	// exist (an etcd session). It runs before the clock starts.
+	Open func(ctx context.Context, c *Conn, name string) (any, error)
 	// Prepare, if set, creates the primitive before a run (a semaphore's
 	// permits): capacity is the scenario's.
 	Prepare func(ctx context.Context, c *Conn, name string, capacity int) error
@@ -67,6 +87,9 @@ type Impl struct {
 	Close func(c *Conn)
 }
 
+// onRedis reports whether im runs on the suite's Redis.
+func (im *Impl) onRedis() bool { return im.Peer == nil }
+
 var impls []*Impl
 
 func register(im *Impl) {
@@ -74,6 +97,9 @@ func register(im *Impl) {
 		if o.Name == im.Name {
 			panic("bench: impl registered twice: " + im.Name)
 		}
+	}
+	if im.Color == "" {
+		panic("bench: impl without a colour: " + im.Name)
 	}
 	impls = append(impls, im)
 	slices.SortStableFunc(impls, func(a, b *Impl) int { return a.Rank - b.Rank })
@@ -118,10 +144,22 @@ func gaveUp(err error) error { return fmt.Errorf("%w: %w", errGaveUp, err) }
 
 // handle returns im's handle on name as a T, or an error if im does not
 // provide one.
-func handle[T any](im *Impl, c *Conn, name string) (T, error) {
-	h, ok := im.New(c, name).(T)
-	if !ok {
-		return h, fmt.Errorf("%s does not provide a %T", im.Name, (*T)(nil))
+func handle[T any](ctx context.Context, im *Impl, c *Conn, name string) (T, error) {
+	var (
+		h   any
+		err error
+	)
+	if im.Open != nil {
+		h, err = im.Open(ctx, c, name)
+	} else {
+		h = im.New(c, name)
 	}
-	return h, nil
+	t, ok := h.(T)
+	switch {
+	case err != nil:
+		return t, fmt.Errorf("%s: %w", im.Name, err)
+	case !ok:
+		return t, fmt.Errorf("%s does not provide a %T", im.Name, (*T)(nil))
+	}
+	return t, nil
 }

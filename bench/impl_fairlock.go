@@ -9,9 +9,10 @@ import (
 
 func init() {
 	register(&Impl{
-		Name: "latchkey-fair",
-		Kind: KindFairLock,
-		Rank: 30,
+		Name:  "latchkey-fair",
+		Color: "#17becf",
+		Kind:  KindFairLock,
+		Rank:  30,
 		About: "latchkey fairlock with its defaults: FIFO queue in Redis, only the first waiter is woken, " +
 			"watchdog lease 30s, waiter deadline 5s.",
 		New:   func(c *Conn, name string) any { return fairLock{fairlock.New(c.Client, name)} },

@@ -10,18 +10,20 @@ import (
 
 func init() {
 	register(&Impl{
-		Name: "latchkey",
-		Kind: KindMutex,
-		Rank: 0,
+		Name:  "latchkey",
+		Color: "#1f77b4",
+		Kind:  KindMutex,
+		Rank:  0,
 		About: "latchkey mutex with its defaults: watchdog lease 30s, waiters sleep on the " +
 			"client's shared pub/sub Hub until an unlock message or the holder's TTL.",
 		New:   func(c *Conn, name string) any { return latchkeyMutex{mutex.New(c.Client, name)} },
 		Close: closeLatchkey,
 	})
 	register(&Impl{
-		Name: "latchkey-lease",
-		Kind: KindMutex,
-		Rank: 1,
+		Name:  "latchkey-lease",
+		Color: "#6baed6",
+		Kind:  KindMutex,
+		Rank:  1,
 		About: "latchkey mutex with WithLease(8s): a fixed TTL like the peers' 8s, so no watchdog; " +
 			"otherwise as latchkey.",
 		New: func(c *Conn, name string) any {

@@ -18,9 +18,10 @@ const (
 
 func init() {
 	register(&Impl{
-		Name: "redislock-linear",
-		Kind: KindMutex,
-		Rank: 20,
+		Name:  "redislock-linear",
+		Color: "#9467bd",
+		Kind:  KindMutex,
+		Rank:  20,
 		About: "bsm/redislock with LinearBackoff(5ms), the fast fixed poll a user picks for a short " +
 			"critical section; TTL 8s, 30s wait deadline per Obtain.",
 		New: func(c *Conn, name string) any {
@@ -30,9 +31,10 @@ func init() {
 		},
 	})
 	register(&Impl{
-		Name: "redislock-exp",
-		Kind: KindMutex,
-		Rank: 21,
+		Name:  "redislock-exp",
+		Color: "#c5b0d5",
+		Kind:  KindMutex,
+		Rank:  21,
 		About: "bsm/redislock with ExponentialBackoff(16ms, 256ms): its docs recommend a 16ms minimum, " +
 			"and 256ms caps it near redsync's longest delay; a fresh strategy per Obtain, " +
 			"TTL 8s, 30s wait deadline per Obtain.",

@@ -18,9 +18,10 @@ const redlockNodes = 5
 
 func init() {
 	register(&Impl{
-		Name: "latchkey-redlock",
-		Kind: KindRedlock,
-		Rank: 80,
+		Name:  "latchkey-redlock",
+		Color: "#ff7f0e",
+		Kind:  KindRedlock,
+		Rank:  80,
 		About: "latchkey redlock over 5 masters with its defaults: watchdog 30s, waiters retry after a " +
 			"random delay up to 200ms.",
 		New: func(c *Conn, name string) any {
@@ -29,9 +30,10 @@ func init() {
 		Close: closeLatchkey,
 	})
 	register(&Impl{
-		Name: "latchkey-redlock-hub",
-		Kind: KindRedlock,
-		Rank: 81,
+		Name:  "latchkey-redlock-hub",
+		Color: "#bcbd22",
+		Kind:  KindRedlock,
+		Rank:  81,
 		About: "latchkey redlock over 5 masters with WithHub(pubsub.Shared(first node)): waiters also " +
 			"wake on that node's unlock messages.",
 		New: func(c *Conn, name string) any {
@@ -40,9 +42,10 @@ func init() {
 		Close: closeLatchkey,
 	})
 	register(&Impl{
-		Name: "redsync-redlock",
-		Kind: KindRedlock,
-		Rank: 82,
+		Name:  "redsync-redlock",
+		Color: "#ad1457",
+		Kind:  KindRedlock,
+		Rank:  82,
 		About: "redsync v4 over the same 5 masters (one pool each), tries raised to MaxInt32; " +
 			"otherwise its defaults.",
 		New: func(c *Conn, name string) any {

@@ -11,9 +11,10 @@ import (
 
 func init() {
 	register(&Impl{
-		Name: "redsync",
-		Kind: KindMutex,
-		Rank: 10,
+		Name:  "redsync",
+		Color: "#d62728",
+		Kind:  KindMutex,
+		Rank:  10,
 		About: "redsync v4, one pool, tries raised to MaxInt32 so a blocking Lock never gives up " +
 			"(redsync has no blocking mode); otherwise its defaults: expiry 8s, retry delay uniform 50-250ms.",
 		New: func(c *Conn, name string) any {
@@ -21,9 +22,10 @@ func init() {
 		},
 	})
 	register(&Impl{
-		Name: "redsync-default",
-		Kind: KindMutex,
-		Rank: 11,
+		Name:  "redsync-default",
+		Color: "#ff9896",
+		Kind:  KindMutex,
+		Rank:  11,
 		About: "redsync v4 with every default: 32 tries, retry delay uniform 50-250ms (about 5s of " +
 			"trying), expiry 8s. A Lock that runs out of tries counts as a give-up.",
 		New: func(c *Conn, name string) any {

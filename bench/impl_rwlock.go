@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/latchkey/latchkey/rwlock"
@@ -10,6 +11,7 @@ import (
 func init() {
 	register(&Impl{
 		Name:  "latchkey-rw",
+		Color: "#3949ab",
 		Kind:  KindRWLock,
 		Rank:  40,
 		About: "latchkey rwlock with its defaults: watchdog lease 30s; a write unlock wakes every waiter.",
@@ -20,8 +22,21 @@ func init() {
 		Name: "rwlock", Rank: 30, Kinds: []Kind{KindRWLock}, Workers: 8, Contended: true,
 		About: "Read-heavy: 8 workers, 9 reads to 1 write at random, hold 1ms, think 1ms. " +
 			"Utilization is the time anyone held the lock.",
-		Run: Load{Workers: 8, Hold: time.Millisecond, Think: time.Millisecond, Capacity: 1, Shared: 0.9}.Run,
+		Run:    Load{Workers: 8, Hold: time.Millisecond, Think: time.Millisecond, Capacity: 1, Shared: 0.9}.Run,
+		Finish: rwFinish,
 	})
+}
+
+// rwFinish adds the reads' and writes' throughput.
+func rwFinish(r *Result) {
+	if r.WallSeconds <= 0 {
+		return
+	}
+	if r.Extra == nil {
+		r.Extra = map[string]float64{}
+	}
+	r.Extra["reads/s"] = math.Round(float64(r.Series["read wait"].N) / r.WallSeconds)
+	r.Extra["writes/s"] = math.Round(float64(r.Series["write wait"].N) / r.WallSeconds)
 }
 
 type rwLock struct{ m *rwlock.RWMutex }

@@ -10,6 +10,7 @@ import (
 func init() {
 	register(&Impl{
 		Name:  "latchkey-sem",
+		Color: "#00897b",
 		Kind:  KindSemaphore,
 		Rank:  50,
 		About: "latchkey semaphore: a release wakes as many local waiters as permits it frees.",
@@ -24,6 +25,12 @@ func init() {
 		About: "64 workers on a semaphore of 8 permits, one permit each: hold 1ms, think 1ms. " +
 			"Utilization is permit-time used over wall time × 8.",
 		Run: Load{Workers: 64, Hold: time.Millisecond, Think: time.Millisecond, Capacity: 8}.Run,
+	})
+	registerScenario(&Scenario{
+		Name: "semaphore-32x4", Rank: 41, Kinds: []Kind{KindSemaphore}, Workers: 32, Contended: true,
+		About: "32 workers on a semaphore of 4 permits, one permit each: hold 1ms, think 1ms (issue 13's case). " +
+			"Utilization is permit-time used over wall time × 4.",
+		Run: Load{Workers: 32, Hold: time.Millisecond, Think: time.Millisecond, Capacity: 4}.Run,
 	})
 }
 

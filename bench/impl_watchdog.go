@@ -11,9 +11,10 @@ import (
 
 func init() {
 	register(&Impl{
-		Name: "latchkey-watchdog",
-		Kind: KindWatchdog,
-		Rank: 70,
+		Name:  "latchkey-watchdog",
+		Color: "#0277bd",
+		Kind:  KindWatchdog,
+		Rank:  70,
 		About: "latchkey mutex with WithWatchdogTimeout(1.5s): one renewal scheduler per client renews " +
 			"every held lock each 500ms, batching up to 100 locks per script call.",
 		New: func(c *Conn, name string) any {
@@ -22,9 +23,10 @@ func init() {
 		Close: closeLatchkey,
 	})
 	register(&Impl{
-		Name: "redislock-refresh",
-		Kind: KindWatchdog,
-		Rank: 71,
+		Name:  "redislock-refresh",
+		Color: "#e377c2",
+		Kind:  KindWatchdog,
+		Rank:  71,
 		About: "bsm/redislock with a 1.5s TTL and, per lock, the ticker its README recommends calling " +
 			"Refresh every TTL/3 (500ms): what a user writes, since redislock has no watchdog.",
 		New: func(c *Conn, name string) any { return &refreshed{c: redislock.New(c.Client), name: name} },

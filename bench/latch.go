@@ -20,6 +20,7 @@ const (
 func init() {
 	register(&Impl{
 		Name:  "latchkey-latch",
+		Color: "#5e35b1",
 		Kind:  KindLatch,
 		Rank:  60,
 		About: "latchkey countdownlatch: one message on the latch's channel releases every waiter of a process.",
@@ -54,15 +55,15 @@ type latchkeyLatch struct {
 func (l latchkeyLatch) Waiting() int { return pubsub.Shared(l.c.Client).Stats().Waiters }
 
 func latchRun(ctx context.Context, env *Env, im *Impl, d time.Duration) (*Run, error) {
-	cs, err := env.NewClients(ctx, latchClients+1, false)
+	cs, err := env.NewClients(ctx, im, latchClients+1, false)
 	if err != nil {
 		return nil, err
 	}
-	defer cs.Close(im)
+	defer cs.Close()
 	name := env.Name("latch", im.Name)
 	hs := make([]Latch, len(cs.List))
 	for i, c := range cs.List {
-		if hs[i], err = handle[Latch](im, c, name); err != nil {
+		if hs[i], err = handle[Latch](ctx, im, c, name); err != nil {
 			return nil, err
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -19,9 +18,10 @@ import (
 // latchkey with replica sync off.
 func init() {
 	register(&Impl{
-		Name: "latchkey-unsynced",
-		Kind: kindUnsynced,
-		Rank: 2,
+		Name:  "latchkey-unsynced",
+		Kind:  kindUnsynced,
+		Rank:  2,
+		Color: "#08306b",
 		About: "latchkey mutex with WithReplicaSync(0): writes do not wait for replicas; " +
 			"otherwise as latchkey.",
 		New: func(c *Conn, name string) any {
@@ -56,10 +56,6 @@ func withReplica(run func(context.Context, *Env, *Impl, time.Duration) (*Run, er
 		if env.Mini {
 			return nil, errors.New("needs a redis-server: miniredis has no replication")
 		}
-		path, err := exec.LookPath("redis-server")
-		if err != nil {
-			return nil, err
-		}
 		host, port, err := net.SplitHostPort(env.Addr)
 		if err != nil {
 			return nil, err
@@ -67,7 +63,7 @@ func withReplica(run func(context.Context, *Env, *Impl, time.Duration) (*Run, er
 		if err := env.Control.ConfigSet(ctx, "repl-diskless-sync-delay", "0").Err(); err != nil {
 			return nil, err
 		}
-		rep, err := launch(ctx, path, "--replicaof", host, port)
+		rep, err := launchRedis("--replicaof", host, port)
 		if err != nil {
 			return nil, fmt.Errorf("replica: %w", err)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"slices"
 	"time"
 )
@@ -14,19 +15,25 @@ type Result struct {
 	WallSeconds  float64 `json:"wall_s"`
 	Acquisitions int     `json:"acquisitions"`
 	PerSecond    float64 `json:"acquisitions_per_s"`
-	// Utilization is the fraction of wall time the lock was held (contended
-	// scenarios only).
-	Utilization float64 `json:"utilization"`
-	Wait        Dist    `json:"wait"`      // Lock call to Lock return
-	Handoff     Dist    `json:"handoff"`   // release to the next waiting acquirer's Lock return
-	Latency     Dist    `json:"latency"`   // uncontended: Lock+Unlock
-	Ping        Dist    `json:"ping"`      // PING round trip measured in the same runs
-	IdlePing    Dist    `json:"idle_ping"` // PING round trip just before each run
+	// Utilization is the fraction of wall time the lock was held as the
+	// server saw it, from Lock's return to Unlock's; UserUtilization the
+	// fraction some worker spent inside the critical section, from Lock's
+	// return to the Unlock call (contended scenarios only).
+	Utilization     float64 `json:"utilization"`
+	UserUtilization float64 `json:"user_utilization"`
+	Wait            Dist    `json:"wait"`      // Lock call to Lock return
+	Handoff         Dist    `json:"handoff"`   // Unlock call to the next waiting acquirer's Lock return
+	Latency         Dist    `json:"latency"`   // uncontended: Lock+Unlock
+	Ping            Dist    `json:"ping"`      // PING round trip measured in the same runs
+	IdlePing        Dist    `json:"idle_ping"` // PING round trip just before each run
 	// LatencyRTT and HandoffRTT are the p50s divided by the PING p50.
 	LatencyRTT float64 `json:"latency_p50_in_rtt,omitempty"`
 	HandoffRTT float64 `json:"handoff_p50_in_rtt,omitempty"`
-	FairMin    int     `json:"worker_min_acquisitions"`
-	FairMax    int     `json:"worker_max_acquisitions"`
+	// HandoffVsFloor is the handoff p50 over the wakeretry yardstick's in
+	// the same scenario and run (0 when it did not run).
+	HandoffVsFloor float64 `json:"handoff_p50_vs_wakeretry,omitempty"`
+	FairMin        int     `json:"worker_min_acquisitions"`
+	FairMax        int     `json:"worker_max_acquisitions"`
 	// CommandsPerAcq counts every command INFO commandstats saw, including
 	// those run inside Lua scripts; RoundTripsPerAcq counts the commands the
 	// clients sent (an EVALSHA is one). Both are -1 when the server cannot
@@ -35,23 +42,33 @@ type Result struct {
 	RoundTripsPerAcq float64            `json:"round_trips_per_acquisition"`
 	CommandMix       map[string]float64 `json:"command_mix_per_acquisition,omitempty"`
 	ServerUsPerAcq   float64            `json:"server_us_per_acquisition"` // commandstats usec
-	Errors           int                `json:"errors"`
-	GiveUps          int                `json:"give_ups"`
-	Violations       int                `json:"violations"`
-	FirstError       string             `json:"first_error,omitempty"`
-	WaitHist         []int              `json:"wait_histogram"` // see histEdge
-	Series           map[string]Dist    `json:"series,omitempty"`
-	Extra            map[string]float64 `json:"extra,omitempty"`
-	Failed           string             `json:"failed,omitempty"` // a run could not be set up
+	// CPUUsPerAcq is the server's CPU time per acquisition: INFO cpu for
+	// Redis, /proc for a peer; -1 when unknown.
+	CPUUsPerAcq float64 `json:"server_cpu_us_per_acquisition"`
+	// Peer names the server of an impl that does not run on Redis.
+	Peer       string             `json:"peer,omitempty"`
+	Errors     int                `json:"errors"`
+	GiveUps    int                `json:"give_ups"`
+	Violations int                `json:"violations"`
+	FirstError string             `json:"first_error,omitempty"`
+	WaitHist   []int              `json:"wait_histogram"` // see histEdge
+	Series     map[string]Dist    `json:"series,omitempty"`
+	Extra      map[string]float64 `json:"extra,omitempty"`
+	Failed     string             `json:"failed,omitempty"` // a run could not be set up
+
+	samples []time.Duration // sorted waits (latencies when uncontended), for the charts
 }
 
 // summarize merges the rounds of one impl in one scenario.
 func summarize(sc *Scenario, im *Impl, runs []*Run, failed string) *Result {
 	r := &Result{Scenario: sc.Name, Impl: im.Name, Workers: sc.Workers, Rounds: len(runs), Failed: failed}
+	if im.Peer != nil {
+		r.Peer = im.Peer.Name
+	}
 	var (
 		waits, handoffs, lat, pingv []time.Duration
 		idle                        []time.Duration
-		wall, held                  time.Duration
+		wall, held, userHeld, cpu   time.Duration
 		perWorker                   []int
 		cmds, rts, usec             int64
 		mix                         = map[string]int64{}
@@ -65,6 +82,12 @@ func summarize(sc *Scenario, im *Impl, runs []*Run, failed string) *Result {
 		idle = append(idle, run.IdlePings...)
 		wall += run.Wall
 		held += run.Held
+		userHeld += run.UserHeld
+		if cpu >= 0 && run.Use.CPU >= 0 {
+			cpu += run.Use.CPU
+		} else {
+			cpu = -1
+		}
 		r.Acquisitions += run.Ops
 		r.Errors += run.Errors
 		r.GiveUps += run.GiveUps
@@ -78,15 +101,19 @@ func summarize(sc *Scenario, im *Impl, runs []*Run, failed string) *Result {
 		for i, n := range run.PerWorker {
 			perWorker[i] += n
 		}
+		if rts >= 0 && run.Use.RoundTrips >= 0 {
+			rts += run.Use.RoundTrips
+		} else {
+			rts = -1
+		}
 		if cmds >= 0 && run.Use.Commands >= 0 {
 			cmds += run.Use.Commands
-			rts += run.Use.RoundTrips
 			usec += run.Use.Usec
 			for k, v := range run.Use.Mix {
 				mix[k] += v
 			}
 		} else {
-			cmds, rts = -1, -1
+			cmds = -1
 		}
 		for k, v := range run.Extra {
 			if r.Extra == nil {
@@ -106,6 +133,7 @@ func summarize(sc *Scenario, im *Impl, runs []*Run, failed string) *Result {
 		r.PerSecond = float64(r.Acquisitions) / wall.Seconds()
 		if sc.Contended {
 			r.Utilization = float64(held) / float64(wall)
+			r.UserUtilization = float64(userHeld) / float64(wall)
 		}
 	}
 	r.Wait, r.Handoff, r.Latency, r.Ping = distOf(waits), distOf(handoffs), distOf(lat), distOf(pingv)
@@ -117,21 +145,28 @@ func summarize(sc *Scenario, im *Impl, runs []*Run, failed string) *Result {
 	if len(perWorker) > 0 {
 		r.FairMin, r.FairMax = slices.Min(perWorker), slices.Max(perWorker)
 	}
-	r.CommandsPerAcq, r.RoundTripsPerAcq = -1, -1
-	if cmds >= 0 && r.Acquisitions > 0 {
-		r.CommandsPerAcq = float64(cmds) / float64(r.Acquisitions)
+	r.CommandsPerAcq, r.RoundTripsPerAcq, r.CPUUsPerAcq = -1, -1, -1
+	if rts >= 0 && r.Acquisitions > 0 {
 		r.RoundTripsPerAcq = float64(rts) / float64(r.Acquisitions)
+	}
+	if cpu >= 0 && r.Acquisitions > 0 && len(runs) > 0 {
+		r.CPUUsPerAcq = float64(cpu.Microseconds()) / float64(r.Acquisitions)
+	}
+	// A peer's commands are not Redis commands: only its requests count.
+	if cmds >= 0 && r.Acquisitions > 0 && im.Peer == nil {
+		r.CommandsPerAcq = float64(cmds) / float64(r.Acquisitions)
 		r.ServerUsPerAcq = float64(usec) / float64(r.Acquisitions)
 		r.CommandMix = map[string]float64{}
 		for k, v := range mix {
 			r.CommandMix[k] = float64(v) / float64(r.Acquisitions)
 		}
 	}
-	if sc.Contended {
-		r.WaitHist = histogram(waits)
-	} else {
-		r.WaitHist = histogram(lat)
+	r.samples = waits
+	if !sc.Contended {
+		r.samples = lat
 	}
+	slices.Sort(r.samples)
+	r.WaitHist = histogram(r.samples)
 	for k, v := range series {
 		if r.Series == nil {
 			r.Series = map[string]Dist{}
@@ -142,4 +177,21 @@ func summarize(sc *Scenario, im *Impl, runs []*Run, failed string) *Result {
 		sc.Finish(r)
 	}
 	return r
+}
+
+// relate sets the figures that compare results of one run: each contended
+// result's handoff p50 over the wakeretry yardstick's in its scenario, and
+// each cluster result's throughput over the same impl's on one server.
+func relate(results []*Result) {
+	for _, r := range results {
+		if floor := find(results, r.Scenario, "wakeretry"); floor != nil && floor.Handoff.P50 > 0 && r.Handoff.N > 0 {
+			r.HandoffVsFloor = r.Handoff.P50 / floor.Handoff.P50
+		}
+		if one := find(results, "scale", r.Impl); r.Scenario == "scale-cluster" && one != nil && one.PerSecond > 0 {
+			if r.Extra == nil {
+				r.Extra = map[string]float64{}
+			}
+			r.Extra["× 1 server"] = math.Round(r.PerSecond/one.PerSecond*100) / 100
+		}
+	}
 }

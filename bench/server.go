@@ -1,25 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
-// A server is the Redis the suite runs against.
+// A server is a Redis the suite runs against.
 type server struct {
 	Addr string
 	Mode string // "external", "embedded" or "miniredis"
@@ -44,18 +38,36 @@ func startServer(ctx context.Context, addr string, forceMini bool, log io.Writer
 		return &server{Addr: addr, Mode: "external", stop: func() {}}, nil
 	}
 	if !forceMini {
-		path, err := exec.LookPath("redis-server")
-		if err == nil {
-			s, err := launch(ctx, path)
-			if err == nil {
-				return s, nil
-			}
-			fmt.Fprintf(log, "bench: could not start %s (%v); falling back to miniredis\n", path, err)
-		} else {
-			fmt.Fprintln(log, "bench: no redis-server on PATH; falling back to miniredis")
+		if !redistest.Available() {
+			fmt.Fprintf(log, "bench: no %s on PATH; falling back to miniredis\n", redistest.Binary)
+			return startMini()
 		}
+		s, err := launchRedis()
+		if err == nil {
+			return s, nil
+		}
+		fmt.Fprintf(log, "bench: could not start %s (%v); falling back to miniredis\n", redistest.Binary, err)
 	}
 	return startMini()
+}
+
+// launchRedis starts a throwaway redis-server with internal/redistest,
+// passing args (such as --replicaof) after its defaults: no persistence,
+// 127.0.0.1, a free port, a data directory of its own that stop removes.
+func launchRedis(args ...string) (*server, error) {
+	dir, err := os.MkdirTemp("", "latchkey-bench-redis-")
+	if err != nil {
+		return nil, err
+	}
+	s, err := redistest.Launch(dir, args...)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return &server{Addr: s.Addr(), Mode: "embedded", stop: func() {
+		s.Stop()
+		_ = os.RemoveAll(dir)
+	}}, nil
 }
 
 // startNodes returns n independent masters for the scenarios that span
@@ -123,96 +135,31 @@ func startMini() (*server, error) {
 	}}, nil
 }
 
-// launch starts redis-server on a free port, retrying on another port if the
-// chosen one was taken in between.
-func launch(ctx context.Context, path string, extra ...string) (*server, error) {
-	var err error
-	for range 5 {
-		var s *server
-		if s, err = launchOnce(ctx, path, extra); err == nil {
-			return s, nil
-		}
-	}
-	return nil, err
-}
+// clusterMasters is the size of the Redis Cluster of Cluster scenarios.
+const clusterMasters = 3
 
-func launchOnce(ctx context.Context, path string, extra []string) (*server, error) {
-	port, err := freePort()
+// startCluster starts a throwaway Redis Cluster of clusterMasters masters
+// with internal/redistest and returns its Env, whose control clients are
+// one per master, and a function that stops it.
+func startCluster(parent *Env) (*Env, func(), error) {
+	dir, err := os.MkdirTemp("", "latchkey-bench-cluster-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	dir, err := os.MkdirTemp("", "latchkey-bench-redis-")
+	c, err := redistest.LaunchCluster(dir, clusterMasters)
 	if err != nil {
-		return nil, err
+		_ = os.RemoveAll(dir)
+		return nil, nil, err
 	}
-	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", ""}, extra...)
-	cmd := exec.Command(path, args...)
-	cmd.SysProcAttr = sysProcAttr()
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
+	var controls []*redis.Client
+	for _, a := range c.Addrs() {
+		controls = append(controls, redis.NewClient(&redis.Options{Addr: a}))
 	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	exited := make(chan struct{})
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(3 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
+	return parent.clusterEnv(c.Addrs(), controls), func() {
+		for _, cl := range controls {
+			_ = cl.Close()
 		}
-		os.RemoveAll(dir)
-	}
-	// Ready once the server logs that it listens: a PONG alone could come
-	// from another server that took the port first.
-	ready := make(chan struct{})
-	var tail strings.Builder
-	go func() {
-		sc := bufio.NewScanner(out)
-		seen := false
-		for sc.Scan() {
-			if !seen && tail.Len() < 4096 {
-				tail.WriteString(sc.Text() + "\n")
-			}
-			if !seen && strings.Contains(sc.Text(), "Ready to accept connections") {
-				seen = true
-				close(ready)
-			}
-		}
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	select {
-	case <-ready:
-		return &server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Mode: "embedded", stop: stop}, nil
-	case <-exited:
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("redis-server exited: %s", lastLine(tail.String()))
-	case <-time.After(10 * time.Second):
-		stop()
-		return nil, errors.New("redis-server did not become ready within 10s")
-	case <-ctx.Done():
-		stop()
-		return nil, ctx.Err()
-	}
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+		c.Kill()
+		_ = os.RemoveAll(dir)
+	}, nil
 }

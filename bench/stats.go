@@ -25,40 +25,97 @@ var outsideScripts = []string{"subscribe", "unsubscribe", "ssubscribe", "sunsubs
 // bypass hooks, taken from commandstats). PINGs the suite sends as a
 // yardstick are declared with probe and left out.
 type meter struct {
-	env    *Env
-	cs     *Clients
-	before map[string]cmdStat
-	probes atomic.Int64
+	env       *Env
+	cs        *Clients
+	before    map[string]cmdStat
+	cpuBefore time.Duration // -1 when the server cannot tell
+	probes    atomic.Int64
 }
 
 type cmdStat struct{ calls, usec int64 }
 
 // usage is what a run cost the server. Commands and RoundTrips are -1 when
-// the server cannot tell (miniredis has no commandstats).
+// the server cannot tell (miniredis has no commandstats), CPU when it
+// cannot tell its CPU time.
 type usage struct {
 	Commands   int64
 	RoundTrips int64
 	Usec       int64            // server time spent in commands
+	CPU        time.Duration    // the server's CPU time, user and system
 	Mix        map[string]int64 // calls per command
 }
 
 func startMeter(ctx context.Context, env *Env, cs *Clients) *meter {
 	m := &meter{env: env, cs: cs}
 	m.before, _ = commandStats(ctx, env)
+	m.cpuBefore = serverCPU(ctx, env, cs.im)
 	cs.sent.Store(0)
 	cs.ping.Store(0)
 	return m
+}
+
+// serverCPU returns the CPU time used so far by the servers im runs on:
+// for Redis, used_cpu_user plus used_cpu_sys of INFO cpu summed over every
+// server of env; for a peer, its process's and children's, from /proc. It
+// returns -1 when it cannot tell.
+func serverCPU(ctx context.Context, env *Env, im *Impl) time.Duration {
+	if im != nil && im.Peer != nil {
+		pp := env.Peers[im.Peer]
+		if pp == nil {
+			return -1
+		}
+		d, err := pp.proc.cpu()
+		if err != nil {
+			return -1
+		}
+		return d
+	}
+	var total float64
+	for _, c := range env.Controls {
+		s, err := c.Info(ctx, "cpu").Result()
+		if err != nil {
+			return -1
+		}
+		user, ok1 := infoFloat(s, "used_cpu_user")
+		sys, ok2 := infoFloat(s, "used_cpu_sys")
+		if !ok1 || !ok2 {
+			return -1
+		}
+		total += user + sys
+	}
+	return time.Duration(total * float64(time.Second))
+}
+
+// infoFloat returns the value of field in an INFO reply.
+func infoFloat(info, field string) (float64, bool) {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
 }
 
 // probe declares n yardstick PINGs.
 func (m *meter) probe(n int64) { m.probes.Add(n) }
 
 func (m *meter) stop(ctx context.Context) usage {
+	cpu := time.Duration(-1)
+	if m.cpuBefore >= 0 {
+		if after := serverCPU(ctx, m.env, m.cs.im); after >= 0 {
+			cpu = after - m.cpuBefore
+		}
+	}
 	after, err := commandStats(ctx, m.env)
 	if err != nil || m.before == nil {
-		return usage{Commands: -1, RoundTrips: -1}
+		rt := int64(-1)
+		if m.cs.im != nil && !m.cs.im.onRedis() {
+			rt = m.cs.sent.Load() // a peer's requests need no commandstats
+		}
+		return usage{Commands: -1, RoundTrips: rt, CPU: cpu}
 	}
-	u := usage{Mix: map[string]int64{}}
+	u := usage{Mix: map[string]int64{}, CPU: cpu}
 	for name, a := range after {
 		b := m.before[name]
 		if setupCommands[name] || a.calls == b.calls {

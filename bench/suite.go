@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -36,7 +35,10 @@ type Report struct {
 	GoVersion  string     `json:"go_version"`
 	Server     string     `json:"server"`
 	Mode       string     `json:"mode"` // external, embedded or miniredis
+	Mini       bool       `json:"miniredis"`
 	Note       string     `json:"note,omitempty"`
+	Peers      []string   `json:"peers,omitempty"` // the peer servers and their versions
+	Notes      []string   `json:"notes,omitempty"` // what was skipped, and why
 	Duration   string     `json:"duration_per_scenario_per_impl"`
 	Rounds     int        `json:"rounds"`
 	Impls      []implInfo `json:"impls"`
@@ -49,6 +51,7 @@ type Report struct {
 type implInfo struct {
 	Name  string `json:"name"`
 	Kind  Kind   `json:"kind"`
+	Color string `json:"color"`
 	About string `json:"about"`
 }
 
@@ -72,68 +75,53 @@ func run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, er
 		return nil, err
 	}
 	cfg.Rounds = max(cfg.Rounds, 1)
-	srv, err := startServer(ctx, cfg.Redis, cfg.Mini, stderr)
+	b, err := setup(ctx, cfg, scs, ims, stderr)
 	if err != nil {
 		return nil, err
 	}
-	defer srv.stop()
-	control := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer control.Close()
-	env := &Env{Addr: srv.Addr, Mini: srv.mini != nil, Control: control, Controls: []*redis.Client{control}}
-	if n := nodesNeeded(scs, ims); n > 0 {
-		nodes, err := startNodes(ctx, cfg.Nodes, n, env.Mini, stderr)
-		if err != nil {
-			return nil, fmt.Errorf("independent masters: %w", err)
-		}
-		defer stopAll(nodes)
-		for _, nd := range nodes {
-			env.Nodes = append(env.Nodes, nd.Addr)
-			c := redis.NewClient(&redis.Options{Addr: nd.Addr})
-			defer c.Close()
-			env.Controls = append(env.Controls, c)
-			env.Mini = env.Mini || nd.mini != nil
-		}
-	}
+	defer b.stop()
+	env := b.env
 
 	rep := &Report{
 		When: time.Now(), Command: cfg.Command, Machine: machine(), GoVersion: runtime.Version(),
-		Server: serverVersion(ctx, control, srv), Mode: srv.Mode,
-		Duration: cfg.Duration.String(), Rounds: cfg.Rounds,
+		Server: serverVersion(ctx, env.Control, b.srv), Mode: b.srv.Mode, Mini: env.Mini,
+		Peers: peerVersions(env), Duration: cfg.Duration.String(), Rounds: cfg.Rounds, Notes: b.notes,
 	}
 	if env.Mini {
 		rep.Note = miniNote
 		fmt.Fprintln(stderr, "bench: "+miniNote)
 	}
-	for _, im := range ims {
-		rep.Impls = append(rep.Impls, implInfo{im.Name, im.Kind, im.About})
+	for _, im := range b.ims {
+		rep.Impls = append(rep.Impls, implInfo{im.Name, im.Kind, im.Color, im.About})
 	}
 	total := 0
 	for _, sc := range scs {
-		if sc.Replication && env.Mini {
-			fmt.Fprintf(stderr, "bench: skipping %s: miniredis has no replication\n", sc.Name)
+		if why := b.skipReason(sc); why != "" {
+			note := fmt.Sprintf("skipped scenario %s: %s", sc.Name, why)
+			rep.Notes = append(rep.Notes, note)
+			fmt.Fprintln(stderr, "bench: "+note)
 			continue
 		}
 		si := scenInfo{Name: sc.Name, Workers: sc.Workers, About: sc.About, scen: sc}
-		for _, im := range ims {
-			if sc.runs(im) {
-				si.Impls = append(si.Impls, im.Name)
-			}
+		for _, im := range b.implsOf(sc) {
+			si.Impls = append(si.Impls, im.Name)
 		}
 		total += len(si.Impls) * cfg.Rounds
 		rep.Scenarios = append(rep.Scenarios, si)
 	}
 	fmt.Fprintf(stderr, "bench: %s Redis %s at %s; %d runs of %v (%v per scenario per impl, %d rounds)\n",
-		srv.Mode, rep.Server, srv.Addr, total, cfg.Duration/time.Duration(cfg.Rounds), cfg.Duration, cfg.Rounds)
+		b.srv.Mode, rep.Server, b.srv.Addr, total, cfg.Duration/time.Duration(cfg.Rounds), cfg.Duration, cfg.Rounds)
 
-	prog := newProgress(stderr, cfg.Progress, total, &env.Ops)
+	prog := newProgress(stderr, cfg.Progress, total, env.Ops)
 	per := cfg.Duration / time.Duration(cfg.Rounds)
 	for _, si := range rep.Scenarios {
 		runs := map[string][]*Run{}
 		failed := map[string]string{}
+		ims := b.implsOf(si.scen)
 		// Interleaved: every impl runs once per round, in turn.
 		for round := 1; round <= cfg.Rounds; round++ {
 			for _, im := range ims {
-				if !si.scen.runs(im) || failed[im.Name] != "" {
+				if failed[im.Name] != "" {
 					continue
 				}
 				prog.start(si.Name, im.Name, round, cfg.Rounds, per)
@@ -151,63 +139,17 @@ func run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, er
 			}
 		}
 		for _, im := range ims {
-			if si.scen.runs(im) {
-				res := summarize(si.scen, im, runs[im.Name], failed[im.Name])
-				rep.Results = append(rep.Results, res)
-				rep.Violations += res.Violations
-			}
+			res := summarize(si.scen, im, runs[im.Name], failed[im.Name])
+			rep.Results = append(rep.Results, res)
+			rep.Violations += res.Violations
 		}
 	}
 	prog.stop()
+	relate(rep.Results)
 	rep.Targets = evalTargets(rep.Results)
 
 	writeTable(stdout, rep)
-	if cfg.Out != "" {
-		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-			return rep, err
-		}
-		if err := writeReport(cfg.Out, rep); err != nil {
-			return rep, err
-		}
-	}
-	jsonPath := cfg.JSON
-	if jsonPath == "" && cfg.Out != "" {
-		jsonPath = filepath.Join(cfg.Out, "results.json")
-	}
-	if jsonPath != "" {
-		if err := writeJSON(jsonPath, rep); err != nil {
-			return rep, err
-		}
-	}
-	if cfg.Out != "" || jsonPath != "" {
-		fmt.Fprintf(stdout, "\nWrote %s\n", strings.Join(written(cfg.Out, jsonPath), ", "))
-	}
-	return rep, nil
-}
-
-// nodesNeeded returns how many independent masters the selected scenarios
-// need for the selected impls.
-func nodesNeeded(scs []*Scenario, ims []*Impl) int {
-	n := 0
-	for _, sc := range scs {
-		for _, im := range ims {
-			if sc.runs(im) {
-				n = max(n, sc.Nodes)
-			}
-		}
-	}
-	return n
-}
-
-func written(out, json string) []string {
-	var w []string
-	if out != "" {
-		w = append(w, filepath.Join(out, "report.md")+" (+ SVG charts)")
-	}
-	if json != "" {
-		w = append(w, json)
-	}
-	return w
+	return rep, writeFiles(cfg, rep, stdout)
 }
 
 func serverVersion(ctx context.Context, c *redis.Client, srv *server) string {

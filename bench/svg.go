@@ -8,23 +8,31 @@ import (
 )
 
 // Charts are written by hand as plain SVG 1.1: no dependency, and they
-// render in any browser and on GitHub.
+// render in any browser and on GitHub. Every impl has one colour in every
+// chart (Impl.Color); a run on miniredis is marked on every chart.
 
-var palette = []string{"#1b9e77", "#d95f02", "#e7a31b", "#7570b3", "#e7298a", "#66a61e", "#a6761d", "#666666"}
+// chartWidth is the width of every chart; plots leave room for labels.
+const chartWidth = 760
 
-type series struct {
-	Name  string
-	Color string
-	Hist  []int
+type svgDoc struct {
+	b    strings.Builder
+	w, h float64
+	mini bool
 }
 
-type svgDoc struct{ b strings.Builder }
-
-func newSVG(w, h int) *svgDoc {
-	d := &svgDoc{}
-	fmt.Fprintf(&d.b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" `+
+// newSVG starts a chart with its title and, for a miniredis run, a mark
+// that its figures are not comparable: a red label under the title and a
+// large pale watermark across the plot.
+func newSVG(w, h float64, title string, mini bool) *svgDoc {
+	d := &svgDoc{w: w, h: h, mini: mini}
+	fmt.Fprintf(&d.b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" `+
 		`font-family="sans-serif" font-size="12">`+"\n", w, h, w, h)
-	fmt.Fprintf(&d.b, `<rect width="%d" height="%d" fill="white"/>`+"\n", w, h)
+	fmt.Fprintf(&d.b, `<rect width="%.0f" height="%.0f" fill="white"/>`+"\n", w, h)
+	d.text(w/2, 20, "middle", title, `font-size="15" font-weight="bold"`)
+	if mini {
+		fmt.Fprintf(&d.b, `<rect x="%.1f" y="25" width="440" height="17" fill="#fee" stroke="#d00"/>`+"\n", w/2-220)
+		d.text(w/2, 38, "middle", "miniredis run: figures NOT comparable to a real Redis", `fill="#d00" font-weight="bold"`)
+	}
 	return d
 }
 
@@ -37,105 +45,141 @@ func (d *svgDoc) line(x1, y1, x2, y2 float64, style string) {
 	fmt.Fprintf(&d.b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>`+"\n", x1, y1, x2, y2, style)
 }
 
-func (d *svgDoc) String() string { return d.b.String() + "</svg>\n" }
+func (d *svgDoc) rect(x, y, w, h float64, fill string) {
+	fmt.Fprintf(&d.b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n", x, y, w, h, fill)
+}
 
-// distChart draws one line per series: the share of samples in each
-// logarithmic histogram bucket (see histEdge).
-func distChart(title, what string, ss []series) string {
-	const (
-		w, h                     = 760, 380
-		left, right, top, bottom = 60.0, 170.0, 40.0, 50.0
-	)
-	pw, ph := w-left-right, h-top-bottom
-	ymax := 0.0
-	for _, s := range ss {
-		for _, n := range s.Hist {
-			ymax = max(ymax, pct(n, s.Hist))
+// String returns the document, with a miniredis run's watermark drawn
+// over everything.
+func (d *svgDoc) String() string {
+	if d.mini {
+		fmt.Fprintf(&d.b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="56" font-weight="bold" `+
+			`fill="#d00" fill-opacity="0.13" transform="rotate(-12 %.1f %.1f)">NOT COMPARABLE</text>`+"\n",
+			d.w/2, d.h/2+20, d.w/2, d.h/2)
+	}
+	return d.b.String() + "</svg>\n"
+}
+
+// An axis maps values to a span of pixels, linearly from 0 or
+// logarithmically, and says where its ticks go.
+type axis struct {
+	log      bool
+	lo, hi   float64 // the values at the ends; lo > 0 on a log axis
+	from, to float64 // pixels
+	label    func(float64) string
+}
+
+// linearAxis runs from 0 to a round value at or above max.
+func linearAxis(max, from, to float64, label func(float64) string) axis {
+	step := niceStep(max / 5)
+	return axis{lo: 0, hi: math.Max(step, math.Ceil(max/step-1e-9)*step), from: from, to: to, label: label}
+}
+
+// logAxis runs over whole decades covering [min, max].
+func logAxis(min, max, from, to float64, label func(float64) string) axis {
+	lo := math.Pow(10, math.Floor(math.Log10(min)))
+	hi := math.Pow(10, math.Ceil(math.Log10(max)))
+	if hi <= lo {
+		hi = lo * 10
+	}
+	return axis{log: true, lo: lo, hi: hi, from: from, to: to, label: label}
+}
+
+func (a axis) pos(v float64) float64 {
+	f := (v - a.lo) / (a.hi - a.lo)
+	if a.log {
+		f = math.Log10(math.Max(v, a.lo)/a.lo) / math.Log10(a.hi/a.lo)
+	}
+	return a.from + f*(a.to-a.from)
+}
+
+// ticks returns round values: multiples of a step of 1, 2 or 5 times a
+// power of ten on a linear axis, the decades on a log one (and 2 and 5
+// times each, over two decades or less).
+func (a axis) ticks() []float64 {
+	var out []float64
+	if a.log {
+		// Two decades or less get 2 and 5 between the decades too.
+		steps := []float64{1}
+		if a.hi/a.lo <= 100.0001 {
+			steps = []float64{1, 2, 5}
+		}
+		for v := a.lo; v <= a.hi*1.0001; v *= 10 {
+			for _, m := range steps {
+				if m*v <= a.hi*1.0001 {
+					out = append(out, m*v)
+				}
+			}
+		}
+		return out
+	}
+	step := niceStep(a.hi / 5)
+	for i := 0.0; i*step <= a.hi*1.0001; i++ {
+		out = append(out, i*step)
+	}
+	return out
+}
+
+// niceStep returns the smallest of 1, 2 and 5 times a power of ten that is
+// at least x.
+func niceStep(x float64) float64 {
+	if x <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= x*(1-1e-9) {
+			return m * p
 		}
 	}
-	ymax = max(10, math.Ceil(ymax/10)*10)
-	x := func(i float64) float64 { return left + i*pw/histBuckets }
-	y := func(v float64) float64 { return top + ph - v/ymax*ph }
+	return 10 * p
+}
 
-	d := newSVG(w, h)
-	d.text(w/2, 22, "middle", title, `font-size="15" font-weight="bold"`)
-	for v := 0.0; v <= ymax; v += ymax / 5 {
-		d.line(left, y(v), left+pw, y(v), `stroke="#ddd"`)
-		d.text(left-6, y(v)+4, "end", fmt.Sprintf("%.0f%%", v))
+// durLabel labels a duration in milliseconds with 3 significant digits at
+// most: 10µs, 265µs, 12.1ms, 2.5s.
+func durLabel(ms float64) string {
+	switch {
+	case ms == 0:
+		return "0"
+	case ms < 1:
+		return sig3(ms*1000) + "µs"
+	case ms < 1000:
+		return sig3(ms) + "ms"
 	}
-	labels := []string{"10µs", "100µs", "1ms", "10ms", "100ms", "1s", "10s"}
-	for i, l := range labels {
-		xi := x(float64(i * histPerDecade))
-		d.line(xi, top, xi, top+ph, `stroke="#ddd"`)
-		d.text(xi, top+ph+18, "middle", l)
+	return sig3(ms/1000) + "s"
+}
+
+// sig3 prints v with 3 significant digits, and no trailing zeros.
+func sig3(v float64) string {
+	if v <= 0 {
+		return trimNum(v)
 	}
-	d.line(left, top+ph, left+pw, top+ph, `stroke="black"`)
-	d.line(left, top, left, top+ph, `stroke="black"`)
-	d.text(left+pw/2, h-10, "middle", what+" (log scale); y: share of samples per bucket")
-	for k, s := range ss {
-		var pts []string
-		for i, n := range s.Hist {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(float64(i)+0.5), y(pct(n, s.Hist))))
+	decimals := max(0, 2-int(math.Floor(math.Log10(v))))
+	s := fmt.Sprintf("%.*f", decimals, v)
+	if decimals > 0 {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// pctLabel labels a share given in percent: 100%, 1%, 0.01%.
+func pctLabel(p float64) string { return trimNum(p) + "%" }
+
+// trimNum prints v with no more digits than it needs; large values get
+// thousands separators.
+func trimNum(v float64) string {
+	if v >= 1000 && v == math.Trunc(v) {
+		s := fmt.Sprintf("%.0f", v)
+		var b strings.Builder
+		for i, c := range s {
+			if i > 0 && (len(s)-i)%3 == 0 {
+				b.WriteByte(',')
+			}
+			b.WriteRune(c)
 		}
-		fmt.Fprintf(&d.b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n",
-			s.Color, strings.Join(pts, " "))
-		ly := top + 10 + float64(k)*20
-		d.line(left+pw+15, ly, left+pw+35, ly, `stroke="`+s.Color+`" stroke-width="3"`)
-		d.text(left+pw+40, ly+4, "start", s.Name)
+		return b.String()
 	}
-	return d.String()
-}
-
-func pct(n int, all []int) float64 {
-	total := 0
-	for _, v := range all {
-		total += v
-	}
-	if total == 0 {
-		return 0
-	}
-	return float64(n) * 100 / float64(total)
-}
-
-type bar struct {
-	Label string
-	Value float64
-	Text  string // shown after the bar
-	Color string
-}
-
-// barChart draws horizontal bars scaled to limit (the largest value when
-// limit is 0), with an optional dashed marker line at mark.
-func barChart(title string, bars []bar, limit, mark float64, markLabel string) string {
-	const (
-		w           = 760
-		left, right = 150.0, 150.0
-		top, rowH   = 44.0, 30.0
-	)
-	h := int(top + rowH*float64(len(bars)) + 30)
-	pw := w - left - right
-	for _, b := range bars {
-		limit = max(limit, b.Value)
-	}
-	if limit <= 0 {
-		limit = 1
-	}
-	d := newSVG(w, h)
-	d.text(w/2, 22, "middle", title, `font-size="15" font-weight="bold"`)
-	for i, b := range bars {
-		y := top + float64(i)*rowH
-		bw := b.Value / limit * pw
-		fmt.Fprintf(&d.b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n",
-			left, y, bw, rowH-8, b.Color)
-		d.text(left-8, y+rowH/2, "end", b.Label)
-		d.text(left+bw+6, y+rowH/2, "start", b.Text)
-	}
-	bottom := top + rowH*float64(len(bars))
-	d.line(left, top-4, left, bottom, `stroke="black"`)
-	if mark > 0 {
-		mx := left + mark/limit*pw
-		d.line(mx, top-8, mx, bottom, `stroke="#c00" stroke-dasharray="5,4"`)
-		d.text(mx, bottom+16, "middle", markLabel, `fill="#c00"`)
-	}
-	return d.String()
+	s := fmt.Sprintf("%.4f", v)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s
 }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 )
@@ -15,6 +13,12 @@ func writeTable(w io.Writer, rep *Report) {
 		rep.Server, rep.Mode, rep.Machine, rep.Duration, rep.Rounds)
 	if rep.Note != "" {
 		fmt.Fprintf(w, "\n*** %s ***\n", rep.Note)
+	}
+	if len(rep.Peers) > 0 {
+		fmt.Fprintf(w, "peers: %s\n", strings.Join(rep.Peers, ", "))
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	for _, si := range rep.Scenarios {
 		fmt.Fprintf(w, "\n== %s: %s\n", si.Name, si.About)
@@ -50,7 +54,10 @@ func writeTable(w io.Writer, rep *Report) {
 	}
 	fmt.Fprintln(w, "\nTimes in ms. RT = client round trips (commands the clients sent; an EVALSHA is one);")
 	fmt.Fprintln(w, "cmds = every command INFO commandstats counted, including those run inside Lua scripts;")
-	fmt.Fprintln(w, "srv µs = server time in commands per acquisition (commandstats usec). ×RTT = p50 / PING p50.")
+	fmt.Fprintln(w, "srv µs = server time in commands per acquisition (commandstats usec); CPU µs = server CPU time")
+	fmt.Fprintln(w, "per acquisition (INFO cpu; /proc for a peer). util srv / user = lock held as the server saw it /")
+	fmt.Fprintln(w, "inside the critical section. Handoff runs from the Unlock call. ×RTT = p50 / PING p50;")
+	fmt.Fprintln(w, "×floor = handoff p50 / wakeretry's (the wake-and-retry yardstick) in the same scenario.")
 	for _, r := range rep.Results {
 		if r.FirstError != "" {
 			fmt.Fprintf(w, "first error, %s/%s: %s\n", r.Scenario, r.Impl, r.FirstError)
@@ -59,7 +66,11 @@ func writeTable(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "\nTargets for %s (reported, not asserted):\n", targetImpl)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, t := range rep.Targets {
-		fmt.Fprintf(tw, "  %s\t%s\twant %s\tgot %s\t%s\n", t.Status, t.Name, t.Want, t.Got, t.Margin)
+		issue := ""
+		if t.Issue > 0 {
+			issue = fmt.Sprintf("#%d", t.Issue)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\twant %s\tgot %s\t%s\n", t.Status, issue, t.Name, t.Want, t.Got, t.Margin)
 	}
 	tw.Flush()
 	if rep.Violations == 0 {
@@ -70,12 +81,4 @@ func writeTable(w io.Writer, rep *Report) {
 	if rep.Note != "" {
 		fmt.Fprintf(w, "*** %s ***\n", rep.Note)
 	}
-}
-
-func writeJSON(path string, rep *Report) error {
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

@@ -16,13 +16,13 @@ func init() {
 }
 
 func uncontended(ctx context.Context, env *Env, im *Impl, d time.Duration) (*Run, error) {
-	cs, err := env.NewClients(ctx, 1, false)
+	cs, err := env.NewClients(ctx, im, 1, false)
 	if err != nil {
 		return nil, err
 	}
-	defer cs.Close(im)
+	defer cs.Close()
 	c := cs.List[0].Client
-	h, err := handle[Locker](im, cs.List[0], env.Name("uncontended", im.Name))
+	h, err := handle[Locker](ctx, im, cs.List[0], env.Name("uncontended", im.Name))
 	if err != nil {
 		return nil, err
 	}

@@ -35,11 +35,11 @@ type Kept interface {
 }
 
 func watchdogRun(ctx context.Context, env *Env, im *Impl, d time.Duration) (*Run, error) {
-	cs, err := env.NewClients(ctx, 1, false)
+	cs, err := env.NewClients(ctx, im, 1, false)
 	if err != nil {
 		return nil, err
 	}
-	defer cs.Close(im)
+	defer cs.Close()
 	prefix := env.Name("watchdog", im.Name)
 	n := watchdogLocks
 	if env.Mini {
@@ -47,7 +47,7 @@ func watchdogRun(ctx context.Context, env *Env, im *Impl, d time.Duration) (*Run
 	}
 	hs := make([]Kept, n)
 	for i := range hs {
-		if hs[i], err = handle[Kept](im, cs.List[0], fmt.Sprintf("%s:%d", prefix, i)); err != nil {
+		if hs[i], err = handle[Kept](ctx, im, cs.List[0], fmt.Sprintf("%s:%d", prefix, i)); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,67 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTick is the unit of the CPU times in /proc/PID/stat (USER_HZ, 100
+// on every Linux architecture Go supports).
+const clockTick = 10 * time.Millisecond
+
+// treeCPU returns the user+system CPU time of the process pid and of its
+// live descendants (a PostgreSQL server's backends), from /proc.
+func treeCPU(pid int) (time.Duration, error) {
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		return 0, err
+	}
+	parent := map[int]int{}
+	ticks := map[int]int64{}
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		p, pp, t, ok := parseStat(string(b))
+		if ok {
+			parent[p], ticks[p] = pp, t
+		}
+	}
+	if _, ok := ticks[pid]; !ok {
+		return 0, os.ErrNotExist
+	}
+	var total int64
+	for p, t := range ticks {
+		for q := p; q > 1; q = parent[q] {
+			if q == pid {
+				total += t
+				break
+			}
+		}
+	}
+	return time.Duration(total) * clockTick, nil
+}
+
+// parseStat returns the pid, parent pid and utime+stime of a
+// /proc/PID/stat line. The command name, in parentheses, may hold spaces.
+func parseStat(s string) (pid, ppid int, ticks int64, ok bool) {
+	open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || close < open {
+		return 0, 0, 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(s[:open]))
+	f := strings.Fields(s[close+1:]) // f[0] is field 3 (state)
+	if err != nil || len(f) < 13 {
+		return 0, 0, 0, false
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return pid, ppid, utime + stime, true
+}

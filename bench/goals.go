@@ -1,0 +1,106 @@
+package main
+
+import "fmt"
+
+// The figures that some goals keep from getting worse ("today's") were
+// measured on the development machine (2 cores, Redis 7.0.15, others' tests
+// running beside) by
+//
+//	go -C bench run . -scenarios hotlock,hotlock-many,rwlock,fairlock,semaphore,watchdog,latch \
+//		-impls latchkey,latchkey-fair,latchkey-rw,latchkey-sem,latchkey-watchdog,latchkey-latch
+//
+// at commit fcd7db4 (3s per scenario in 2 rounds), before the handoff and
+// herd work of issues 12 and 13.
+const (
+	todayCommit          = "fcd7db4"
+	todayHotlockP99      = 12.1  // ms, hotlock latchkey wait p99
+	todayHotlockManyP99  = 219.2 // ms, hotlock-many latchkey wait p99
+	todayRWLockReadsPerS = 733.0 // rwlock latchkey-rw: 2200 reads in 3s
+)
+
+// peers are the Redis lock libraries latchkey is measured against, in all
+// their configurations.
+var peers = []string{"redsync", "redsync-default", "redislock-linear", "redislock-exp"}
+
+// The metrics that goals bound.
+var (
+	mUtil = metric{"utilization (server-side)", "util",
+		func(r *Result) (float64, bool) { return r.Utilization * 100, r.Utilization > 0 }, pctStr}
+	mHandoff = metric{"handoff p50", "handoff",
+		func(r *Result) (float64, bool) { return r.Handoff.P50, r.Handoff.N > 0 }, msStr}
+	mHandoffRTT = metric{"handoff p50 in PING round trips", "",
+		func(r *Result) (float64, bool) { return r.HandoffRTT, r.HandoffRTT > 0 }, rtStr}
+	mLatencyRTT = metric{"Lock+Unlock p50 in PING round trips", "",
+		func(r *Result) (float64, bool) { return r.LatencyRTT, r.LatencyRTT > 0 }, rtStr}
+	mRT = metric{"client round trips per acquisition", "",
+		func(r *Result) (float64, bool) { return r.RoundTripsPerAcq, r.RoundTripsPerAcq >= 0 }, numStr}
+	mRate = metric{"acquisitions/s", "acq/s",
+		func(r *Result) (float64, bool) { return r.PerSecond, r.PerSecond > 0 }, rateStr}
+	mOps = metric{"ops/s", "ops/s",
+		func(r *Result) (float64, bool) { return r.PerSecond, r.PerSecond > 0 }, rateStr}
+	mWaitP99 = metric{"wait p99", "",
+		func(r *Result) (float64, bool) { return r.Wait.P99, r.Wait.N > 0 }, msStr}
+	mFair = metric{"fairness (per-worker min/max acquisitions)", "",
+		func(r *Result) (float64, bool) { return float64(r.FairMin) / float64(r.FairMax), r.FairMax > 0 }, numStr}
+	mWriteP99 = metric{"writers' wait p99", "", series("write wait"), msStr}
+	mReads    = metric{"reads/s", "", extra("reads/s"), rateStr}
+	mLatchP99 = metric{"last waiter released p99", "", series("last waiter released"), msStr}
+	mCPU      = metric{"server CPU per Lock+Unlock", "cpu",
+		func(r *Result) (float64, bool) { return r.CPUUsPerAcq, r.CPUUsPerAcq > 0 }, usStr}
+	mRenewals = metric{"renewal round trips per period", "renewals", extra("round trips per period"), numStr}
+)
+
+// goals is the targets table: issue 5's first targets, then issue 12's
+// (handoff in one trip) and issue 13's (no herds, less server work).
+var goals = []goal{
+	{issue: 5, scenario: "hotlock", impl: targetImpl, metric: mUtil, atLeast: true, bound: 90},
+	{issue: 5, scenario: "hotlock", impl: targetImpl, metric: mHandoffRTT, bound: 3},
+	{issue: 5, scenario: "hotlock", impl: targetImpl, metric: mRT, bound: 3},
+	{issue: 5, scenario: "uncontended", impl: targetImpl, metric: mLatencyRTT, bound: 2.2},
+
+	{issue: 12, scenario: "hotlock", impl: targetImpl, metric: mHandoff, bound: 0.75, versus: []string{"wakeretry"}},
+	{issue: 12, scenario: "hotlock", impl: targetImpl, metric: mRT, bound: 2.2},
+	{issue: 12, scenario: "fairlock", impl: "latchkey-fair", metric: mRT, bound: 2.5},
+	{issue: 12, scenario: "hotlock", impl: targetImpl, metric: mRate, atLeast: true, bound: 1.5, versus: peers},
+	{issue: 12, scenario: "hotlock-many", impl: targetImpl, metric: mRate, atLeast: true, bound: 1.5, versus: peers},
+	{issue: 12, scenario: "hotlock", impl: targetImpl, metric: mWaitP99, bound: todayHotlockP99, note: today()},
+	{issue: 12, scenario: "hotlock-many", impl: targetImpl, metric: mWaitP99, bound: todayHotlockManyP99, note: today()},
+	{issue: 12, scenario: "hotlock", impl: targetImpl, metric: mFair, atLeast: true, bound: 0.95},
+	{issue: 12, scenario: "fairlock", impl: "latchkey-fair", metric: mFair, atLeast: true, bound: 0.95},
+
+	{issue: 13, scenario: "semaphore-32x4", impl: "latchkey-sem", metric: mRT, bound: 3},
+	{issue: 13, scenario: "semaphore", impl: "latchkey-sem", metric: mRT, bound: 3},
+	{issue: 13, scenario: "semaphore", impl: "latchkey-sem", metric: mFair, atLeast: true, bound: 0.8},
+	{issue: 13, scenario: "rwlock", impl: "latchkey-rw", metric: mWriteP99, bound: 25},
+	{issue: 13, scenario: "rwlock", impl: "latchkey-rw", metric: mReads, atLeast: true, bound: 0.8 * todayRWLockReadsPerS,
+		note: fmt.Sprintf("80%% of today's %.0f/s, at %s", todayRWLockReadsPerS, todayCommit)},
+	{issue: 13, scenario: "redlock", impl: "latchkey-redlock-hub", metric: mRT, bound: 12},
+	{issue: 13, scenario: "redlock", impl: "latchkey-redlock-hub", metric: mUtil, atLeast: true, bound: 85},
+	{issue: 13, scenario: "latch", impl: "latchkey-latch", metric: mLatchP99, bound: 15},
+	{issue: 13, scenario: "scale", impl: targetImpl, metric: mCPU, bound: 1.15, versus: []string{"redislock-linear"}},
+	{issue: 13, scenario: "scale", impl: targetImpl, metric: mOps, atLeast: true, bound: 0.9, versus: []string{"redislock-linear"}},
+	{issue: 13, scenario: "watchdog", impl: "latchkey-watchdog", metric: mRenewals, bound: 110},
+}
+
+func today() string { return "no worse than today, at " + todayCommit }
+
+func series(name string) func(*Result) (float64, bool) {
+	return func(r *Result) (float64, bool) {
+		d, ok := r.Series[name]
+		return d.P99, ok && d.N > 0
+	}
+}
+
+func extra(name string) func(*Result) (float64, bool) {
+	return func(r *Result) (float64, bool) {
+		v, ok := r.Extra[name]
+		return v, ok
+	}
+}
+
+func pctStr(v float64) string  { return fmt.Sprintf("%.1f%%", v) }
+func msStr(v float64) string   { return durLabel(v) }
+func rtStr(v float64) string   { return fmt.Sprintf("%.2f round trips", v) }
+func numStr(v float64) string  { return fmt.Sprintf("%.2f", v) }
+func rateStr(v float64) string { return fmt.Sprintf("%.0f/s", v) }
+func usStr(v float64) string   { return fmt.Sprintf("%.1fµs", v) }
