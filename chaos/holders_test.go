@@ -73,6 +73,9 @@ func (hs *Holders) Begin(name string, hd hold) {
 		m = make(map[int]*hold)
 		hs.holds[name] = m
 	}
+	if hd.closed(now) {
+		return // the library told the caller at once that the grant is over
+	}
 	permits := hd.n
 	for c, o := range m {
 		if c == hd.client || o.closed(now) {
