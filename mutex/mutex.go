@@ -107,13 +107,13 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.l.TTL
 // by Unlock or by loss; Err then tells which. If m is not held, Done returns
 // the channel of the last hold, or a closed channel if there was none. To
 // watch one acquisition whatever else the handle takes, use LockContext.
-func (m *Mutex) Done() <-chan struct{} { return m.l.Holds.Done() }
+func (m *Mutex) Done() <-chan struct{} { return m.l.Done() }
 
 // Err returns nil while m is held and after its last hold was released by
 // Unlock. After a hold ended without Unlock (its lease expired, the key was
 // deleted or force-unlocked, the watchdog could not renew it) Err returns an
 // error matching latchkey.ErrLost that says why.
-func (m *Mutex) Err() error { return m.l.Holds.Err() }
+func (m *Mutex) Err() error { return m.l.Err() }
 
 // Token returns the fencing token of the current hold: a number that
 // strictly increases with every acquisition of the lock name, by any handle

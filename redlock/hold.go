@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/lockerr"
 )
 
@@ -46,151 +47,58 @@ func (a *attempt) late(node int, r reply) {
 	}
 }
 
-// hold is this handle's record of one owner's hold. Its fields are guarded
-// by the Mutex's mu.
-type hold struct {
-	owner  string
-	plain  bool // taken without an owner in ctx
-	count  int
-	att    *attempt
-	done   chan struct{}
-	err    error         // why it ended: nil for Unlock, ErrLost otherwise
-	expiry *time.Timer   // fires when the validity runs out
-	until  time.Time     // when it does
-	stop   chan struct{} // stops the watchdog; nil with a fixed lease
+// keeper keeps a hold won by att: a timer ends it when its validity runs
+// out, and without a fixed lease a goroutine renews it on every node (see
+// watch).
+type keeper struct {
+	m   *Mutex
+	att *attempt
 }
 
-var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+// held is what keeps one hold. Its fields are guarded by mu.
+type held struct {
+	m     *Mutex
+	owner string
+	att   *attempt
+	lost  func(error)
 
-// Done returns a channel that is closed when the current hold of m ends,
-// by Unlock or by loss; Err then tells which. If m is not held, Done returns
-// the channel of the last hold, or a closed channel if there was none.
-func (m *Mutex) Done() <-chan struct{} {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cur == nil {
-		return closed
-	}
-	return m.cur.done
+	mu      sync.Mutex
+	until   time.Time     // when its validity runs out
+	expiry  *time.Timer   // fires then
+	stop    chan struct{} // stops the watchdog; nil with a fixed lease
+	stopped bool
 }
 
-// Err returns nil while m is held and after its last hold was released by
-// Unlock. After a hold ended without Unlock Err returns an error matching
-// latchkey.ErrLost that says why: its validity ran out without a quorum
-// renewal, or a quorum of nodes no longer had it (and then the error also
-// holds the *QuorumError of the last renewal).
-func (m *Mutex) Err() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cur == nil {
-		return nil
-	}
-	return m.cur.err
-}
-
-// Deadline returns when the validity of m's current hold runs out: the
-// latest time at which the holder may still rely on it, lease - elapsed -
-// drift after the quorum was asked (watchdog renewals move it on). It is
-// before the lock's keys expire on any node that granted it. Deadline
-// returns the zero time if m is not held.
-func (m *Mutex) Deadline() time.Time {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cur == nil || m.holds[m.cur.owner] != m.cur {
-		return time.Time{}
-	}
-	return m.cur.until
-}
-
-// reenter counts one more hold for owner id if it holds m.
-func (m *Mutex) reenter(id string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	h := m.holds[id]
-	if h == nil {
-		return false
-	}
-	h.count++
-	m.cur = h
-	return true
-}
-
-// plainOwner returns the owner id of the handle's current plain hold.
-func (m *Mutex) plainOwner() (string, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for id, h := range m.holds {
-		if h.plain {
-			return id, true
-		}
-	}
-	return "", false
-}
-
-// acquired records the hold won by a.
-func (m *Mutex) acquired(id string, plain bool, a *attempt) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	h := &hold{owner: id, plain: plain, count: 1, att: a, done: make(chan struct{})}
+func (k keeper) Keep(id string, started time.Time, lost func(error)) hold.Keeping {
+	m := k.m
+	h := &held{m: m, owner: id, att: k.att, lost: lost, until: m.validUntil(started)}
 	why := "validity ran out without a quorum renewal"
 	if m.cfg.Fixed > 0 {
 		why = fmt.Sprintf("validity of its %v lease ran out", m.cfg.Fixed)
 	}
-	h.until = m.validUntil(a.start)
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.expiry = time.AfterFunc(time.Until(h.until), func() {
-		m.lose(h, fmt.Errorf("redlock: %s: %w: %s", m.name, lockerr.ErrLost, why))
+		h.lose(fmt.Errorf("%w: %s", lockerr.ErrLost, why))
 	})
 	if m.cfg.Fixed == 0 {
 		h.stop = make(chan struct{})
-		go m.watch(h, a.start)
+		go m.watch(h, started)
 	}
-	m.holds[id] = h
-	m.cur = h
+	return h
 }
 
-// validUntil is when a hold confirmed by a quorum of requests sent at t
-// stops being valid.
-func (m *Mutex) validUntil(t time.Time) time.Time {
-	return t.Add(m.cfg.TTL() - m.drift())
-}
+// Again: a re-entry is counted by the handle alone; the nodes hold once.
+func (h *held) Again(time.Time) {}
 
-// leave takes one hold of owner id off the books. It returns the hold, and
-// whether that was its last count, in which case the hold is detached (no
-// longer renewed or timed) and the caller must release it and finish it.
-func (m *Mutex) leave(id string) (h *hold, last bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	h = m.holds[id]
-	if h == nil {
-		return nil, false
-	}
-	if h.count--; h.count > 0 {
-		return h, false
-	}
-	m.detachLocked(h)
-	return h, true
-}
-
-// lose ends h as lost, unless it already ended, and removes what is left of
-// it on the nodes.
-func (m *Mutex) lose(h *hold, err error) {
-	m.mu.Lock()
-	if m.holds[h.owner] != h {
-		m.mu.Unlock()
+// Stop stops the timer and the watchdog; a grant arriving late is undone.
+func (h *held) Stop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped {
 		return
 	}
-	m.detachLocked(h)
-	m.mu.Unlock()
-	m.finish(h, err)
-	all := make([]int, len(m.clients))
-	for i := range all {
-		all[i] = i
-	}
-	m.undo(context.Background(), h.owner, all)
-}
-
-func (m *Mutex) detachLocked(h *hold) {
-	delete(m.holds, h.owner)
+	h.stopped = true
 	h.expiry.Stop()
 	if h.stop != nil {
 		close(h.stop)
@@ -198,23 +106,66 @@ func (m *Mutex) detachLocked(h *hold) {
 	h.att.settle(stateEnded)
 }
 
-// finish closes a detached hold's Done channel with err as its reason.
-func (m *Mutex) finish(h *hold, err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	h.err = err
-	close(h.done)
+// lose ends the hold as lost, unless it was stopped, and removes what is
+// left of it on the nodes.
+func (h *held) lose(err error) {
+	h.mu.Lock()
+	stopped := h.stopped
+	h.mu.Unlock()
+	if stopped {
+		return
+	}
+	h.lost(err)
+	all := make([]int, len(h.m.clients))
+	for i := range all {
+		all[i] = i
+	}
+	h.m.undo(context.Background(), h.owner, all)
 }
 
-// extend moves h's validity to that of a quorum renewal sent at t. It
-// reports false if h has ended.
-func (m *Mutex) extend(h *hold, t time.Time) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.holds[h.owner] != h {
+// extend moves the validity to that of a quorum renewal sent at t. It
+// reports false if the hold has ended.
+func (h *held) extend(t time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped {
 		return false
 	}
-	h.until = m.validUntil(t)
+	h.until = h.m.validUntil(t)
 	h.expiry.Reset(time.Until(h.until))
 	return true
+}
+
+// Done returns a channel that is closed when the current hold of m ends,
+// by Unlock or by loss; Err then tells which. If m is not held, Done returns
+// the channel of the last hold, or a closed channel if there was none.
+func (m *Mutex) Done() <-chan struct{} { return m.holds.Done(hold.Any) }
+
+// Err returns nil while m is held and after its last hold was released by
+// Unlock. After a hold ended without Unlock Err returns an error matching
+// latchkey.ErrLost that says why: its validity ran out without a quorum
+// renewal, or a quorum of nodes no longer had it (and then the error also
+// holds the *QuorumError of the last renewal).
+func (m *Mutex) Err() error { return m.holds.Err(hold.Any) }
+
+// Deadline returns when the validity of m's current hold runs out: the
+// latest time at which the holder may still rely on it, lease - elapsed -
+// drift after the quorum was asked (watchdog renewals move it on). It is
+// before the lock's keys expire on any node that granted it. Deadline
+// returns the zero time if m is not held.
+func (m *Mutex) Deadline() time.Time {
+	h := m.holds.Current(hold.Any)
+	if h == nil {
+		return time.Time{}
+	}
+	k := h.Keeping().(*held)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.until
+}
+
+// validUntil is when a hold confirmed by a quorum of requests sent at t
+// stops being valid.
+func (m *Mutex) validUntil(t time.Time) time.Time {
+	return t.Add(m.cfg.TTL() - m.drift())
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/shared"
 
@@ -36,9 +37,7 @@ type Mutex struct {
 	quorum   int
 	cfg      config
 
-	mu    sync.Mutex
-	holds map[string]*hold // by owner id: this handle's live holds
-	cur   *hold            // the hold Done and Err report on
+	holds *hold.Table // by owner id
 }
 
 // New returns a Mutex for the lock called name on the independent masters
@@ -78,7 +77,7 @@ func New(clients []redis.UniversalClient, name string, opts ...Option) *Mutex {
 		tokenKey: keys.TokenKey(name),
 		quorum:   len(clients)/2 + 1,
 		cfg:      cfg,
-		holds:    make(map[string]*hold),
+		holds:    hold.New("redlock: " + name),
 	}
 	if m.nodeTimeout() >= m.cfg.TTL() {
 		panic("redlock: New: WithNodeTimeout: timeout must be below the lease")
@@ -120,8 +119,8 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 	}
 	var won *attempt // nil after success: the hold was re-entered
 	try := func(ctx context.Context) (bool, time.Duration, error) {
-		if reentrant && m.reenter(id) {
-			return true, 0, nil
+		if reentrant && m.holds.Again(id, time.Now()) {
+			return true, 0, nil // counted by the handle: the nodes hold once
 		}
 		a, err := m.try(ctx, id)
 		switch {
@@ -143,7 +142,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 		return false, err
 	}
 	if won != nil {
-		m.acquired(id, !reentrant, won)
+		m.holds.Acquired(id, id, 0, !reentrant, 0, won.start, keeper{m, won})
 	}
 	return true, nil
 }
@@ -209,11 +208,11 @@ func (m *Mutex) try(ctx context.Context, id string) (*attempt, error) {
 func (m *Mutex) Unlock(ctx context.Context) error {
 	id, ok := owner.FromContext(ctx)
 	if !ok {
-		if id, ok = m.plainOwner(); !ok {
+		if id, ok = m.holds.ClaimPlain(hold.Any); !ok {
 			return fmt.Errorf("redlock: unlock %s: %w", m.name, lockerr.ErrNotHeld)
 		}
 	}
-	h, last := m.leave(id)
+	h, last := m.holds.Detach(id)
 	switch {
 	case h == nil:
 		return fmt.Errorf("redlock: unlock %s: %w", m.name, lockerr.ErrNotHeld)
@@ -236,16 +235,16 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	notHeld, _ := count(rs, -1)
 	switch {
 	case released >= m.quorum:
-		m.finish(h, nil)
+		m.holds.Finish(h, nil)
 		return nil
 	case released+notHeld >= m.quorum:
 		err := fmt.Errorf("redlock: %s: %w: found on %d of %d nodes at unlock, %d needed",
 			m.name, lockerr.ErrLost, released, len(m.clients), m.quorum)
-		m.finish(h, err)
+		m.holds.Finish(h, err)
 		return fmt.Errorf("redlock: unlock %s: %w: found on %d of %d nodes, %d needed",
 			m.name, lockerr.ErrNotHeld, released, len(m.clients), m.quorum)
 	}
-	m.finish(h, nil)
+	m.holds.Finish(h, nil)
 	return m.quorumError("unlock", len(rs)-failed, rs)
 }
 

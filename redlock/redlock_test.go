@@ -190,9 +190,14 @@ func TestMutex_watchdogLosesQuorum(t *testing.T) {
 	cs := miniClients(t, ms)
 	ctx := context.Background()
 	name := lockName(t)
-	m := redlock.New(cs, name, redlock.WithWatchdogTimeout(300*time.Millisecond))
+	m := redlock.New(cs, name, redlock.WithWatchdogTimeout(300*time.Millisecond), redlock.WithNodeTimeout(100*time.Millisecond))
 	if err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
+	}
+	// A node slower than the quorum may still be granting: the deletions
+	// below count on all three holding.
+	if !eventually(5*time.Second, func() bool { return held(t, cs, name) == 3 }) {
+		t.Fatalf("the lock is on %d of 3 nodes", held(t, cs, name))
 	}
 	// miniredis does not expire keys by itself: renewals must keep the
 	// TTL at the lease.

@@ -20,7 +20,7 @@ import (
 // A hold of one Mutex is renewed by its own goroutine, unlike the
 // per-client batching of package lease: its renewals must reach every node
 // together and be counted as one.
-func (m *Mutex) watch(h *hold, from time.Time) {
+func (m *Mutex) watch(h *held, from time.Time) {
 	every := m.cfg.Watchdog / 3
 	retry := min(m.cfg.Watchdog/10, time.Second)
 	leaseMs := scripts.Ms(m.cfg.Watchdog)
@@ -54,12 +54,12 @@ func (m *Mutex) watch(h *hold, from time.Time) {
 		gone := len(rs) - renewed - failed
 		switch {
 		case renewed >= m.quorum:
-			if !m.extend(h, sent) {
+			if !h.extend(sent) {
 				return
 			}
 			timer.Reset(time.Until(sent.Add(every)))
 		case len(rs)-gone < m.quorum:
-			m.lose(h, fmt.Errorf("redlock: %s: %w: %w", m.name, lockerr.ErrLost, m.quorumError("renew", renewed, rs)))
+			h.lose(fmt.Errorf("%w: %w", lockerr.ErrLost, m.quorumError("renew", renewed, rs)))
 			return
 		default:
 			timer.Reset(retry)

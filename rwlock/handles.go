@@ -35,10 +35,10 @@ func (l *ReadLock) TryLock(ctx context.Context, wait time.Duration) (bool, error
 func (l *ReadLock) Unlock(ctx context.Context) error { return l.rw.RUnlock(ctx) }
 
 // Done is RWMutex.Done for the read holds of the handle only.
-func (l *ReadLock) Done() <-chan struct{} { return l.rw.doneOf(read) }
+func (l *ReadLock) Done() <-chan struct{} { return l.rw.holds.Done(int(read)) }
 
 // Err is RWMutex.Err for the read holds of the handle only.
-func (l *ReadLock) Err() error { return l.rw.errOf(read) }
+func (l *ReadLock) Err() error { return l.rw.holds.Err(int(read)) }
 
 // Name returns the lock's name, which is also its Redis key.
 func (l *ReadLock) Name() string { return l.rw.name }
@@ -56,10 +56,10 @@ func (l *WriteLock) TryLock(ctx context.Context, wait time.Duration) (bool, erro
 func (l *WriteLock) Unlock(ctx context.Context) error { return l.rw.Unlock(ctx) }
 
 // Done is RWMutex.Done for the write holds of the handle only.
-func (l *WriteLock) Done() <-chan struct{} { return l.rw.doneOf(write) }
+func (l *WriteLock) Done() <-chan struct{} { return l.rw.holds.Done(int(write)) }
 
 // Err is RWMutex.Err for the write holds of the handle only.
-func (l *WriteLock) Err() error { return l.rw.errOf(write) }
+func (l *WriteLock) Err() error { return l.rw.holds.Err(int(write)) }
 
 // Name returns the lock's name, which is also its Redis key.
 func (l *WriteLock) Name() string { return l.rw.name }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/lockopt"
@@ -39,10 +39,9 @@ type RWMutex struct {
 	tag     string // {name}: the prefix of every owner's timeout keys
 	cfg     config
 
-	mu    sync.Mutex
-	holds map[string]*hold // by hash field: this handle's live holds
-	seq   uint64           // acquisitions so far, to order holds
-	cur   [3]*hold         // by side (read, write, either): the hold Done and Err report on
+	holds     *hold.Table // by hash field, of class read or write
+	readKeep  hold.Keeper
+	writeKeep hold.Keeper
 
 	r ReadLock
 	w WriteLock
@@ -72,8 +71,9 @@ func New(client redis.UniversalClient, name string, opts ...Option) *RWMutex {
 		channel: keys.Prefix("redisson_rwlock", name),
 		tag:     keys.Tag(name),
 		cfg:     cfg,
-		holds:   make(map[string]*hold),
+		holds:   hold.New("rwlock: " + name),
 	}
+	rw.readKeep, rw.writeKeep = rw.keepers()
 	rw.r.rw, rw.w.rw = rw, rw
 	return rw
 }
@@ -145,16 +145,20 @@ func (rw *RWMutex) Unlock(ctx context.Context) error {
 	return rw.unlock(ctx, write)
 }
 
-// side is read or write; either stands for both in Done and Err.
+// side is read or write, the class of a hold in the books.
 type side int
 
 const (
-	read side = iota
-	write
-	either
+	read  side = 0
+	write side = 1
 )
 
-func (s side) String() string { return [...]string{"read", "write", "read or write"}[s] }
+func (s side) String() string {
+	if s == write {
+		return "write"
+	}
+	return "read"
+}
 
 // field returns the hash field of owner id's holds on side s.
 func field(id string, s side) string {
@@ -186,7 +190,7 @@ func (rw *RWMutex) lock(ctx context.Context, budget time.Duration, s side) (bool
 	var (
 		started  time.Time
 		unsure   bool // an attempt failed without a reply: it may have been applied
-		hadLocal = rw.holding(field(id, s))
+		hadLocal = rw.holds.Get(field(id, s)) != nil
 	)
 	// One request for the whole wait: a resend of an attempt that took the
 	// hold finds its record, whatever attempt it belongs to.
@@ -235,7 +239,7 @@ func (rw *RWMutex) lock(ctx context.Context, budget time.Duration, s side) (bool
 func (rw *RWMutex) unlock(ctx context.Context, s side) error {
 	id, ok := owner.FromContext(ctx)
 	if !ok {
-		if id, ok = rw.reservePlain(s); !ok {
+		if id, ok = rw.holds.ClaimPlain(int(s)); !ok {
 			return fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, lockerr.ErrNotHeld)
 		}
 	}
@@ -245,13 +249,13 @@ func (rw *RWMutex) unlock(ctx context.Context, s side) error {
 		// Whether the release applied is unknown. Either way this hold is
 		// over for the handle, as for Redisson: the watchdog stops, and a
 		// release that did not apply ends with the lease on the server.
-		rw.abandoned(field(id, s))
+		rw.holds.Abandoned(field(id, s))
 		return err
 	case res == -1:
-		rw.released(field(id, s), res)
+		rw.released(id, s, res)
 		return fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, lockerr.ErrNotHeld)
 	}
-	rw.released(field(id, s), res)
+	rw.released(id, s, res)
 	return err
 }
 
@@ -260,7 +264,7 @@ func (rw *RWMutex) unlock(ctx context.Context, s side) error {
 func (rw *RWMutex) release(ctx context.Context, id string, s side) (int64, error) {
 	res, err := rw.releaseOnce(ctx, id, s)
 	if err == nil || errors.Is(err, lockerr.ErrNotReplicated) {
-		rw.released(field(id, s), res)
+		rw.released(id, s, res)
 	}
 	return res, err
 }

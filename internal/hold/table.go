@@ -1,10 +1,9 @@
 // Package hold keeps a lock handle's books on its holds: which owners hold
-// through it and how many times, which hold Done and Err report on, the
-// fixed-lease timer or watchdog entry that keeps each alive or declares it
-// lost, and which plain hold an Unlock without an owner releases.
-//
-// It serves the hash locks whose holds are one count per owner (mutex,
-// fairlock); the read-write lock and RedLock keep books of their own shape.
+// through it and how many times, which hold Done and Err report on, what
+// keeps each hold alive or declares it lost (a Keeper), and which plain
+// hold an Unlock without an owner releases. Every lock keeps its books here:
+// mutex and fairlock through lockcore, the read-write lock with a class per
+// side, RedLock with a Keeper of its own.
 package hold
 
 import (
@@ -13,230 +12,287 @@ import (
 	"sync"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/shared"
-	"github.com/redis/go-redis/v9"
 )
 
-// Keep says how a hold stays alive: a fixed lease, or the watchdog.
-type Keep struct {
-	Lease    time.Duration // > 0: fixed, ended by a local timer
-	Watchdog time.Duration // otherwise: renewed with this lease
-	Sync     time.Duration // how long a renewal waits for replicas
-	Kind     *lease.Kind   // the renewal script; Keys and Args as it takes them
-	Keys     []string
-	Args     func(owner string) []any
-}
+// Any, as a class, stands for every class of hold.
+const Any = -1
 
-// A Table is one handle's record of its live holds, by owner id. It is safe
-// for concurrent use.
+// A Table is one handle's record of its live holds, by key: the owner id,
+// or for a read-write lock its hash field. It is safe for concurrent use.
 type Table struct {
-	client redis.UniversalClient
-	what   string // "<pkg>: <name>", for errors
-	keep   Keep
+	what string // "<pkg>: <name>", for errors
 
 	mu    sync.Mutex
 	seq   uint64
 	holds map[string]*Hold
-	cur   *Hold // the hold Done and Err report on
+	cur   map[int]*Hold // by class, and Any: the hold Done and Err report on
 }
 
-// A Hold is one owner's hold taken through a handle: every count of it
-// ends together, by the unlock of the last one or by loss. Its fields are
-// guarded by its Table's mutex.
+// A Hold is one owner's hold of one class taken through a handle: every
+// count of it ends together, by the release of the last one or by loss.
+// Its fields are guarded by its Table's mutex.
 type Hold struct {
-	owner string
+	key   string
+	Owner string
+	class int
 	plain bool   // taken without an owner in ctx: a fresh id per acquisition
-	seq   uint64 // order of creation among the handle's holds
-	// releasing marks a plain hold whose Unlock is under way, so that a
-	// concurrent Unlock picks the hold that another goroutine took since.
+	seq   uint64 // order of the latest acquisition among the handle's holds
+	// releasing marks a plain hold whose unlock is under way, so that a
+	// concurrent unlock picks another.
 	releasing bool
 	count     int
 	token     int64
+	keep      Keeping
 	done      chan struct{}
-	err       error                     // why it ended: nil for Unlock, ErrLost otherwise
+	err       error                     // why it ended: nil for an unlock, ErrLost otherwise
 	cancels   []context.CancelCauseFunc // of the contexts Context made
-	renew     *lease.Hold               // the watchdog's entry, nil with a fixed lease
-	timer     *time.Timer               // the fixed lease's end, nil with the watchdog
 }
 
-// New returns the books of a handle whose holds are kept alive as keep
-// says; what prefixes error messages, such as "mutex: orders".
-func New(client redis.UniversalClient, what string, keep Keep) *Table {
-	return &Table{client: client, what: what, keep: keep, holds: make(map[string]*Hold)}
+// New returns empty books; what prefixes error messages, such as
+// "mutex: orders".
+func New(what string) *Table {
+	return &Table{what: what, holds: make(map[string]*Hold), cur: make(map[int]*Hold)}
 }
 
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// Done returns the channel of the current hold, closed when it ends, or a
-// closed channel if the handle never held.
-func (t *Table) Done() <-chan struct{} {
+// Done returns the channel of the current hold of class c (or Any), closed
+// when it ends, or a closed channel if the handle never held.
+func (t *Table) Done(c int) <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.cur == nil {
-		return closed
+	if h := t.cur[c]; h != nil {
+		return h.done
 	}
-	return t.cur.done
+	return closed
 }
 
-// Err returns why the current hold ended: nil while held or after Unlock,
-// an error matching lockerr.ErrLost otherwise.
-func (t *Table) Err() error {
+// Err returns why the current hold of class c (or Any) ended: nil while
+// held or after its release, an error matching lockerr.ErrLost otherwise.
+func (t *Table) Err(c int) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.cur == nil {
-		return nil
+	if h := t.cur[c]; h != nil {
+		return h.err
 	}
-	return t.cur.err
+	return nil
 }
 
 // Token returns the fencing token of the current hold, 0 if none is live.
 func (t *Table) Token() int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.cur == nil || t.holds[t.cur.owner] != t.cur {
-		return 0
+	if h := t.cur[Any]; h != nil && t.holds[h.key] == h {
+		return h.token
 	}
-	return t.cur.token
+	return 0
 }
 
-// ClaimPlain picks the plain hold an Unlock without an owner releases and
-// marks it releasing. A record can outlive its release in Redis for a
-// moment (until Released runs, or a lost lease's timer fires) while another
-// goroutine already took a new plain hold: the newest unclaimed one is the
-// live one.
-func (t *Table) ClaimPlain() (string, bool) {
+// Current returns the live hold Done reports on for class c, or nil.
+func (t *Table) Current(c int) *Hold {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	e := t.newestPlainLocked(false)
-	if e == nil {
-		return "", false
+	if h := t.cur[c]; h != nil && t.holds[h.key] == h {
+		return h
 	}
-	e.releasing = true
-	return e.owner, true
+	return nil
 }
 
-// CurrentPlain returns the owner id of the newest plain hold.
-func (t *Table) CurrentPlain() (string, bool) {
+// Get returns the live hold under key, or nil.
+func (t *Table) Get(key string) *Hold {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	e := t.newestPlainLocked(true)
-	if e == nil {
-		return "", false
-	}
-	return e.owner, true
+	return t.holds[key]
 }
 
-func (t *Table) newestPlainLocked(claimed bool) *Hold {
+// ClaimPlain picks the plain hold of class c that an unlock without an
+// owner releases, marks it releasing, and returns its owner. A record can
+// outlive its release in Redis for a moment (until the release is recorded,
+// or a lost lease's timer fires) while another goroutine already took a new
+// plain hold: the newest unclaimed one is the live one.
+func (t *Table) ClaimPlain(c int) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.newestPlainLocked(c, false)
+	if h == nil {
+		return "", false
+	}
+	h.releasing = true
+	return h.Owner, true
+}
+
+// CurrentPlain returns the owner id of the newest plain hold of class c.
+func (t *Table) CurrentPlain(c int) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.newestPlainLocked(c, true)
+	if h == nil {
+		return "", false
+	}
+	return h.Owner, true
+}
+
+func (t *Table) newestPlainLocked(c int, claimed bool) *Hold {
 	var best *Hold
-	for _, e := range t.holds {
-		if e.plain && (claimed || !e.releasing) && (best == nil || e.seq > best.seq) {
-			best = e
+	for _, h := range t.holds {
+		if h.plain && (c == Any || h.class == c) && (claimed || !h.releasing) && (best == nil || h.seq > best.seq) {
+			best = h
 		}
 	}
 	return best
 }
 
-// Acquired records an acquisition by owner id whose script was sent at
-// started: a new hold, or one more count of a live one (which resets a
-// fixed lease, as the script reset the TTL).
-func (t *Table) Acquired(id string, plain bool, token int64, started time.Time) *Hold {
+// Acquired records an acquisition under key by owner id, of class c, whose
+// request was sent at started: a new hold, kept by k, or one more count of
+// a live one (its keep is told: a fixed lease restarts, as the script reset
+// the TTL).
+func (t *Table) Acquired(key, id string, c int, plain bool, token int64, started time.Time, k Keeper) *Hold {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if e := t.holds[id]; e != nil {
-		e.count++
-		e.token = token
-		if e.timer != nil {
-			e.timer.Reset(time.Until(started.Add(t.keep.Lease)))
-		}
-		t.cur = e
-		return e
+	t.seq++
+	if h := t.holds[key]; h != nil {
+		h.count++
+		h.token = token
+		h.seq = t.seq
+		h.keep.Again(started)
+		t.cur[c], t.cur[Any] = h, h
+		return h
+	}
+	h := &Hold{key: key, Owner: id, class: c, plain: plain, seq: t.seq, count: 1, token: token, done: make(chan struct{})}
+	h.keep = k.Keep(id, started, func(err error) { t.Lose(h, fmt.Errorf("%s: %w", t.what, err)) })
+	t.holds[key] = h
+	t.cur[c], t.cur[Any] = h, h
+	return h
+}
+
+// Again counts one more acquisition, sent at started, of the live hold
+// under key, if there is one, and reports whether there was: a lock whose
+// re-entries the handle counts alone (RedLock's nodes hold once).
+func (t *Table) Again(key string, started time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.holds[key]
+	if h == nil {
+		return false
 	}
 	t.seq++
-	e := &Hold{owner: id, plain: plain, seq: t.seq, count: 1, token: token, done: make(chan struct{})}
-	if t.keep.Lease > 0 {
-		e.timer = time.AfterFunc(time.Until(started.Add(t.keep.Lease)), func() {
-			t.lose(e, fmt.Errorf("%s: %w: lease of %v expired", t.what, lockerr.ErrLost, t.keep.Lease))
-		})
-	} else {
-		e.renew = &lease.Hold{
-			Kind:  t.keep.Kind,
-			Keys:  t.keep.Keys,
-			Args:  t.keep.Args(id),
-			Lease: t.keep.Watchdog,
-			Sync:  t.keep.Sync,
-			Lost:  func(err error) { t.lose(e, fmt.Errorf("%s: %w", t.what, err)) },
+	h.count++
+	h.seq = t.seq
+	h.keep.Again(started)
+	t.cur[h.class], t.cur[Any] = h, h
+	return true
+}
+
+// Decremented records that a release left the hold under key held: one
+// count less. A hold whose count this handle no longer sees (the owner's
+// other counts were taken through other handles) ends.
+func (t *Table) Decremented(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h := t.holds[key]; h != nil {
+		h.releasing = false
+		if h.count--; h.count <= 0 {
+			t.endLocked(h, nil)
 		}
-		shared.For(t.client).Watchdog().Add(e.renew, started)
 	}
-	t.holds[id] = e
-	t.cur = e
-	return e
 }
 
-// Released applies a release script's answer for owner id: -1 not held
-// (the hold, if recorded, was lost), 0 holds remain, 1 released.
-func (t *Table) Released(id string, res int64) {
+// Released records that the hold under key ended with its release.
+func (t *Table) Released(key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	e := t.holds[id]
-	switch {
-	case e == nil:
-	case res < 0:
-		t.endLocked(e, fmt.Errorf("%s: %w: found not held on unlock", t.what, lockerr.ErrLost))
-	case res == 0:
-		e.count--
-	default:
-		t.endLocked(e, nil)
+	if h := t.holds[key]; h != nil {
+		t.endLocked(h, nil)
 	}
 }
 
-// Abandoned applies an unlock by owner id whose outcome is unknown (the
+// NotHeld records that a release found the hold under key gone: it was lost.
+func (t *Table) NotHeld(key, why string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h := t.holds[key]; h != nil {
+		t.endLocked(h, fmt.Errorf("%s: %w: %s", t.what, lockerr.ErrLost, why))
+	}
+}
+
+// Abandoned records an unlock under key whose outcome is unknown (the
 // request failed without an answer). As Redisson does, the handle counts it
-// as a release: a hold whose count drops to 0 ends, and its watchdog stops,
-// so that a release that did not apply ends with the lease on the server
+// as a release: a hold whose count drops to 0 ends and its keep stops, so
+// that a release that did not apply ends with the lease on the server
 // instead of being renewed forever.
-func (t *Table) Abandoned(id string) {
+func (t *Table) Abandoned(key string) { t.Decremented(key) }
+
+// Lose ends h as lost with err, unless it already ended.
+func (t *Table) Lose(h *Hold, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	e := t.holds[id]
-	switch {
-	case e == nil:
-	case e.count > 1:
-		e.count--
-		e.releasing = false
-	default:
-		t.endLocked(e, nil)
+	if t.holds[h.key] == h {
+		t.endLocked(h, err)
 	}
 }
 
-func (t *Table) lose(e *Hold, err error) {
+// Detach takes the hold under key off the books without ending it, when
+// this is its last count, and returns it (nil if there is none); with
+// counts left it takes one off and returns nil. A detached hold is no
+// longer kept alive, nor found by Get or an unlock; Finish ends it.
+func (t *Table) Detach(key string) (h *Hold, last bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.holds[e.owner] == e {
-		t.endLocked(e, err)
+	if h = t.holds[key]; h == nil {
+		return nil, false
 	}
+	if h.count--; h.count > 0 {
+		return h, false
+	}
+	delete(t.holds, key)
+	h.keep.Stop()
+	return h, true
 }
 
-func (t *Table) endLocked(e *Hold, err error) {
-	delete(t.holds, e.owner)
-	if e.renew != nil {
-		shared.For(t.client).Watchdog().Remove(e.renew)
-	}
-	if e.timer != nil {
-		e.timer.Stop()
-	}
-	e.err = err
-	close(e.done)
-	for _, cancel := range e.cancels {
+// Finish ends a detached hold with err as its reason.
+func (t *Table) Finish(h *Hold, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.finishLocked(h, err)
+}
+
+func (t *Table) endLocked(h *Hold, err error) {
+	delete(t.holds, h.key)
+	h.keep.Stop()
+	t.finishLocked(h, err)
+}
+
+func (t *Table) finishLocked(h *Hold, err error) {
+	h.err = err
+	close(h.done)
+	for _, cancel := range h.cancels {
 		cancel(err)
 	}
-	e.cancels = nil
+	h.cancels = nil
+	// Done and Err move on to the newest hold still live, if any.
+	for c, cur := range t.cur {
+		if cur == h {
+			if n := t.newestLocked(c); n != nil {
+				t.cur[c] = n
+			}
+		}
+	}
+}
+
+// newestLocked returns the live hold of class c (or Any) acquired last, or nil.
+func (t *Table) newestLocked(c int) *Hold {
+	var n *Hold
+	for _, h := range t.holds {
+		if (c == Any || h.class == c) && (n == nil || h.seq > n.seq) {
+			n = h
+		}
+	}
+	return n
 }
 
 // Context returns a copy of parent that is cancelled when h ends: with
-// context.Canceled as its cause after an unlock, or with the error that
+// context.Canceled as its cause after its release, or with the error that
 // says why it was lost (matching lockerr.ErrLost).
 func (t *Table) Context(parent context.Context, h *Hold) context.Context {
 	ctx, cancel := context.WithCancelCause(parent)
@@ -250,3 +306,6 @@ func (t *Table) Context(parent context.Context, h *Hold) context.Context {
 	}
 	return ctx
 }
+
+// Keeping returns what keeps h alive.
+func (h *Hold) Keeping() Keeping { return h.keep }

@@ -73,21 +73,38 @@ type Lock struct {
 	Cfg    *lockopt.Common
 	Proto  Protocol
 	Holds  *hold.Table
+	keep   hold.Keeper
 }
 
 // New returns a Lock kept alive as cfg says, renewing its holds with the
 // renewal of Redisson's hash locks.
 func New(client redis.UniversalClient, pkg, name string, cfg *lockopt.Common, proto Protocol) *Lock {
-	return &Lock{
-		Client: client, Pkg: pkg, Name: name, Cfg: cfg, Proto: proto,
-		Holds: hold.New(client, pkg+": "+name, hold.Keep{
-			Lease:    cfg.Fixed,
-			Watchdog: cfg.Watchdog,
-			Sync:     cfg.Sync.Timeout(),
-			Kind:     lease.HashLock,
-			Keys:     []string{name},
-			Args:     func(id string) []any { return []any{id} },
-		}),
+	l := &Lock{Client: client, Pkg: pkg, Name: name, Cfg: cfg, Proto: proto, Holds: hold.New(pkg + ": " + name)}
+	if cfg.Fixed > 0 {
+		l.keep = hold.Fixed(cfg.Fixed)
+	} else {
+		l.keep = &hold.Watchdog{
+			Client: client,
+			Kind:   lease.HashLock,
+			Keys:   func(string) []string { return []string{name} },
+			Args:   func(id string) []any { return []any{id} },
+			Lease:  cfg.Watchdog,
+			Sync:   cfg.Sync.Timeout(),
+		}
+	}
+	return l
+}
+
+// record applies a release's answer for owner id: -1 not held (the hold,
+// if recorded, was lost), 0 holds remain, 1 released.
+func (l *Lock) record(id string, res int64) {
+	switch {
+	case res < 0:
+		l.Holds.NotHeld(id, "found not held on unlock")
+	case res == 0:
+		l.Holds.Decremented(id)
+	default:
+		l.Holds.Released(id)
 	}
 }
 
@@ -152,7 +169,7 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 		// be undone safely: an owner's id may hold through other handles.
 		if unsure && !w.Reentrant {
 			if res, err := l.releaseOnce(ctx, w.ID, false); err == nil {
-				l.Holds.Released(w.ID, res)
+				l.record(w.ID, res)
 			}
 		}
 	}
@@ -163,7 +180,7 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 	if !ok {
 		return nil, false, nil
 	}
-	return l.Holds.Acquired(w.ID, !w.Reentrant, token, w.Started), true, nil
+	return l.Holds.Acquired(w.ID, w.ID, 0, !w.Reentrant, token, w.Started, l.keep), true, nil
 }
 
 // LockContext acquires the lock as Lock does and returns a copy of ctx that
@@ -183,7 +200,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	id, reentrant := owner.FromContext(ctx)
 	if !reentrant {
 		var ok bool
-		if id, ok = l.Holds.ClaimPlain(); !ok {
+		if id, ok = l.Holds.ClaimPlain(hold.Any); !ok {
 			return l.errorf("unlock", lockerr.ErrNotHeld)
 		}
 	}
@@ -196,13 +213,13 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		l.Holds.Abandoned(id)
 		return l.errorf("unlock", err)
 	case res < 0:
-		l.Holds.Released(id, res)
+		l.record(id, res)
 		return l.errorf("unlock", lockerr.ErrNotHeld)
 	case err != nil:
-		l.Holds.Released(id, res)
+		l.record(id, res)
 		return l.errorf("unlock", fmt.Errorf("released on the master: %w", err))
 	}
-	l.Holds.Released(id, res)
+	l.record(id, res)
 	return nil
 }
 
@@ -253,7 +270,7 @@ func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 	id, ok := owner.FromContext(ctx)
 	if !ok {
-		if id, ok = l.Holds.CurrentPlain(); !ok {
+		if id, ok = l.Holds.CurrentPlain(hold.Any); !ok {
 			return 0, nil
 		}
 	}
@@ -273,6 +290,12 @@ func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// Done returns the channel of the handle's current hold (see hold.Table).
+func (l *Lock) Done() <-chan struct{} { return l.Holds.Done(hold.Any) }
+
+// Err returns why the handle's current hold ended, if it did.
+func (l *Lock) Err() error { return l.Holds.Err(hold.Any) }
 
 // Locker returns a sync.Locker over Lock and Unlock (see hold.Locker).
 func (l *Lock) Locker() sync.Locker {
