@@ -27,10 +27,11 @@ func init() {
 	register(&Impl{
 		Name:  "etcd",
 		Kind:  KindMutex,
-		Rank:  30,
+		Rank:  24,
 		Color: "#2ca02c",
 		Peer:  etcdPeer,
-		About: "etcd's concurrency.Mutex (go.etcd.io/etcd/client/v3) on a throwaway single-node etcd: " +
+		About: "etcd's concurrency.Mutex (go.etcd.io/etcd/client/v3) on a throwaway single-node etcd with its " +
+			"defaults (every write fsynced, as etcd always does): " +
 			"each handle has its own Session (lease TTL 60s, kept alive); Lock creates a key and each " +
 			"waiter watches the key created just before its own (the ZooKeeper recipe). RT counts gRPC " +
 			"requests, including messages sent on watch streams.",

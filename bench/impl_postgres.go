@@ -33,7 +33,7 @@ func init() {
 	register(&Impl{
 		Name:  "postgres",
 		Kind:  KindMutex,
-		Rank:  31,
+		Rank:  25,
 		Color: "#8c564b",
 		Peer:  postgresPeer,
 		About: "PostgreSQL session-level advisory locks through pgx v5 (pg_advisory_lock and pg_advisory_unlock " +

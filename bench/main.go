@@ -1,18 +1,25 @@
 // Command bench runs latchkey's synchronizers side by side with redsync and
-// bsm/redislock on one Redis server and reports throughput, lock
-// utilization, handoff gaps, waits, fairness, commands per acquisition and
-// mutual-exclusion violations.
+// bsm/redislock on one Redis server, with etcd's concurrency.Mutex and
+// PostgreSQL advisory locks on servers of their own, and with wakeretry, a
+// minimal wake-and-retry pub/sub lock written here as a yardstick. It
+// reports throughput, lock utilization (as the server saw it and inside the
+// critical section), handoff gaps, waits, fairness, round trips and
+// commands per acquisition, server CPU per operation and mutual-exclusion
+// violations, and checks latchkey's figures against the issues' targets.
 //
 // From the repository root:
 //
-//	go -C bench run .                        # everything, ~1 minute
+//	go -C bench run .                        # every default scenario, ~4 minutes
 //	go -C bench run . -duration 200ms        # a quick smoke run
 //	go -C bench run . -redis 127.0.0.1:6379 -scenarios hotlock -impls latchkey,redsync
 //
 // Without -redis it starts a throwaway redis-server from PATH on a free
-// loopback port, or, when there is none, an in-process miniredis whose
-// figures are not comparable to a real server. It prints a table on stdout
-// and writes report.md, SVG charts and results.json into -out.
+// loopback port (through internal/redistest), or, when there is none, an
+// in-process miniredis whose figures are not comparable to a real server.
+// etcd and PostgreSQL are started the same way when installed, and their
+// impls skipped with a note when not. It prints a table on stdout and
+// writes report.md, SVG charts and results.json into -out, and says where,
+// as paths from the repository root.
 package main
 
 import (

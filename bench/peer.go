@@ -57,7 +57,7 @@ func startPeers(ctx context.Context, env *Env, ims []*Impl, log io.Writer) ([]*I
 			pp, err := startPeer(ctx, p)
 			switch {
 			case errors.Is(err, errNotInstalled):
-				failed[p] = fmt.Sprintf("%s is not installed (Debian package %s): %v", p.Name, p.Package, err)
+				failed[p] = fmt.Sprintf("%s is not installed (Debian package %s)", p.Name, p.Package)
 			case err != nil:
 				failed[p] = fmt.Sprintf("%s did not start: %v", p.Name, err)
 			default:

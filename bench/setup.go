@@ -18,6 +18,8 @@ type bench struct {
 	ims   []*Impl  // the selected impls that can run
 	notes []string // what was left out, and why
 	stops []func()
+	// noCluster says why no cluster was started for the Cluster scenarios.
+	noCluster string
 }
 
 // stop stops every server, newest first.
@@ -61,9 +63,9 @@ func setup(ctx context.Context, cfg Config, scs []*Scenario, ims []*Impl, log io
 	if needed(scs, ims, func(sc *Scenario, _ *Impl) bool { return sc.Cluster }) {
 		switch {
 		case env.Mini:
-			b.notes = append(b.notes, "skipped the cluster scenarios: miniredis has no cluster mode")
+			b.noCluster = "miniredis has no cluster mode"
 		case !redistest.Available():
-			b.notes = append(b.notes, "skipped the cluster scenarios: no redis-server on PATH to start a cluster with")
+			b.noCluster = "no " + redistest.Binary + " on PATH to start a Redis Cluster with"
 		default:
 			cenv, stop, err := startCluster(env)
 			if err != nil {
@@ -127,7 +129,7 @@ func (b *bench) skipReason(sc *Scenario) string {
 	case sc.Replication && b.env.Mini:
 		return "miniredis has no replication"
 	case sc.Cluster && b.env.ClusterEnv == nil:
-		return "no Redis Cluster is running"
+		return b.noCluster
 	}
 	return ""
 }
