@@ -31,4 +31,14 @@ var (
 	// the write. An acquisition that gets it has been undone; a release or
 	// count-down that gets it has been applied on the master all the same.
 	ErrNotReplicated = lockerr.ErrNotReplicated
+
+	// ErrInvalidPermits is returned by a semaphore method given a permit
+	// count it cannot take: zero or less to acquire or release, less than
+	// zero to set; or, from a permit semaphore, more permits than it has
+	// in all. Such a call changes nothing.
+	ErrInvalidPermits = lockerr.ErrInvalidPermits
+
+	// ErrInvalidCount is returned by a latch's TrySetCount given a count of
+	// zero or less. Such a call does no I/O and changes nothing.
+	ErrInvalidCount = lockerr.ErrInvalidCount
 )

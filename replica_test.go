@@ -63,7 +63,7 @@ var syncCases = []syncCase{
 		if _, err := s.TrySetPermits(ctx, 1); err != nil && !errors.Is(err, latchkey.ErrNotReplicated) {
 			return nil, err
 		}
-		p, err := s.Acquire(ctx, time.Minute)
+		p, err := s.Acquire(ctx, permitsemaphore.Lease(time.Minute))
 		return func() error { return p.Release(ctx) }, err
 	}, func(ctx context.Context, c redis.UniversalClient, name string) bool {
 		return c.ZCard(ctx, "{"+name+"}:timeout").Val() == 1

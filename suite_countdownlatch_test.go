@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/shared"
 
 	"github.com/latchkey/latchkey/countdownlatch"
@@ -36,7 +37,7 @@ func init() {
 		if n := c.Exists(ctx, e.Name).Val(); n != 0 {
 			t.Fatal("CountDown on a missing latch left a key behind")
 		}
-		if ok, err := l.TrySetCount(ctx, 0); ok || !errors.Is(err, countdownlatch.ErrInvalidCount) {
+		if ok, err := l.TrySetCount(ctx, 0); ok || !errors.Is(err, latchkey.ErrInvalidCount) {
 			t.Fatalf("TrySetCount(0) = %v, %v; want ErrInvalidCount", ok, err)
 		}
 		if ok, err := l.TrySetCount(ctx, 2); !ok || err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/shared"
 
 	"github.com/latchkey/latchkey/internal/wait"
@@ -111,11 +112,11 @@ func init() {
 			sem.Release(ctx, -1),
 			sem.SetPermits(ctx, -1),
 		} {
-			if !errors.Is(err, semaphore.ErrInvalidPermits) {
+			if !errors.Is(err, latchkey.ErrInvalidPermits) {
 				t.Errorf("err = %v, want ErrInvalidPermits", err)
 			}
 		}
-		if _, err := sem.TryAcquire(ctx, -3, time.Second); !errors.Is(err, semaphore.ErrInvalidPermits) {
+		if _, err := sem.TryAcquire(ctx, -3, time.Second); !errors.Is(err, latchkey.ErrInvalidPermits) {
 			t.Errorf("TryAcquire(-3) = %v, want ErrInvalidPermits", err)
 		}
 	})

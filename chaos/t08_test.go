@@ -111,12 +111,18 @@ var lostReplyCases = []struct {
 	{"permitsemaphore/release", func(e lostReply) string {
 		s := permitsemaphore.New(e.c, e.name)
 		var p *permitsemaphore.Permit
-		acquire := func(ctx context.Context) (err error) { p, err = s.Acquire(ctx, 30*time.Second); return err }
+		acquire := func(ctx context.Context) (err error) {
+			p, err = s.Acquire(ctx, permitsemaphore.Lease(30*time.Second))
+			return err
+		}
 		return permitCounts(e, s.TrySetPermits, acquire, func(ctx context.Context) error { return p.Release(ctx) }, s.AvailablePermits, 5, 4)
 	}},
 	{"permitsemaphore/acquire", func(e lostReply) string {
 		s := permitsemaphore.New(e.c, e.name)
-		acquire := func(ctx context.Context) error { _, err := s.Acquire(ctx, 30*time.Second); return err }
+		acquire := func(ctx context.Context) error {
+			_, err := s.Acquire(ctx, permitsemaphore.Lease(30*time.Second))
+			return err
+		}
 		return permitCounts(e, s.TrySetPermits, nil, acquire, s.AvailablePermits, 4, 5)
 	}},
 	{"permitsemaphore/try-set-permits", func(e lostReply) string {

@@ -81,7 +81,7 @@ var orphanCases = []orphanCase{
 			return err
 		},
 		acquire: func(ctx context.Context, c *redis.Client, name string) error {
-			_, err := permitsemaphore.New(c, name).AcquireN(ctx, 2, t09Lease)
+			_, err := permitsemaphore.New(c, name).AcquireN(ctx, 2, permitsemaphore.Lease(t09Lease))
 			return err
 		},
 		clean: func(ctx context.Context, o *redis.Client, name string) error {

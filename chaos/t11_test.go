@@ -130,7 +130,7 @@ func permitSemaphoreAvailable(ctx context.Context, admin *redis.Client, name str
 func openPermitSemaphore(c *redis.Client, name string, lease time.Duration) PermitWorker {
 	s := permitsemaphore.New(c, name)
 	return PermitWorker{Retry: true, Acquire: func(ctx context.Context, n int64) (func(context.Context) error, error) {
-		ps, err := s.AcquireN(ctx, int(n), lease)
+		ps, err := s.AcquireN(ctx, int(n), permitsemaphore.Lease(lease))
 		if err != nil {
 			return nil, err
 		}

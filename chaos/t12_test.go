@@ -82,7 +82,7 @@ func TestT12Helper(t *testing.T) {
 		t.Skip("helper process of TestT12SemaphoreNoLostPermits")
 	}
 	c := newClient(t, os.Getenv("CHAOS_ADDR"))
-	if _, err := permitsemaphore.New(c, os.Getenv("CHAOS_NAME")).AcquireN(t.Context(), 2, t12Lease); err != nil {
+	if _, err := permitsemaphore.New(c, os.Getenv("CHAOS_NAME")).AcquireN(t.Context(), 2, permitsemaphore.Lease(t12Lease)); err != nil {
 		t.Fatal(err)
 	}
 	fmt.Println("held")

@@ -70,7 +70,7 @@ var unreplicatedCases = []unreplicatedCase{
 			return err
 		},
 		acquire: func(ctx context.Context, c *redis.Client, name string, sync time.Duration) error {
-			_, err := permitsemaphore.New(c, name, permitsemaphore.WithReplicaSync(sync)).AcquireN(ctx, 2, time.Minute)
+			_, err := permitsemaphore.New(c, name, permitsemaphore.WithReplicaSync(sync)).AcquireN(ctx, 2, permitsemaphore.Lease(time.Minute))
 			return err
 		},
 		left: func(ctx context.Context, admin *redis.Client, name string) string {

@@ -127,7 +127,7 @@ var namePrimitives = []namePrimitive{
 		if _, err := s.TrySetPermits(ctx, 2); err != nil {
 			return err
 		}
-		p, err := s.Acquire(ctx, time.Minute)
+		p, err := s.Acquire(ctx, permitsemaphore.Lease(time.Minute))
 		if err != nil {
 			return err
 		}

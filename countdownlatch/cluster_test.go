@@ -11,8 +11,8 @@ import (
 	"github.com/latchkey/latchkey/countdownlatch"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/pubsub"
-	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/owner"
-	"github.com/latchkey/latchkey/scripts"
+	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -79,10 +80,10 @@ func (l *Latch) Name() string { return l.name }
 // exists is left unchanged and TrySetCount returns false. Setting a count
 // publishes NEW_COUNT; waiters that wake on it find the count above zero
 // and go on waiting. If n is zero or less, TrySetCount returns an error
-// matching ErrInvalidCount and changes nothing.
+// matching latchkey.ErrInvalidCount and changes nothing.
 func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 	if n <= 0 {
-		return false, fmt.Errorf("countdownlatch: set count of %s to %d: %w", l.name, n, ErrInvalidCount)
+		return false, fmt.Errorf("countdownlatch: set count of %s to %d: %w", l.name, n, lockerr.ErrInvalidCount)
 	}
 	ks, pub, err := l.target(ctx)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/countdownlatch"
 	"github.com/redis/go-redis/v9"
 )
@@ -83,7 +84,7 @@ func TestLatch_TrySetCount(t *testing.T) {
 	msgs := listen(t, c, name, false)
 
 	for _, n := range []int64{0, -1} {
-		if ok, err := l.TrySetCount(ctx, n); ok || !errors.Is(err, countdownlatch.ErrInvalidCount) {
+		if ok, err := l.TrySetCount(ctx, n); ok || !errors.Is(err, latchkey.ErrInvalidCount) {
 			t.Errorf("TrySetCount(%d) = %v, %v; want ErrInvalidCount", n, ok, err)
 		}
 	}

@@ -16,8 +16,8 @@ type config struct {
 }
 
 // WithHub makes the Latch wait through h instead of the Hub shared by its
-// client. A nil h selects the shared Hub. The default is the Hub shared by
-// the client (see pubsub.Shared).
+// client (see pubsub.Shared); a nil h keeps the default. The default is the
+// client's shared Hub.
 func WithHub(h *pubsub.Hub) Option {
 	return func(c *config) { c.Hub = notify.Unwrap(h) }
 }
@@ -29,9 +29,9 @@ func WithHub(h *pubsub.Hub) Option {
 // same, and the call returns an error matching latchkey.ErrNotReplicated:
 // a failover before the replica catches up would bring back the count
 // (waiters would then wait for a count-down that already happened). A
-// master without replicas is not waited for. d = 0 turns replica sync off;
-// New panics if d is negative. The default is 1s, on every master that has
-// replicas (Redisson does not sync its latch).
+// master without replicas is not waited for (Redisson does not sync its
+// latch at all). d = 0 turns replica sync off; New panics if d is negative.
+// The default is 1s.
 func WithReplicaSync(d time.Duration) Option {
 	return func(c *config) { c.Sync.Set("countdownlatch", d) }
 }

@@ -30,8 +30,9 @@ const DefaultLivenessTimeout = 5 * time.Second
 
 // WithLease gives every hold a fixed lease d: the lock expires d after it
 // was taken unless unlocked before, and nothing renews it (Redisson's
-// lock(leaseTime)). New panics if d is not positive. The default is no fixed
-// lease: the watchdog keeps the lock alive while it is held.
+// lock(leaseTime)). New panics if d is not positive. Without it, the
+// watchdog keeps the lock alive while it is held. The default is no fixed
+// lease.
 func WithLease(d time.Duration) Option {
 	return func(c *config) {
 		c.SetLease("fairlock", d)
@@ -88,7 +89,8 @@ func WithLivenessTimeout(d time.Duration) Option {
 }
 
 // WithHub makes the Mutex wait through h instead of the Hub shared by its
-// client (see pubsub.Shared). The default is the shared Hub.
+// client (see pubsub.Shared); a nil h keeps the default. The default is the
+// client's shared Hub.
 func WithHub(h *pubsub.Hub) Option {
 	return func(c *config) { c.Hub = notify.Unwrap(h) }
 }
@@ -102,8 +104,7 @@ func WithHub(h *pubsub.Hub) Option {
 // the master all the same, and returns such an error; a renewal that none
 // acknowledges counts as a failed renewal. Queue upkeep (joining, leaving)
 // is not waited for. A master without replicas is not waited for. d = 0
-// turns replica sync off; New panics if d is negative. The default is 1s,
-// on every master that has replicas.
+// turns replica sync off; New panics if d is negative. The default is 1s.
 func WithReplicaSync(d time.Duration) Option {
 	return func(c *config) { c.Sync.Set("fairlock", d) }
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/redistest"
-	"github.com/latchkey/latchkey/scripts"
+	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -2,7 +2,7 @@
 // Redisson's RedissonMultiLock.
 //
 // A MultiLock is built from any values with the small ctx-aware method set
-// of [Locker]: *mutex.Mutex, *fairlock.Mutex, the read and write handles of
+// of [Member]: *mutex.Mutex, *fairlock.Mutex, the read and write handles of
 // an rwlock, a *redlock.Mutex, even another *MultiLock. The members may live
 // on different Redis servers; the MultiLock itself keeps nothing in Redis.
 //

@@ -31,7 +31,7 @@ func lockName(t *testing.T, i int) string {
 	return "multilock-test:" + t.Name() + ":" + string(rune('a'+i))
 }
 
-// fakeLock is an in-memory Locker with a plain, shared-handle lock's
+// fakeLock is an in-memory Member with a plain, shared-handle lock's
 // contract, counting its calls; fail, if set, is returned by every Lock and
 // TryLock.
 type fakeLock struct {
@@ -97,7 +97,7 @@ var errBroken = errors.New("broken member")
 // hammer runs, for each lock at once, rounds of Lock, a hold of the given
 // length and Unlock. It returns how many holds overlapped another, every
 // Lock's latency in increasing order, and the workers' errors joined.
-func hammer(ctx context.Context, locks []multilock.Locker, rounds int, hold time.Duration) (overlaps int64, latencies []time.Duration, err error) {
+func hammer(ctx context.Context, locks []multilock.Member, rounds int, hold time.Duration) (overlaps int64, latencies []time.Duration, err error) {
 	var (
 		holders, overlapped atomic.Int64
 		mu                  sync.Mutex

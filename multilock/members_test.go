@@ -13,14 +13,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Every latchkey lock is a Locker; the primitives do not import multilock.
+// Every latchkey lock is a Member; the primitives do not import multilock.
 var (
-	_ multilock.Locker = (*mutex.Mutex)(nil)
-	_ multilock.Locker = (*fairlock.Mutex)(nil)
-	_ multilock.Locker = (*rwlock.ReadLock)(nil)
-	_ multilock.Locker = (*rwlock.WriteLock)(nil)
-	_ multilock.Locker = (*redlock.Mutex)(nil)
-	_ multilock.Locker = (*multilock.MultiLock)(nil)
+	_ multilock.Member = (*mutex.Mutex)(nil)
+	_ multilock.Member = (*fairlock.Mutex)(nil)
+	_ multilock.Member = (*rwlock.ReadLock)(nil)
+	_ multilock.Member = (*rwlock.WriteLock)(nil)
+	_ multilock.Member = (*redlock.Mutex)(nil)
+	_ multilock.Member = (*multilock.MultiLock)(nil)
 )
 
 // One MultiLock over every kind of lock: a mutex, a fair lock, an rwlock's

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// A Locker is a lock that can be acquired with a context, blocking or
+// A Member is a lock that can be acquired with a context, blocking or
 // within a wait, and released. *mutex.Mutex, *fairlock.Mutex, the rwlock
 // read and write handles and *redlock.Mutex satisfy it, and so does
 // *MultiLock.
@@ -17,13 +17,13 @@ import (
 // TryLock must make a single attempt when wait is zero, and report running
 // out of wait as (false, nil). Lock and TryLock must leave the lock not
 // held when they fail.
-type Locker interface {
+type Member interface {
 	Lock(ctx context.Context) error
 	TryLock(ctx context.Context, wait time.Duration) (bool, error)
 	Unlock(ctx context.Context) error
 }
 
-var _ Locker = (*MultiLock)(nil)
+var _ Member = (*MultiLock)(nil)
 
 // MaxBackoff caps the random pause between two acquisition rounds that
 // collided with each other (see the package documentation).
@@ -40,12 +40,12 @@ const releaseTimeout = 5 * time.Second
 // nothing. It must be created with New. A MultiLock is safe for concurrent
 // use by many goroutines as far as its members are.
 type MultiLock struct {
-	locks []Locker
+	locks []Member
 }
 
 // New returns a MultiLock over locks, taken in the order given. It does no
 // I/O. New panics if locks is empty or one of them is nil.
-func New(locks ...Locker) *MultiLock {
+func New(locks ...Member) *MultiLock {
 	if len(locks) == 0 {
 		panic("multilock: New: no locks")
 	}
@@ -54,7 +54,7 @@ func New(locks ...Locker) *MultiLock {
 			panic(fmt.Sprintf("multilock: New: lock %d is nil", i))
 		}
 	}
-	return &MultiLock{locks: append([]Locker(nil), locks...)}
+	return &MultiLock{locks: append([]Member(nil), locks...)}
 }
 
 // Lock acquires every lock of m, blocking until all are held at once or ctx

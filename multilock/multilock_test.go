@@ -157,10 +157,10 @@ func TestMultiLock_Lock_ctxEnds(t *testing.T) {
 // and never two holders at once.
 func TestMultiLock_oppositeOrders(t *testing.T) {
 	a, b, c := newFake(), newFake(), newFake()
-	orders := [][]multilock.Locker{{a, b, c}, {c, b, a}, {b, c, a}}
+	orders := [][]multilock.Member{{a, b, c}, {c, b, a}, {b, c, a}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var ms []multilock.Locker
+	var ms []multilock.Member
 	for w := range 6 {
 		ms = append(ms, multilock.New(orders[w%len(orders)]...))
 	}

@@ -26,8 +26,8 @@ func members(t *testing.T, ss []*redistest.Server, opts ...func(*redis.Options))
 	return ms
 }
 
-func lockers(ms []*mutex.Mutex, order ...int) []multilock.Locker {
-	ls := make([]multilock.Locker, len(order))
+func lockers(ms []*mutex.Mutex, order ...int) []multilock.Member {
+	ls := make([]multilock.Member, len(order))
 	for k, i := range order {
 		ls[k] = ms[i]
 	}
@@ -126,7 +126,7 @@ func TestMultiLock_servers_oppositeOrders(t *testing.T) {
 	ss := redistest.StartServers(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	ms := []multilock.Locker{
+	ms := []multilock.Member{
 		multilock.New(lockers(members(t, ss), 0, 1, 2)...),
 		multilock.New(lockers(members(t, ss), 2, 1, 0)...),
 	}

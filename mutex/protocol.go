@@ -8,8 +8,8 @@ import (
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
-	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -31,7 +31,7 @@ func Example() {
 	if _, err := licences.TrySetPermits(ctx, 2); err != nil {
 		panic(err)
 	}
-	p, err := licences.Acquire(ctx, time.Minute)
+	p, err := licences.Acquire(ctx, permitsemaphore.Lease(time.Minute))
 	if err != nil {
 		panic(err)
 	}
@@ -53,10 +53,10 @@ func Example_expiry() {
 
 	sem := permitsemaphore.New(rdb, "workers")
 	_ = sem.SetPermits(ctx, 1)
-	p, _ := sem.Acquire(ctx, 50*time.Millisecond)
+	p, _ := sem.Acquire(ctx, permitsemaphore.Lease(50*time.Millisecond))
 	time.Sleep(100 * time.Millisecond) // the holder stalls past its lease
 
-	q, ok, _ := sem.TryAcquire(ctx, 0, time.Minute)
+	q, ok, _ := sem.TryAcquire(ctx, 0, permitsemaphore.Lease(time.Minute))
 	fmt.Println("taken by another:", ok)
 	err := p.Release(ctx)
 	fmt.Println("stale release:", errors.Is(err, latchkey.ErrNotHeld))
@@ -74,8 +74,8 @@ func ExamplePermit_Extend() {
 
 	sem := permitsemaphore.New(rdb, "jobs")
 	_ = sem.SetPermits(ctx, 1)
-	p, _ := sem.Acquire(ctx, 10*time.Second)
-	if err := p.Extend(ctx, time.Minute); err != nil {
+	p, _ := sem.Acquire(ctx, permitsemaphore.Lease(10*time.Second))
+	if err := p.Extend(ctx, permitsemaphore.Lease(time.Minute)); err != nil {
 		panic(err)
 	}
 	left, _ := sem.LeaseTime(ctx, p.ID())
@@ -93,11 +93,11 @@ func ExampleSemaphore_AcquireN() {
 
 	sem := permitsemaphore.New(rdb, "gpu")
 	_ = sem.SetPermits(ctx, 4)
-	ps, err := sem.AcquireN(ctx, 3, time.Minute)
+	ps, err := sem.AcquireN(ctx, 3, permitsemaphore.Lease(time.Minute))
 	if err != nil {
 		panic(err)
 	}
-	_, ok, _ := sem.TryAcquireN(ctx, 2, 0, time.Minute)
+	_, ok, _ := sem.TryAcquireN(ctx, 2, 0, permitsemaphore.Lease(time.Minute))
 	fmt.Println("two more:", ok)
 	ids := make([]string, len(ps))
 	for i, p := range ps {

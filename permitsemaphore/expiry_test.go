@@ -2,6 +2,7 @@ package permitsemaphore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/permitsemaphore"
 	"github.com/redis/go-redis/v9"
@@ -66,7 +68,7 @@ func TestSemaphore_holderKilled(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		ps, err := sem.AcquireN(ctx, 3, time.Minute)
+		ps, err := sem.AcquireN(ctx, 3, permitsemaphore.Lease(time.Minute))
 		done <- result{ps, time.Now(), err}
 	}()
 	waitWaiters(t, h, 1)
@@ -94,8 +96,8 @@ func TestSemaphore_holderKilled(t *testing.T) {
 		t.Errorf("%d messages published; the waiter must need none", n)
 	}
 	for _, id := range ids {
-		if ok, err := sem.TryRelease(ctx, id); ok || err != nil {
-			t.Errorf("TryRelease(dead holder's %s) = %v, %v; want false", id, ok, err)
+		if err := sem.Release(ctx, id); !errors.Is(err, latchkey.ErrNotHeld) {
+			t.Errorf("Release(dead holder's %s) = %v, want ErrNotHeld", id, err)
 		}
 	}
 	if av, ac := must2(sem.AvailablePermits(ctx)), must2(sem.AcquiredPermits(ctx)); av != 0 || ac != 3 {
@@ -111,7 +113,7 @@ func holderChild(t *testing.T) {
 	}
 	c := redis.NewClient(&redis.Options{Addr: os.Getenv("PES_ADDR")})
 	sem := permitsemaphore.New(c, os.Getenv("PES_NAME"))
-	ps, err := sem.AcquireN(context.Background(), 2, lease)
+	ps, err := sem.AcquireN(context.Background(), 2, permitsemaphore.Lease(lease))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +169,7 @@ func TestSemaphore_totalInvariant(t *testing.T) {
 					lease = 150 * time.Millisecond
 				}
 				start := time.Now()
-				ps, err := sem.AcquireN(ctx, n, lease)
+				ps, err := sem.AcquireN(ctx, n, permitsemaphore.Lease(lease))
 				if err != nil {
 					errs <- err
 					return
@@ -182,7 +184,7 @@ func TestSemaphore_totalInvariant(t *testing.T) {
 				for p := peak.Load(); h > p && !peak.CompareAndSwap(p, h); p = peak.Load() {
 				}
 				if rand.IntN(2) == 0 {
-					if err := ps[0].Extend(ctx, 5*time.Second); err != nil {
+					if err := ps[0].Extend(ctx, permitsemaphore.Lease(5*time.Second)); err != nil {
 						errs <- err
 						return
 					}

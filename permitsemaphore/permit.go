@@ -10,7 +10,7 @@ import (
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/owner"
-	"github.com/latchkey/latchkey/scripts"
+	"github.com/latchkey/latchkey/internal/scripts"
 )
 
 var (
@@ -72,7 +72,7 @@ func (p *Permit) Release(ctx context.Context) error {
 // permanent if lease is zero or less. It returns an error matching
 // latchkey.ErrNotHeld if the permit is no longer held (released, or its
 // lease already ended).
-func (p *Permit) Extend(ctx context.Context, lease time.Duration) error {
+func (p *Permit) Extend(ctx context.Context, lease Lease) error {
 	if p == nil {
 		return fmt.Errorf("permitsemaphore: extend a nil permit: %w", lockerr.ErrNotHeld)
 	}
@@ -90,17 +90,6 @@ func (p *Permit) Extend(ctx context.Context, lease time.Duration) error {
 // the pool when it expired).
 func (s *Semaphore) Release(ctx context.Context, id string) error {
 	return s.ReleaseAll(ctx, id)
-}
-
-// TryRelease is Release reporting a permit that is not held as false
-// rather than as an error.
-func (s *Semaphore) TryRelease(ctx context.Context, id string) (bool, error) {
-	r, ok := rawID(id)
-	if !ok {
-		return false, nil
-	}
-	n, err := s.release(ctx, true, r)
-	return n == 1, err
 }
 
 // ReleaseAll gives back the permits with the given ids, all or none: if
@@ -152,7 +141,7 @@ func (s *Semaphore) release(ctx context.Context, strict bool, raw ...any) (int64
 // lease from now, or makes it permanent if lease is zero or less. It
 // reports whether the permit was held; if it was not (unknown id, released,
 // or its lease already ended) nothing changes.
-func (s *Semaphore) UpdateLeaseTime(ctx context.Context, id string, lease time.Duration) (bool, error) {
+func (s *Semaphore) UpdateLeaseTime(ctx context.Context, id string, lease Lease) (bool, error) {
 	now := time.Now()
 	ms, err := s.lease(ctx, id, now, leaseEnd(now, lease))
 	return ms != -2, err

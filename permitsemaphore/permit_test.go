@@ -29,11 +29,11 @@ func TestSemaphore_Release_notHeld(t *testing.T) {
 	if err := released.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	expired, err := sem.Acquire(ctx, 30*time.Millisecond)
+	expired, err := sem.Acquire(ctx, permitsemaphore.Lease(30*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
-	held, err := sem.Acquire(ctx, time.Minute)
+	held, err := sem.Acquire(ctx, permitsemaphore.Lease(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,10 +43,7 @@ func TestSemaphore_Release_notHeld(t *testing.T) {
 		if err := sem.Release(ctx, id); !errors.Is(err, latchkey.ErrNotHeld) {
 			t.Errorf("Release(%q) = %v, want ErrNotHeld", id, err)
 		}
-		if ok, err := sem.TryRelease(ctx, id); ok || err != nil {
-			t.Errorf("TryRelease(%q) = %v, %v; want false, nil", id, ok, err)
-		}
-		if ok, err := sem.UpdateLeaseTime(ctx, id, time.Minute); ok || err != nil {
+		if ok, err := sem.UpdateLeaseTime(ctx, id, permitsemaphore.Lease(time.Minute)); ok || err != nil {
 			t.Errorf("UpdateLeaseTime(%q) = %v, %v; want false, nil", id, ok, err)
 		}
 		if _, err := sem.LeaseTime(ctx, id); !errors.Is(err, latchkey.ErrNotHeld) {
@@ -57,17 +54,17 @@ func TestSemaphore_Release_notHeld(t *testing.T) {
 	if err := none.Release(ctx); !errors.Is(err, latchkey.ErrNotHeld) {
 		t.Errorf("nil Permit Release = %v, want ErrNotHeld", err)
 	}
-	if err := none.Extend(ctx, time.Second); !errors.Is(err, latchkey.ErrNotHeld) {
+	if err := none.Extend(ctx, permitsemaphore.Lease(time.Second)); !errors.Is(err, latchkey.ErrNotHeld) {
 		t.Errorf("nil Permit Extend = %v, want ErrNotHeld", err)
 	}
-	if err := expired.Extend(ctx, time.Minute); !errors.Is(err, latchkey.ErrNotHeld) {
+	if err := expired.Extend(ctx, permitsemaphore.Lease(time.Minute)); !errors.Is(err, latchkey.ErrNotHeld) {
 		t.Errorf("expired Permit Extend = %v, want ErrNotHeld", err)
 	}
 	if av, _ := sem.AvailablePermits(ctx); av != 2 {
 		t.Errorf("AvailablePermits = %d, want 2 (the expired permit back, one held)", av)
 	}
-	if ok, err := sem.TryRelease(ctx, held.ID()); !ok || err != nil {
-		t.Errorf("TryRelease(held) = %v, %v; want true", ok, err)
+	if err := sem.Release(ctx, held.ID()); err != nil {
+		t.Errorf("Release(held) = %v", err)
 	}
 }
 
@@ -81,7 +78,7 @@ func TestSemaphore_UpdateLeaseTime(t *testing.T) {
 	if err := sem.SetPermits(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
-	ps, err := sem.AcquireN(ctx, 2, 300*time.Millisecond)
+	ps, err := sem.AcquireN(ctx, 2, permitsemaphore.Lease(300*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +91,7 @@ func TestSemaphore_UpdateLeaseTime(t *testing.T) {
 		return v
 	}
 	before := score(ps[1])
-	if ok, err := sem.UpdateLeaseTime(ctx, ps[0].ID(), 10*time.Second); !ok || err != nil {
+	if ok, err := sem.UpdateLeaseTime(ctx, ps[0].ID(), permitsemaphore.Lease(10*time.Second)); !ok || err != nil {
 		t.Fatalf("UpdateLeaseTime = %v, %v", ok, err)
 	}
 	if d, err := sem.LeaseTime(ctx, ps[0].ID()); err != nil || d < 9*time.Second || d > 10*time.Second {
@@ -104,8 +101,8 @@ func TestSemaphore_UpdateLeaseTime(t *testing.T) {
 		t.Fatalf("the other permit's lease end moved from %v to %v", before, after)
 	}
 	time.Sleep(400 * time.Millisecond)
-	if ok, _ := sem.TryRelease(ctx, ps[1].ID()); ok {
-		t.Fatal("the permit not updated was still held after its lease")
+	if err := sem.Release(ctx, ps[1].ID()); !errors.Is(err, latchkey.ErrNotHeld) {
+		t.Fatalf("Release of the permit not updated, after its lease = %v, want ErrNotHeld", err)
 	}
 	if n, _ := sem.AcquiredPermits(ctx); n != 1 {
 		t.Fatalf("AcquiredPermits = %d, want the updated permit only", n)

@@ -6,8 +6,9 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/owner"
-	"github.com/latchkey/latchkey/scripts"
+	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -43,10 +44,10 @@ func (s *Semaphore) Permits(ctx context.Context) (int64, error) {
 // TrySetPermits sets the number of available permits to n if the semaphore
 // has none set yet (its key does not exist), and wakes waiters. It reports
 // whether it set them; if the semaphore was already set it changes
-// nothing. It returns an error matching ErrInvalidPermits if n < 0.
+// nothing. It returns an error matching latchkey.ErrInvalidPermits if n < 0.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	if n < 0 {
-		return false, fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, ErrInvalidPermits)
+		return false, fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err != nil {
@@ -67,10 +68,10 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 // by setting the available count to n less the permits held now (Redisson's
 // setPermits), and wakes waiters. If more than n are held, the available
 // count goes below zero until enough are released. It returns an error
-// matching ErrInvalidPermits if n < 0.
+// matching latchkey.ErrInvalidPermits if n < 0.
 func (s *Semaphore) SetPermits(ctx context.Context, n int64) error {
 	if n < 0 {
-		return fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, ErrInvalidPermits)
+		return fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
 	_, err := s.count(ctx, n)
 	return err

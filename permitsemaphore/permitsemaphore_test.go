@@ -27,7 +27,7 @@ func TestSemaphore_redissonLayout(t *testing.T) {
 		t.Fatalf("TrySetPermits = %v, %v", ok, err)
 	}
 	before := time.Now().UnixMilli()
-	leased, err := sem.Acquire(ctx, time.Minute)
+	leased, err := sem.Acquire(ctx, permitsemaphore.Lease(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestSemaphore_counts(t *testing.T) {
 	check(15, 15, 0)
 	must(sem.SetPermits(ctx, 5))
 	check(5, 5, 0)
-	ps, err := sem.AcquireN(ctx, 3, time.Minute)
+	ps, err := sem.AcquireN(ctx, 3, permitsemaphore.Lease(time.Minute))
 	must(err)
 	check(5, 2, 3)
 	must(sem.SetPermits(ctx, 3))
@@ -131,7 +131,7 @@ func TestSemaphore_AcquireN(t *testing.T) {
 	if err := sem.SetPermits(ctx, 10); err != nil {
 		t.Fatal(err)
 	}
-	ps, err := sem.AcquireN(ctx, 6, time.Minute)
+	ps, err := sem.AcquireN(ctx, 6, permitsemaphore.Lease(time.Minute))
 	if err != nil || len(ps) != 6 {
 		t.Fatalf("AcquireN(6) = %d permits, %v", len(ps), err)
 	}
@@ -175,7 +175,7 @@ func TestSemaphore_invalidPermits(t *testing.T) {
 		"TrySetPermits(-1)": func() error { _, err := sem.TrySetPermits(ctx, -1); return err },
 	}
 	for name, call := range calls {
-		if err := call(); !errors.Is(err, permitsemaphore.ErrInvalidPermits) {
+		if err := call(); !errors.Is(err, latchkey.ErrInvalidPermits) {
 			t.Errorf("%s = %v, want ErrInvalidPermits", name, err)
 		}
 	}
@@ -198,7 +198,7 @@ func TestSemaphore_Acquire_waitsForRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { _, err := sem.Acquire(ctx, time.Minute); done <- err }()
+	go func() { _, err := sem.Acquire(ctx, permitsemaphore.Lease(time.Minute)); done <- err }()
 	waitWaiters(t, h, 1)
 	start := time.Now()
 	if err := other.Release(ctx, p.ID()); err != nil {
@@ -296,7 +296,7 @@ func TestSemaphore_Acquire_moreThanTotalFailsAtOnce(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
 	defer cancel()
-	if _, err := sem.AcquireN(ctx, 3, 0); !errors.Is(err, permitsemaphore.ErrInvalidPermits) || ctx.Err() != nil {
+	if _, err := sem.AcquireN(ctx, 3, 0); !errors.Is(err, latchkey.ErrInvalidPermits) || ctx.Err() != nil {
 		t.Fatalf("AcquireN(3) of a semaphore of 2 = %v (ctx %v), want ErrInvalidPermits at once", err, ctx.Err())
 	}
 	if av, ac := must2(sem.AvailablePermits(bg)), must2(sem.AcquiredPermits(bg)); av != 1 || ac != 1 {

@@ -6,9 +6,10 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
-	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -70,8 +71,8 @@ func (s *Semaphore) Name() string { return s.name }
 // failure the semaphore is left unchanged: a permit whose grant landed
 // while Acquire was giving up is released. Asking a semaphore for more
 // permits than it has in all, available and held, fails at once with an
-// error matching ErrInvalidPermits rather than wait for AddPermits.
-func (s *Semaphore) Acquire(ctx context.Context, lease time.Duration) (*Permit, error) {
+// error matching latchkey.ErrInvalidPermits rather than wait for AddPermits.
+func (s *Semaphore) Acquire(ctx context.Context, lease Lease) (*Permit, error) {
 	ps, _, err := s.acquire(ctx, 1, -1, lease)
 	if err != nil {
 		return nil, err
@@ -83,7 +84,7 @@ func (s *Semaphore) Acquire(ctx context.Context, lease time.Duration) (*Permit, 
 // of zero or less makes a single attempt. It returns the permit and true
 // if it was taken, and nil and false with a nil error if the wait ran out,
 // leaving the semaphore unchanged. Other failures are as for Acquire.
-func (s *Semaphore) TryAcquire(ctx context.Context, wait, lease time.Duration) (*Permit, bool, error) {
+func (s *Semaphore) TryAcquire(ctx context.Context, wait time.Duration, lease Lease) (*Permit, bool, error) {
 	ps, ok, err := s.acquire(ctx, 1, max(wait, 0), lease)
 	if !ok {
 		return nil, false, err
@@ -93,9 +94,9 @@ func (s *Semaphore) TryAcquire(ctx context.Context, wait, lease time.Duration) (
 
 // AcquireN takes n permits at once, all or none, blocking until n are
 // available or ctx is done, and returns them; each has its own id and the
-// same lease. It returns an error matching ErrInvalidPermits if n < 1.
+// same lease. It returns an error matching latchkey.ErrInvalidPermits if n < 1.
 // Other failures are as for Acquire.
-func (s *Semaphore) AcquireN(ctx context.Context, n int, lease time.Duration) ([]*Permit, error) {
+func (s *Semaphore) AcquireN(ctx context.Context, n int, lease Lease) ([]*Permit, error) {
 	ps, _, err := s.acquire(ctx, n, -1, lease)
 	return ps, err
 }
@@ -105,13 +106,13 @@ func (s *Semaphore) AcquireN(ctx context.Context, n int, lease time.Duration) ([
 // and true if they were taken, and nil and false with a nil error if the
 // wait ran out, leaving the semaphore unchanged. Other failures are as for
 // AcquireN.
-func (s *Semaphore) TryAcquireN(ctx context.Context, n int, wait, lease time.Duration) ([]*Permit, bool, error) {
+func (s *Semaphore) TryAcquireN(ctx context.Context, n int, wait time.Duration, lease Lease) ([]*Permit, bool, error) {
 	return s.acquire(ctx, n, max(wait, 0), lease)
 }
 
-func (s *Semaphore) acquire(ctx context.Context, n int, budget, lease time.Duration) ([]*Permit, bool, error) {
+func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, lease Lease) ([]*Permit, bool, error) {
 	if n < 1 {
-		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, ErrInvalidPermits)
+		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
 	fail := func(err error) ([]*Permit, bool, error) {
 		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
@@ -146,7 +147,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget, lease time.Durat
 				err = fmt.Errorf("latchkey: script reply: want 2 integers, got %d", len(vs))
 			case err != nil:
 			case vs[0] < 0:
-				return false, 0, fmt.Errorf("%w: the semaphore has %d in all", ErrInvalidPermits, vs[1])
+				return false, 0, fmt.Errorf("%w: the semaphore has %d in all", lockerr.ErrInvalidPermits, vs[1])
 			case vs[0] == 1 && !rep.Replicated():
 				// Given back at once: a failover now would lose the grant.
 				_, _ = s.release(scripts.Undo(ctx), false, raw...)
@@ -174,12 +175,22 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget, lease time.Durat
 	return ps, true, nil
 }
 
+// A Lease is how long a permit stays held unless released or extended:
+// when it runs out, the permit returns to the pool by itself, so a crashed
+// holder's permits come back. A lease of zero or less, Forever, makes the
+// permit permanent. It has a type of its own so that it cannot be swapped
+// with a wait by mistake: TryAcquire(ctx, time.Second, permitsemaphore.Lease(time.Minute)).
+type Lease time.Duration
+
+// Forever is the lease of a permanent permit.
+const Forever Lease = 0
+
 // leaseEnd returns the lease end a permit taken at now stores.
-func leaseEnd(now time.Time, lease time.Duration) int64 {
+func leaseEnd(now time.Time, lease Lease) int64 {
 	if lease <= 0 {
 		return permanent
 	}
-	return now.UnixMilli() + scripts.Ms(lease)
+	return now.UnixMilli() + scripts.Ms(time.Duration(lease))
 }
 
 // scriptKeys returns KEYS for the scripts that take the name, the timeout zset

@@ -10,9 +10,10 @@ import (
 type Option struct{ o notify.Option }
 
 // WithSharded forces sharded pub/sub (SSUBSCRIBE, and SPUBLISH by the
-// primitives that wait through the Hub) on or off. The default is to use it
-// on a Redis Cluster that supports it (Redis 7 or later), as Redisson does,
-// so that Java and Go clients hear each other.
+// primitives that wait through the Hub) on or off. Java and Go clients hear
+// each other only if they agree: Redisson uses it on a Redis Cluster that
+// supports it. The default is on for a Redis Cluster of Redis 7 or later,
+// off otherwise.
 func WithSharded(on bool) Option { return Option{notify.WithSharded(on)} }
 
 // WithIdleTimeout sets how long a subscriber connection with no channels

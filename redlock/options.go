@@ -31,8 +31,8 @@ const (
 // WithLease gives every hold a fixed lease d on each node: the hold is
 // valid for d minus the time the acquisition took and the clock drift
 // allowance (d/100 + 2ms), and nothing renews it. New panics if d is not
-// positive. The default is no fixed lease: the watchdog keeps the lock
-// alive while it is held.
+// positive. Without it, the watchdog keeps the lock alive while it is held.
+// The default is no fixed lease.
 func WithLease(d time.Duration) Option {
 	return func(c *config) {
 		c.SetLease("redlock", d)
@@ -56,7 +56,7 @@ func WithWatchdogTimeout(d time.Duration) Option {
 // (the Redlock description suggests 5-50ms for a 10s lease): an attempt
 // that takes longer than the lease minus the drift allowance wins nothing.
 // New panics if d is not positive or not below the lease. The default is a
-// twentieth of the lease: 1.5s with the default watchdog timeout.
+// twentieth of the lease (1.5s with the default watchdog timeout).
 func WithNodeTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 {
@@ -83,8 +83,8 @@ func WithRetryDelay(d time.Duration) Option {
 // the node whose client h uses (typically pubsub.Shared of one of the
 // clients), so that an unlock wakes them at once instead of after the
 // random retry delay. A waiter whose subscription fails returns that error,
-// so pick a node you expect to be up. The default is no Hub: waiters only
-// retry after the random delay.
+// so pick a node you expect to be up. Without a Hub, waiters only retry
+// after the random delay. The default is no Hub.
 func WithHub(h *pubsub.Hub) Option {
 	return func(c *config) { c.Hub = notify.Unwrap(h) }
 }
@@ -95,8 +95,7 @@ func WithHub(h *pubsub.Hub) Option {
 // does not count towards the quorum, and its grant is undone; a renewal
 // likewise. A node without replicas is not waited for. The wait counts
 // within the node timeout (see WithNodeTimeout). d = 0 turns replica sync
-// off; New panics if d is negative. The default is 1s, on every node that
-// has replicas.
+// off; New panics if d is negative. The default is 1s.
 func WithReplicaSync(d time.Duration) Option {
 	return func(c *config) { c.Sync.Set("redlock", d) }
 }

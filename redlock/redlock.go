@@ -15,8 +15,8 @@ import (
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/owner"
+	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
-	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -99,7 +99,7 @@ func (m *Mutex) Name() string { return m.name }
 // error that matches ctx.Err(), or a *QuorumError when too many nodes
 // failed to answer for a quorum to be possible, and leaves m not held.
 func (m *Mutex) Lock(ctx context.Context) error {
-	_, err := m.lock(ctx, -1)
+	_, _, err := m.lock(ctx, -1)
 	return err
 }
 
@@ -109,10 +109,25 @@ func (m *Mutex) Lock(ctx context.Context) error {
 // reached a quorum too slowly to leave any validity. Other failures are as
 // for Lock.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (bool, error) {
-	return m.lock(ctx, max(wait, 0))
+	_, ok, err := m.lock(ctx, max(wait, 0))
+	return ok, err
 }
 
-func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
+// LockContext acquires m as Lock does and returns a copy of ctx that is
+// cancelled when this hold ends: when it is unlocked (its last count, with
+// an owner), or when it is lost (its validity ran out without a quorum
+// renewal), and then context.Cause reports an error matching
+// latchkey.ErrLost that says why. Done and Err report on the handle's
+// latest hold instead.
+func (m *Mutex) LockContext(ctx context.Context) (context.Context, error) {
+	h, ok, err := m.lock(ctx, -1)
+	if !ok {
+		return nil, err
+	}
+	return m.holds.Context(ctx, h), nil
+}
+
+func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool, error) {
 	id, reentrant := owner.FromContext(ctx)
 	if !reentrant {
 		id = owner.New() // goroutines sharing the handle exclude each other
@@ -138,13 +153,16 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (bool, error) {
 		Policy:  notify.WakeOne,
 		Attempt: try,
 	})
+	if err != nil {
+		return nil, false, fmt.Errorf("redlock: lock %s: %w", m.name, err)
+	}
 	if !ok {
-		return false, err
+		return nil, false, nil
 	}
-	if won != nil {
-		m.holds.Acquired(id, id, 0, !reentrant, 0, won.start, keeper{m, won})
+	if won == nil {
+		return m.holds.Get(id), true, nil
 	}
-	return true, nil
+	return m.holds.Acquired(id, id, 0, !reentrant, 0, won.start, keeper{m, won}), true, nil
 }
 
 // try makes one attempt for owner id. It returns the attempt if it won the

@@ -1,11 +1,12 @@
 package rwlock
 
 import (
+	"context"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/lease"
-	"github.com/latchkey/latchkey/scripts"
+	"github.com/latchkey/latchkey/internal/scripts"
 )
 
 // renewRead is the watchdog's renewal of read holds: it resets an owner's
@@ -43,12 +44,37 @@ func (rw *RWMutex) keepers() (readKeep, writeKeep hold.Keeper) {
 }
 
 // acquired records a successful acquisition whose script was sent at started.
-func (rw *RWMutex) acquired(id string, s side, plain bool, started time.Time) {
+func (rw *RWMutex) acquired(id string, s side, plain bool, started time.Time) *hold.Hold {
 	k := rw.readKeep
 	if s == write {
 		k = rw.writeKeep
 	}
-	rw.holds.Acquired(field(id, s), id, int(s), plain, 0, started, k)
+	return rw.holds.Acquired(field(id, s), id, int(s), plain, 0, started, k)
+}
+
+// RLockContext acquires rw for reading as RLock does and returns a copy of
+// ctx that is cancelled when this read hold ends: when it is released (its
+// owner's last read count), or when it is lost, and then context.Cause
+// reports an error matching latchkey.ErrLost that says why. Done and Err
+// report on the handle's latest hold instead, which may be another
+// reader's.
+func (rw *RWMutex) RLockContext(ctx context.Context) (context.Context, error) {
+	return rw.lockContext(ctx, read)
+}
+
+// LockContext acquires rw for writing as Lock does and returns a copy of
+// ctx that is cancelled when this write hold ends, as RLockContext's is for
+// a read hold.
+func (rw *RWMutex) LockContext(ctx context.Context) (context.Context, error) {
+	return rw.lockContext(ctx, write)
+}
+
+func (rw *RWMutex) lockContext(ctx context.Context, s side) (context.Context, error) {
+	h, ok, err := rw.take(ctx, -1, s)
+	if !ok {
+		return nil, err
+	}
+	return rw.holds.Context(ctx, h), nil
 }
 
 // released records the release script's answer for owner id's hold on

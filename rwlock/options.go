@@ -24,8 +24,8 @@ const DefaultWatchdogTimeout = 30 * time.Second
 // expires d after it was taken unless released before, and nothing renews
 // it (Redisson's lock(leaseTime)). Each read hold has its own lease; the
 // lock stays read-locked until the longest of them ends. New panics if d is
-// not positive. The default is no fixed lease: the watchdog keeps every
-// hold alive while it is held.
+// not positive. Without it, the watchdog keeps every hold alive while it is
+// held. The default is no fixed lease.
 func WithLease(d time.Duration) Option {
 	return func(c *config) {
 		c.SetLease("rwlock", d)
@@ -43,8 +43,8 @@ func WithWatchdogTimeout(d time.Duration) Option {
 }
 
 // WithHub makes the RWMutex wait through h instead of the Hub shared by its
-// client; a nil h keeps the default. The default is the client's shared Hub
-// (see pubsub.Shared).
+// client (see pubsub.Shared); a nil h keeps the default. The default is the
+// client's shared Hub.
 func WithHub(h *pubsub.Hub) Option {
 	return func(c *config) { c.Hub = notify.Unwrap(h) }
 }
@@ -58,7 +58,7 @@ func WithHub(h *pubsub.Hub) Option {
 // the master all the same, and returns such an error; a renewal that none
 // acknowledges counts as a failed renewal. A master without replicas is not
 // waited for. d = 0 turns replica sync off; New panics if d is negative.
-// The default is 1s, on every master that has replicas.
+// The default is 1s.
 func WithReplicaSync(d time.Duration) Option {
 	return func(c *config) { c.Sync.Set("rwlock", d) }
 }

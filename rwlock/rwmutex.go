@@ -12,8 +12,8 @@ import (
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/owner"
+	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
-	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -175,6 +175,12 @@ func (rw *RWMutex) timeoutPrefix(id string) string {
 }
 
 func (rw *RWMutex) lock(ctx context.Context, budget time.Duration, s side) (bool, error) {
+	_, ok, err := rw.take(ctx, budget, s)
+	return ok, err
+}
+
+// take acquires a hold on side s within budget and returns it.
+func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hold.Hold, bool, error) {
 	id, reentrant := owner.FromContext(ctx)
 	if !reentrant {
 		// A fresh id per plain acquisition: goroutines sharing the handle
@@ -202,18 +208,18 @@ func (rw *RWMutex) lock(ctx context.Context, budget time.Duration, s side) (bool
 		switch {
 		case err != nil:
 			unsure = true
-			return false, 0, fmt.Errorf("rwlock: %s lock %s: %w", s, rw.name, err)
+			return false, 0, err
 		case len(res) != 2:
-			return false, 0, fmt.Errorf("rwlock: %s lock %s: want 2 integers, got %d", s, rw.name, len(res))
+			return false, 0, fmt.Errorf("latchkey: script reply: want 2 integers, got %d", len(res))
 		case res[0] == 1 && !rep.Replicated():
 			// Undone at once: a failover now would hand the lock to another.
 			_, _ = rw.releaseOnce(scripts.Undo(ctx), id, s)
-			return false, 0, fmt.Errorf("rwlock: %s lock %s: %w", s, rw.name, rep.SyncErr())
+			return false, 0, rep.SyncErr()
 		case res[0] == 1:
 			return true, 0, nil
 		case res[0] < 0:
-			return false, 0, fmt.Errorf("rwlock: write lock %s: %w: the owner holds a read lock, and a writer waits for every reader",
-				rw.name, lockerr.ErrWouldDeadlock)
+			return false, 0, fmt.Errorf("%w: the owner holds a read lock, and a writer waits for every reader",
+				lockerr.ErrWouldDeadlock)
 		default:
 			return false, scripts.Millis(res[1]), nil
 		}
@@ -229,11 +235,13 @@ func (rw *RWMutex) lock(ctx context.Context, budget time.Duration, s side) (bool
 			}
 		},
 	})
-	if !ok {
-		return false, err
+	if err != nil {
+		return nil, false, fmt.Errorf("rwlock: %s lock %s: %w", s, rw.name, err)
 	}
-	rw.acquired(id, s, !reentrant, started)
-	return true, nil
+	if !ok {
+		return nil, false, nil
+	}
+	return rw.acquired(id, s, !reentrant, started), true, nil
 }
 
 func (rw *RWMutex) unlock(ctx context.Context, s side) error {

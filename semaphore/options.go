@@ -15,9 +15,9 @@ type config struct {
 	lockopt.Base
 }
 
-// WithHub makes the Semaphore wait through h instead of the Hub shared by
-// its client; a nil h keeps the default. The default is the client's
-// shared Hub (see pubsub.Shared).
+// WithHub makes the Semaphore wait through h instead of the Hub shared by its
+// client (see pubsub.Shared); a nil h keeps the default. The default is the
+// client's shared Hub.
 func WithHub(h *pubsub.Hub) Option {
 	return func(c *config) { c.Hub = notify.Unwrap(h) }
 }
@@ -31,8 +31,7 @@ func WithHub(h *pubsub.Hub) Option {
 // permits, that none acknowledges is applied on the master all the same and
 // returns such an error: a failover before the replica catches up would
 // lose it. A master without replicas is not waited for. d = 0 turns replica
-// sync off; New panics if d is negative. The default is 1s, on every master
-// that has replicas.
+// sync off; New panics if d is negative. The default is 1s.
 func WithReplicaSync(d time.Duration) Option {
 	return func(c *config) { c.Sync.Set("semaphore", d) }
 }

@@ -6,8 +6,9 @@ import (
 	"fmt"
 
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/owner"
-	"github.com/latchkey/latchkey/scripts"
+	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -20,10 +21,10 @@ var (
 // TrySetPermits sets the number of available permits to n if the semaphore
 // has none set yet (its key does not exist), and wakes waiters. It reports
 // whether it set them; if the semaphore was already set it changes nothing.
-// It returns an error matching ErrInvalidPermits if n < 0.
+// It returns an error matching latchkey.ErrInvalidPermits if n < 0.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	if n < 0 {
-		return false, fmt.Errorf("semaphore: set %d permits of %s: %w", n, s.name, ErrInvalidPermits)
+		return false, fmt.Errorf("semaphore: set %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err != nil {
@@ -43,10 +44,10 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 // SetPermits sets the number of available permits to n, whatever it was,
 // and wakes waiters. Permits held at the time are not counted: their
 // holders' later Release calls add to n. SetPermits returns an error
-// matching ErrInvalidPermits if n < 0.
+// matching latchkey.ErrInvalidPermits if n < 0.
 func (s *Semaphore) SetPermits(ctx context.Context, n int64) error {
 	if n < 0 {
-		return fmt.Errorf("semaphore: set %d permits of %s: %w", n, s.name, ErrInvalidPermits)
+		return fmt.Errorf("semaphore: set %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
 	return s.add(ctx, n, "set")
 }

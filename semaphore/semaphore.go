@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/owner"
+	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
-	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -65,7 +66,7 @@ func (s *Semaphore) Name() string { return s.name }
 // Redis error is returned wrapped; when one cuts a request off, Redis may
 // still have granted the permits, which are then lost like a crashed
 // holder's (see the package doc). Acquire returns an error matching
-// ErrInvalidPermits if n < 1.
+// latchkey.ErrInvalidPermits if n < 1.
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 	_, err := s.acquire(ctx, n, -1)
 	return err
@@ -81,7 +82,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration)
 
 func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) (bool, error) {
 	if n < 1 {
-		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, ErrInvalidPermits)
+		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
 	var late *call // an attempt still in flight when ctx ended
 	// One request for the whole wait: an attempt resent after it took the
@@ -162,11 +163,11 @@ func (s *Semaphore) start(ctx context.Context, n int64, req string) *call {
 // does not check that the caller acquired them: any goroutine or process
 // may release, and releasing more than was acquired raises the count, as in
 // Redisson. A semaphore that was never set is created. Release returns an
-// error matching ErrInvalidPermits if n < 1, or the Redis error wrapped; in
+// error matching latchkey.ErrInvalidPermits if n < 1, or the Redis error wrapped; in
 // the latter case the permits may or may not have been given back.
 func (s *Semaphore) Release(ctx context.Context, n int64) error {
 	if n < 1 {
-		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, ErrInvalidPermits)
+		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
 	return s.release(ctx, n)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/semaphore"
 	"github.com/redis/go-redis/v9"
@@ -121,7 +122,7 @@ func TestSemaphore_invalidPermits(t *testing.T) {
 		"TrySetPermits(-1)": func() error { _, err := sem.TrySetPermits(ctx, -1); return err },
 	}
 	for name, call := range calls {
-		if err := call(); !errors.Is(err, semaphore.ErrInvalidPermits) {
+		if err := call(); !errors.Is(err, latchkey.ErrInvalidPermits) {
 			t.Errorf("%s = %v, want ErrInvalidPermits", name, err)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/scripts"
+	"github.com/latchkey/latchkey/internal/scripts"
 )
 
 // MaxBatch is the most holds one renewal script call carries (Redisson's

@@ -12,7 +12,7 @@ import (
 
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/redistest"
-	"github.com/latchkey/latchkey/scripts"
+	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 

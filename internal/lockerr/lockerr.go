@@ -16,4 +16,8 @@ var (
 	ErrWouldDeadlock = errors.New("latchkey: would deadlock")
 	// ErrNotReplicated: a write that no replica of its master acknowledged in time.
 	ErrNotReplicated = errors.New("latchkey: not replicated")
+	// ErrInvalidPermits: a permit count a semaphore cannot take.
+	ErrInvalidPermits = errors.New("latchkey: invalid permit count")
+	// ErrInvalidCount: a latch count that cannot be set.
+	ErrInvalidCount = errors.New("latchkey: invalid count")
 )

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/shared"
-	"github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
 

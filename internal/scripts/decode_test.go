@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latchkey/latchkey/scripts"
+	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -110,7 +110,7 @@ func Preload(ctx context.Context, client redis.UniversalClient) error {
 	load := func(ctx context.Context, c *redis.Client) error {
 		for _, s := range All() {
 			if err := s.s.Load(ctx, c).Err(); err != nil {
-				return fmt.Errorf("scripts: load %s: %w", s.name, err)
+				return fmt.Errorf("latchkey: load script %s: %w", s.name, err)
 			}
 		}
 		return nil
@@ -123,7 +123,7 @@ func Preload(ctx context.Context, client redis.UniversalClient) error {
 	default:
 		for _, s := range All() {
 			if err := s.s.Load(ctx, client).Err(); err != nil {
-				return fmt.Errorf("scripts: load %s: %w", s.name, err)
+				return fmt.Errorf("latchkey: load script %s: %w", s.name, err)
 			}
 		}
 		return nil
