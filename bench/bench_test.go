@@ -26,7 +26,8 @@ func runSuite(t *testing.T, cfg Config) (*Report, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// Generous: a loaded 2-core machine under -race needs over 2 minutes.
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	rep, err := run(ctx, cfg, &stdout, &stderr)
