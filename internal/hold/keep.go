@@ -28,22 +28,24 @@ type Keeping interface {
 }
 
 // Fixed keeps every hold for a fixed lease from its latest acquisition,
-// and then declares it lost: nothing renews it.
+// less the drift allowance (see lease.Drift), and then declares it lost:
+// nothing renews it.
 type Fixed time.Duration
 
 func (f Fixed) Keep(id string, started time.Time, lost func(error)) Keeping {
 	d := time.Duration(f)
-	return fixed{time.AfterFunc(time.Until(started.Add(d)), func() {
+	valid := d - lease.Drift(d)
+	return fixed{time.AfterFunc(time.Until(started.Add(valid)), func() {
 		lost(fmt.Errorf("%w: lease of %v expired", lockerr.ErrLost, d))
-	}), d}
+	}), valid}
 }
 
 type fixed struct {
-	t *time.Timer
-	d time.Duration
+	t     *time.Timer
+	valid time.Duration
 }
 
-func (f fixed) Again(started time.Time) { f.t.Reset(time.Until(started.Add(f.d))) }
+func (f fixed) Again(started time.Time) { f.t.Reset(time.Until(started.Add(f.valid))) }
 func (f fixed) Stop()                   { f.t.Stop() }
 
 // A Watchdog keeps holds alive with the client's watchdog (see package

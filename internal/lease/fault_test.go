@@ -20,8 +20,8 @@ func TestScheduler_errorsBackOff(t *testing.T) {
 	var calls scriptCalls
 	c.AddHook(&calls)
 	h, l := lock(t, c, keyName(t, 0), d)
-	schedFor(c).Add(h, time.Now().Add(-d/3)) // due at once
 	calls.failWith(errors.New("connection refused (injected)"))
+	schedFor(c).Add(h, time.Now().Add(-d/3)) // due at once
 	time.Sleep(2 * time.Second)
 	failed := calls.calls.Load()
 	calls.failWith(nil)

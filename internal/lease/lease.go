@@ -6,8 +6,9 @@
 // batches of at most MaxBatch per script call, grouped by renewal script,
 // lease and cluster hash slot. A renewal that finds the hold gone declares it
 // lost at once; a transient error is retried until the hold's local validity
-// (the last successful renewal plus the lease) runs out, and only then is the
-// hold declared lost. A lost hold is never renewed or re-acquired again.
+// (the last successful renewal plus the lease, less a drift allowance) runs
+// out, and then a timer declares the hold lost, whatever renewal is still on
+// its way. A lost hold is never renewed or re-acquired again.
 package lease
 
 import (
@@ -51,10 +52,22 @@ type Hold struct {
 	// renewed before its validity ends. It must not block.
 	Lost func(error)
 
-	next     time.Time // when the next renewal is due
-	valid    time.Time // local validity: last confirmed renewal + Lease
-	failures int       // renewals failed in a row
+	next     time.Time   // when the next renewal is due
+	valid    time.Time   // local validity: last confirmed renewal + Lease
+	expiry   *time.Timer // declares the hold lost at deadline()
+	failures int         // renewals failed in a row
+	lastErr  error       // of the latest failed renewal
 }
+
+// Drift is how much sooner than its lease a hold is declared lost: the
+// lease's hundredth plus 2ms (redlock-rb's allowance), for the clocks'
+// rates, Redis's millisecond expiry and the time a timer takes to fire.
+func Drift(lease time.Duration) time.Duration { return lease/100 + 2*time.Millisecond }
+
+// deadline is when the hold is declared lost unless renewed before: its
+// key expires no sooner than valid, as the server set its TTL after the
+// renewal was sent.
+func (h *Hold) deadline() time.Time { return h.valid.Add(-Drift(h.Lease)) }
 
 // window is how early a renewal may run to share a script call with
 // others: a tenth of the lease, which still leaves more than half of it. A

@@ -50,6 +50,9 @@ func (s *Scheduler) Close() {
 		t.Stop()
 		holds[h] = struct{}{}
 	}
+	for h := range holds {
+		h.expiry.Stop()
+	}
 	s.holds, s.armed = map[*Hold]struct{}{}, map[*Hold]*time.Timer{}
 	s.mu.Unlock()
 	s.poke()
@@ -63,6 +66,9 @@ func (s *Scheduler) Add(h *Hold, acquired time.Time) {
 	h.valid = acquired.Add(h.Lease)
 	h.next = acquired.Add(h.Lease / 3)
 	s.mu.Lock()
+	if !s.closed {
+		h.expiry = time.AfterFunc(time.Until(h.deadline()), func() { s.expire(h) })
+	}
 	if s.closed {
 		s.mu.Unlock()
 		// Not from the caller's goroutine: it may hold the lock that Lost
@@ -72,6 +78,29 @@ func (s *Scheduler) Add(h *Hold, acquired time.Time) {
 	}
 	s.armed[h] = time.AfterFunc(time.Until(h.next.Add(-h.window())), func() { s.activate(h) })
 	s.mu.Unlock()
+}
+
+// expire declares h lost at its deadline, unless it ended meanwhile: its
+// key may expire on the server any time now, so its holder must stop
+// relying on it, whatever renewal is still on its way.
+func (s *Scheduler) expire(h *Hold) {
+	s.mu.Lock()
+	if t, ok := s.armed[h]; ok {
+		t.Stop()
+		delete(s.armed, h)
+	} else if _, ok := s.holds[h]; ok {
+		delete(s.holds, h)
+	} else {
+		s.mu.Unlock()
+		return
+	}
+	err := h.lastErr
+	s.mu.Unlock()
+	if err != nil {
+		h.Lost(fmt.Errorf("%w: not renewed within its lease: %w", lostErr, err))
+	} else {
+		h.Lost(fmt.Errorf("%w: not renewed within its lease", lostErr))
+	}
 }
 
 // activate hands an armed hold, due for its first renewal, to the goroutine.
@@ -97,6 +126,9 @@ func (s *Scheduler) activate(h *Hold) {
 // (false once it was declared lost).
 func (s *Scheduler) Remove(h *Hold) bool {
 	s.mu.Lock()
+	if h.expiry != nil {
+		h.expiry.Stop()
+	}
 	if t, ok := s.armed[h]; ok {
 		t.Stop()
 		delete(s.armed, h)
@@ -236,36 +268,28 @@ func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
 		case err == nil && res[i] == 1:
 			h.valid = sent.Add(h.Lease)
 			h.next = sent.Add(h.Lease / 3)
-			h.failures = 0
+			h.failures, h.lastErr = 0, nil
+			h.expiry.Reset(time.Until(h.deadline()))
 		case err == nil:
 			delete(s.holds, h)
+			h.expiry.Stop()
 			lost = append(lost, lostHold{h, res[i]})
-		case !now.Before(h.valid):
-			delete(s.holds, h)
-			lost = append(lost, lostHold{h, 1})
-		default:
-			h.failures++
+		default: // retried until the expiry timer gives up
+			h.failures, h.lastErr = h.failures+1, err
 			h.next = now.Add(h.retryDelay())
-			if h.next.After(h.valid) {
-				h.next = h.valid
-			}
 		}
 	}
 	s.mu.Unlock()
 	for _, l := range lost {
-		switch {
-		case l.res < 0:
+		if l.res < 0 {
 			l.h.Lost(fmt.Errorf("%w: the name holds another type of value now", lostErr))
-		case l.res == 0:
+		} else {
 			l.h.Lost(fmt.Errorf("%w: found gone on renewal", lostErr))
-		default:
-			l.h.Lost(fmt.Errorf("%w: not renewed within its lease: %w", lostErr, err))
 		}
 	}
 }
 
-// A lostHold is a hold found lost, with the renewal's answer for it (1 when
-// it could not be renewed in time).
+// A lostHold is a hold found lost, with the renewal's answer for it.
 type lostHold struct {
 	h   *Hold
 	res int64
