@@ -8,6 +8,7 @@ import (
 
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/notify"
@@ -168,6 +169,13 @@ func field(id string, s side) string {
 	return id
 }
 
+// tooLate reports whether a hold granted by a request sent at since may
+// have expired already: its lease, less the drift allowance, has passed.
+func (rw *RWMutex) tooLate(since time.Time) bool {
+	ttl := rw.cfg.TTL()
+	return time.Since(since) >= ttl-lease.Drift(ttl)
+}
+
 // timeoutPrefix returns {name}:<id>:rwlock_timeout, the prefix of owner
 // id's per-read-hold timeout keys.
 func (rw *RWMutex) timeoutPrefix(id string) string {
@@ -199,12 +207,30 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 		hadLocal = rw.holds.Get(field(id, s)) != nil
 	)
 	// One request for the whole wait: a resend of an attempt that took the
-	// hold finds its record, whatever attempt it belongs to.
+	// hold finds its record, whatever attempt it belongs to; the hold is
+	// then valid from since, when the earliest attempt that may have been
+	// granted was sent.
 	w := scripts.Write{Keys: ks, Args: args, Once: keys.Once(rw.name, owner.New()), Sync: rw.cfg.Sync.Timeout()}
+	var since time.Time
 	attempt := func(ctx context.Context) (bool, time.Duration, error) {
-		started = time.Now()
+		if since.IsZero() {
+			since = time.Now()
+		}
 		rep := script.Exec(ctx, rw.client, w)
 		res, err := scripts.Ints(rep.Cmd)
+		if err == nil && len(res) == 2 && res[0] == 1 && rep.Replicated() && rw.tooLate(since) {
+			// The answer came back after the lease may have run out: the
+			// lock may be someone else's by now. Give it back and start
+			// again, under a new request.
+			_, _ = rw.releaseOnce(scripts.Undo(ctx), id, s)
+			since, unsure = time.Time{}, false
+			w.Once = keys.Once(rw.name, owner.New())
+			return false, 0, nil
+		}
+		if err == nil && (len(res) != 2 || res[0] != 1) {
+			defer func() { since = time.Time{} }() // refused: nothing of this request was granted
+		}
+		started = since
 		switch {
 		case err != nil:
 			unsure = true

@@ -108,6 +108,13 @@ func (l *Lock) record(id string, res int64) {
 	}
 }
 
+// tooLate reports whether a hold granted by a request sent at since may
+// have expired already: its lease, less the drift allowance, has passed.
+func (l *Lock) tooLate(since time.Time) bool {
+	ttl := l.Cfg.TTL()
+	return time.Since(since) >= ttl-lease.Drift(ttl)
+}
+
 // errorf wraps err with the lock's package, the operation and its name.
 func (l *Lock) errorf(op string, err error) error {
 	return fmt.Errorf("%s: %s %s: %w", l.Pkg, op, l.Name, err)
@@ -144,8 +151,17 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 	)
 	spec := wait.Spec{Hub: w.Hub}
 	l.Proto.Listen(w, &spec)
+	// since is when the earliest attempt that may have been granted was
+	// sent: an attempt without an answer may have been applied, and a later
+	// one (a resend, or one that finds the hold its request record keeps)
+	// then answers for it. The hold is valid from there.
+	var since time.Time
 	spec.Attempt = func(ctx context.Context) (bool, time.Duration, error) {
-		w.Started = time.Now()
+		now := time.Now()
+		if since.IsZero() {
+			since = now
+		}
+		w.Started = now
 		a, err := l.Proto.Attempt(ctx, w)
 		switch {
 		case err != nil:
@@ -155,10 +171,21 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 			// Undone at once: a failover now would hand the lock to another.
 			_, _ = l.releaseOnce(scripts.Undo(ctx), w.ID, w.Reentrant)
 			return false, 0, a.Reply.SyncErr()
+		case a.OK && l.tooLate(since):
+			// The answer came back after the lease may have run out: the
+			// lock may be someone else's by now. Give it back and start
+			// again, under a new request.
+			_, _ = l.releaseOnce(scripts.Undo(ctx), w.ID, w.Reentrant)
+			since, unsure = time.Time{}, false
+			if w.Reentrant {
+				w.Req = keys.Once(l.Name, owner.New())
+			}
+			return false, 0, nil
 		case a.OK:
-			token = a.Token
+			token, w.Started = a.Token, since
 			return true, 0, nil
 		}
+		since = time.Time{} // refused: nothing of this request was granted
 		return false, a.Retry, nil
 	}
 	spec.Abandon = func(ctx context.Context) {
