@@ -213,7 +213,8 @@ func (l *Latch) notify(ctx context.Context, msg string) {
 // exec runs script as one request that changes the latch, recorded against
 // a request id of its own so that a resend does not count twice.
 func (l *Latch) exec(ctx context.Context, script *scripts.Script, ks []string, args ...any) scripts.Reply {
-	return script.Exec(ctx, l.client, scripts.Write{
+	r, _ := script.Resend(ctx, l.client, scripts.Write{ // recorded: safe to resend
 		Keys: ks, Args: args, Once: keys.Once(l.name, owner.New()), Sync: l.cfg.Sync.Timeout(),
 	})
+	return r
 }

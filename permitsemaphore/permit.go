@@ -126,7 +126,7 @@ func (s *Semaphore) release(ctx context.Context, strict bool, raw ...any) (int64
 		mode = "1"
 	}
 	args := append([]any{time.Now().UnixMilli(), pub, mode}, raw...)
-	rep := s.exec(ctx, releaseScript, s.scriptKeys(), keys.Once(s.name, owner.New()), args...)
+	rep := s.write(ctx, releaseScript, s.scriptKeys(), keys.Once(s.name, owner.New()), args...)
 	n, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return 0, fmt.Errorf("permitsemaphore: release from %s: %w", s.name, err)
@@ -171,7 +171,7 @@ func (s *Semaphore) lease(ctx context.Context, id string, now time.Time, end any
 	if err != nil {
 		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
 	}
-	rep := s.exec(ctx, leaseScript, s.scriptKeys(), "", now.UnixMilli(), pub, r, end)
+	rep := s.write(ctx, leaseScript, s.scriptKeys(), "", now.UnixMilli(), pub, r, end)
 	ms, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)

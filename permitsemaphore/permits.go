@@ -53,7 +53,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("permitsemaphore: set permits of %s: %w", s.name, err)
 	}
-	rep := s.exec(ctx, trySetScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
+	rep := s.write(ctx, trySetScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
 	v, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return false, fmt.Errorf("permitsemaphore: set permits of %s: %w", s.name, err)
@@ -84,7 +84,7 @@ func (s *Semaphore) SetPermits(ctx context.Context, n int64) error {
 func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
-		rep := s.exec(ctx, addScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
+		rep := s.write(ctx, addScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
 		if err = rep.Err(); err == nil {
 			err = rep.SyncErr()
 		}
@@ -107,7 +107,7 @@ func (s *Semaphore) count(ctx context.Context, total any) (_ [2]int64, err error
 	if total == "" {
 		cmd = countScript.Run(ctx, s.client, s.scriptKeys(), args...)
 	} else { // setting the total: a write, synced with replicas
-		rep := s.exec(ctx, countScript, s.scriptKeys(), "", args...)
+		rep := s.write(ctx, countScript, s.scriptKeys(), "", args...)
 		cmd = rep.Cmd
 		if rep.Err() == nil && !rep.Replicated() {
 			defer func() {

@@ -197,6 +197,14 @@ func leaseEnd(now time.Time, lease Lease) int64 {
 // and the channel.
 func (s *Semaphore) scriptKeys() []string { return []string{s.name, s.timeout, s.channel} }
 
+// write runs script as exec does, sending it again through transient
+// faults: a request recorded against req, or one that sets an absolute
+// state, is safe to send twice.
+func (s *Semaphore) write(ctx context.Context, script *scripts.Script, keys []string, req string, args ...any) scripts.Reply {
+	r, _ := script.Resend(ctx, s.client, scripts.Write{Keys: keys, Args: args, Once: req, Sync: s.cfg.Sync.Timeout()})
+	return r
+}
+
 // exec runs script as one request that changes the semaphore, recorded
 // against req unless that is "".
 func (s *Semaphore) exec(ctx context.Context, script *scripts.Script, keys []string, req string, args ...any) scripts.Reply {

@@ -309,16 +309,24 @@ func (rw *RWMutex) release(ctx context.Context, id string, s side) (int64, error
 // matching ErrNotReplicated comes with the answer of a release that the
 // master applied but no replica acknowledged.
 func (rw *RWMutex) releaseOnce(ctx context.Context, id string, s side) (int64, error) {
-	pub, err := rw.cfg.HubFor(rw.client).PublishCommand(ctx)
+	req := keys.Once(rw.name, owner.New())
+	var rep scripts.Reply
+	err := wait.Retry(ctx, func(ctx context.Context) error {
+		pub, err := rw.cfg.Publish(ctx, rw.client)
+		if err != nil {
+			return err
+		}
+		rep = releaseScript.Exec(ctx, rw.client, scripts.Write{ // recorded: safe to resend
+			Keys: []string{rw.name, rw.channel, rw.timeoutPrefix(id), rw.tag},
+			Args: []any{field(id, s), s.String(), pub},
+			Once: req,
+			Sync: rw.cfg.Sync.Timeout(),
+		})
+		return rep.Err()
+	})
 	if err != nil {
 		return 0, fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
 	}
-	rep := releaseScript.Exec(ctx, rw.client, scripts.Write{
-		Keys: []string{rw.name, rw.channel, rw.timeoutPrefix(id), rw.tag},
-		Args: []any{field(id, s), s.String(), pub},
-		Once: keys.Once(rw.name, owner.New()),
-		Sync: rw.cfg.Sync.Timeout(),
-	})
 	res, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return 0, fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)

@@ -30,7 +30,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("semaphore: set permits of %s: %w", s.name, err)
 	}
-	rep := s.exec(ctx, trySetScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
+	rep := s.write(ctx, trySetScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
 	v, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return false, fmt.Errorf("semaphore: set permits of %s: %w", s.name, err)
@@ -65,7 +65,7 @@ func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
 func (s *Semaphore) add(ctx context.Context, n int64, mode string) error {
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
-		rep := s.exec(ctx, addScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub, mode)
+		rep := s.write(ctx, addScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub, mode)
 		if err = rep.Err(); err == nil {
 			err = rep.SyncErr()
 		}
@@ -95,7 +95,7 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 // including when the count is negative (where Redisson would reset it to
 // zero, creating permits). Like Redisson's drainPermits it wakes nobody.
 func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
-	rep := s.exec(ctx, drainScript, []string{s.name}, keys.Once(s.name, owner.New()))
+	rep := s.write(ctx, drainScript, []string{s.name}, keys.Once(s.name, owner.New()))
 	v, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return 0, fmt.Errorf("semaphore: drain %s: %w", s.name, err)

@@ -175,7 +175,7 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 func (s *Semaphore) release(ctx context.Context, n int64) error {
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
-		rep := s.exec(ctx, releaseScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
+		rep := s.write(ctx, releaseScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
 		if err = rep.Err(); err == nil {
 			err = rep.SyncErr()
 		}
@@ -184,6 +184,13 @@ func (s *Semaphore) release(ctx context.Context, n int64) error {
 		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, err)
 	}
 	return nil
+}
+
+// write runs script as exec does, sending it again through transient
+// faults: a request recorded against req is safe to send twice.
+func (s *Semaphore) write(ctx context.Context, script *scripts.Script, keys []string, req string, args ...any) scripts.Reply {
+	r, _ := script.Resend(ctx, s.client, scripts.Write{Keys: keys, Args: args, Once: req, Sync: s.cfg.Sync.Timeout()})
+	return r
 }
 
 // exec runs script as one request that changes the semaphore, recorded

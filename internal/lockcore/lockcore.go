@@ -254,11 +254,19 @@ func (l *Lock) Unlock(ctx context.Context) error {
 // error matching ErrNotReplicated comes with the answer of a release that
 // the master applied but no replica acknowledged.
 func (l *Lock) releaseOnce(ctx context.Context, id string, reentrant bool) (int64, error) {
-	pub, err := l.Cfg.Publish(ctx, l.Client)
+	req := keys.Once(l.Name, owner.New())
+	var rep scripts.Reply
+	err := wait.Retry(ctx, func(ctx context.Context) error {
+		pub, err := l.Cfg.Publish(ctx, l.Client)
+		if err != nil {
+			return err
+		}
+		rep = l.Proto.Release(ctx, pub, id, reentrant, req) // recorded: safe to resend
+		return rep.Err()
+	})
 	if err != nil {
 		return 0, err
 	}
-	rep := l.Proto.Release(ctx, pub, id, reentrant, keys.Once(l.Name, owner.New()))
 	res, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return 0, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/latchkey/latchkey/internal/fault"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -230,4 +231,20 @@ func Failed(ctx context.Context, err error) Reply {
 	cmd := redis.NewCmd(ctx)
 	cmd.SetErr(err)
 	return Reply{Cmd: cmd}
+}
+
+// Resend runs s as Exec does and sends it again through transient faults,
+// as wait.Retry does, for a write that is safe to send twice: one with a
+// request record, or one that sets an absolute state. It returns the last
+// Reply, and an error matching ctx.Err() if ctx ended first.
+func (s *Script) Resend(ctx context.Context, client redis.UniversalClient, w Write) (Reply, error) {
+	var r Reply
+	err := wait.Retry(ctx, func(ctx context.Context) error {
+		r = s.Exec(ctx, client, w)
+		return r.Err()
+	})
+	if err != nil && r.Err() != err {
+		r = Failed(ctx, err) // ctx ended during a pause
+	}
+	return r, err
 }

@@ -287,3 +287,24 @@ func attempt(ctx context.Context, s Spec) (bool, time.Duration, error) {
 	}
 	return ok, retry, err
 }
+
+// Retry calls f until it returns nil or an error that is not transient,
+// riding out transient ones as a waiting call does (see Outage), within
+// ctx. It is for requests that are safe to send again because they carry a
+// request record (see scripts.Write.Once): releases, count-downs, changes of
+// permits. It returns f's last error, or an error matching ctx.Err().
+func Retry(ctx context.Context, f func(ctx context.Context) error) error {
+	var fs faults
+	for {
+		err := f(ctx)
+		if err == nil || !fault.Transient(err) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := fs.pause(ctx, err); err != nil {
+			return err
+		}
+	}
+}
