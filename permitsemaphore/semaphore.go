@@ -8,6 +8,7 @@ import (
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
@@ -129,6 +130,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 	// ARGV: now, publish command, lease end, ids...
 	args := append([]any{0, pub, 0}, raw...)
 	unsure := false // an attempt failed without a reply: it may have landed
+	// One request for the whole wait: a resend finds its record.
+	req := keys.Once(s.name, owner.New())
 	ok, err := wait.Until(ctx, budget, wait.Spec{
 		Hub:     hub,
 		Channel: s.channel,
@@ -140,7 +143,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 			}
 			now := time.Now()
 			args[0], args[2] = now.UnixMilli(), leaseEnd(now, lease)
-			rep := s.exec(ctx, acquireScript, s.scriptKeys(), "", args...)
+			rep := s.exec(ctx, acquireScript, s.scriptKeys(), req, args...)
 			vs, err := scripts.Ints(rep.Cmd)
 			switch {
 			case err == nil && len(vs) != 2:
@@ -160,9 +163,9 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 			unsure = true
 			return false, 0, err
 		},
-		Abandon: func(ctx context.Context) {
+		Abandon: func(context.Context) {
 			if unsure {
-				_, _ = s.release(ctx, false, raw...) // releases only what landed
+				go s.resolve(scripts.Write{Keys: s.scriptKeys(), Args: args, Once: req}, raw)
 			}
 		},
 	})
@@ -184,6 +187,19 @@ type Lease time.Duration
 
 // Forever is the lease of a permanent permit.
 const Forever Lease = 0
+
+// resolve finds out, in the background, whether the acquisition w of the
+// permits raw, given up on without an answer, took them, and releases them
+// if it did; if it did not, it makes sure a late copy of it does not. It
+// has until the request record expires.
+func (s *Semaphore) resolve(w scripts.Write, raw []any) {
+	ctx, cancel := context.WithTimeout(context.Background(), scripts.RecordTTL(s.client))
+	defer cancel()
+	rep, applied, err := acquireScript.Resolve(ctx, s.client, w)
+	if ok, _, _ := scripts.Pair(rep.Cmd); err == nil && applied && ok {
+		_, _ = s.release(ctx, false, raw...)
+	}
+}
 
 // leaseEnd returns the lease end a permit taken at now stores.
 func leaseEnd(now time.Time, lease Lease) int64 {

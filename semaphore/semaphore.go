@@ -84,41 +84,35 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 	if n < 1 {
 		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
-	var late *call // an attempt still in flight when ctx ended
 	// One request for the whole wait: an attempt resent after it took the
 	// permits, by go-redis or by the wait loop after an error, finds its
 	// record instead of taking them again.
-	req := keys.Once(s.name, owner.New())
+	w := scripts.Write{Keys: []string{s.name}, Args: []any{n}, Once: keys.Once(s.name, owner.New()), Sync: s.cfg.Sync.Timeout()}
+	unsure := false // an attempt ended without an answer: it may have taken them
 	ok, err := wait.Until(ctx, budget, wait.Spec{
 		Hub:     s.cfg.HubFor(s.client),
 		Channel: s.channel,
 		Policy:  notify.WakeCount,
 		Need:    int(min(n, 1<<30)),
 		Attempt: func(ctx context.Context) (bool, time.Duration, error) {
-			if err := ctx.Err(); err != nil {
+			rep := acquireScript.Exec(ctx, s.client, w)
+			ok, _, err := scripts.Pair(rep.Cmd)
+			switch {
+			case err != nil:
+				unsure = true
 				return false, 0, err
-			}
-			c := s.start(ctx, n, req)
-			select {
-			case <-c.done:
-			case <-ctx.Done():
-				late = c
-				return false, 0, ctx.Err()
+			case ok && !rep.Replicated():
+				// Given back at once: a failover now would lose the grant.
+				_ = s.release(scripts.Undo(ctx), n)
+				return false, 0, rep.SyncErr()
 			}
 			// A refusal has no bound: only a release says when permits
 			// come back, and the wait loop's backstop covers a lost one.
-			return c.ok, -1, c.err
+			return ok, -1, nil
 		},
-		Abandon: func(ctx context.Context) {
-			if late == nil {
-				return
-			}
-			select {
-			case <-late.done:
-				if late.ok {
-					_ = s.release(ctx, n) // granted after we gave up
-				}
-			case <-ctx.Done():
+		Abandon: func(context.Context) {
+			if unsure {
+				go s.resolve(w, n)
 			}
 		},
 	})
@@ -128,35 +122,18 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 	return ok, nil
 }
 
-// call is one run of the acquire script.
-type call struct {
-	done chan struct{}
-	ok   bool  // valid once done is closed
-	err  error // valid once done is closed
-}
-
-// start runs the acquire script for n permits. The script runs to its end
-// even if ctx ends first, so that its outcome is always known: a grant can
-// then be given back rather than lost.
-func (s *Semaphore) start(ctx context.Context, n int64, req string) *call {
-	c := &call{done: make(chan struct{})}
-	run := func(ctx context.Context) {
-		rep := s.exec(ctx, acquireScript, []string{s.name}, req, n)
-		ok, _, err := scripts.Pair(rep.Cmd)
-		if err == nil && ok && !rep.Replicated() {
-			// Given back at once: a failover now would lose the grant.
-			_ = s.release(scripts.Undo(ctx), n)
-			ok, err = false, rep.SyncErr()
-		}
-		c.ok, c.err = ok, err
-		close(c.done)
+// resolve finds out, in the background, whether the acquisition w of n
+// permits, given up on without an answer, took them, and gives them back if
+// it did; if it did not, it makes sure a late copy of it does not. It has
+// until the request record expires: past that, what a request took that
+// could not be reached all along is lost, as a crashed holder's permits are.
+func (s *Semaphore) resolve(w scripts.Write, n int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), scripts.RecordTTL(s.client))
+	defer cancel()
+	rep, applied, err := acquireScript.Resolve(ctx, s.client, w)
+	if ok, _, _ := scripts.Pair(rep.Cmd); err == nil && applied && ok {
+		_ = s.release(ctx, n)
 	}
-	if ctx.Done() == nil {
-		run(ctx) // nothing can cut it short
-	} else {
-		go run(context.WithoutCancel(ctx))
-	}
-	return c
 }
 
 // Release gives n permits back and wakes the waiters they may satisfy. It

@@ -90,7 +90,7 @@ func withRecord(client redis.UniversalClient, s *Script, w Write) ([]string, []a
 	if w.Once == "" {
 		keys[len(keys)-1] = w.Keys[0]
 	} else {
-		ttl = Ms(recordTTL(client))
+		ttl = Ms(RecordTTL(client))
 	}
 	return keys, append(w.Args[:len(w.Args):len(w.Args)], ttl)
 }
@@ -107,7 +107,7 @@ func (s *Script) execSynced(ctx context.Context, client redis.UniversalClient, t
 		if reps == 0 {
 			return Reply{Cmd: s.s.Run(ctx, node, keys, args...)}
 		}
-		r := s.pipeWait(ctx, node, reps, timeout, keys, args)
+		r := s.pipeWait(ctx, node, reps, waitFor(node, timeout), keys, args)
 		if attempt < movedRetries && isMoved(r.Err()) {
 			// The write did not run: the slot is elsewhere now.
 			if cc, ok := client.(*redis.ClusterClient); ok {
@@ -158,6 +158,20 @@ func (s *Script) pipeWait(ctx context.Context, node *redis.Client, reps int, tim
 		r.Replicas = 0
 	}
 	return r
+}
+
+// waitFor returns how long WAIT may block on node: timeout, but no more
+// than three quarters of the client's read timeout, so that a WAIT that
+// runs out answers with its count instead of the read timing out first.
+func waitFor(node *redis.Client, timeout time.Duration) time.Duration {
+	read := node.Options().ReadTimeout
+	switch {
+	case read == 0:
+		read = 3 * time.Second // go-redis's default
+	case read < 0:
+		return timeout // no read deadline
+	}
+	return min(timeout, read*3/4)
 }
 
 func isNoScript(err error) bool {
@@ -247,4 +261,31 @@ func (s *Script) Resend(ctx context.Context, client redis.UniversalClient, w Wri
 		r = Failed(ctx, err) // ctx ended during a pause
 	}
 	return r, err
+}
+
+// Resolve learns what became of the request w, recorded against w.Once,
+// that its caller gave up on without an answer, and makes sure it does
+// not apply afterwards: it returns the recorded reply and true if the
+// request was applied; otherwise it records the request as cancelled, so
+// that a copy of it still on its way (in a socket buffer, in a go-redis
+// retry) does nothing, and returns false. It rides out transient faults as
+// Resend does. s must take a request record and replay it first thing.
+func (s *Script) Resolve(ctx context.Context, client redis.UniversalClient, w Write) (Reply, bool, error) {
+	if !s.once || w.Once == "" {
+		return Reply{}, false, fmt.Errorf("latchkey: resolve %s: no request record", s.name)
+	}
+	keys := append(w.Keys[:len(w.Keys):len(w.Keys)], w.Once)
+	args := append(w.Args[:len(w.Args):len(w.Args)], -Ms(RecordTTL(client)))
+	var r Reply
+	err := wait.Retry(ctx, func(ctx context.Context) error {
+		r = Reply{Cmd: s.s.Run(ctx, client, keys, args...)}
+		return r.Err()
+	})
+	if err != nil {
+		return r, false, err
+	}
+	if v, ok := r.Val().(string); ok && v == "CANCELLED" {
+		return r, false, nil
+	}
+	return r, true, nil
 }

@@ -172,3 +172,31 @@ func TestExec_syncWaitsForReplicas(t *testing.T) {
 		t.Fatalf("%d WAIT commands sent to the master with a replica, want 2", n)
 	}
 }
+
+// A request its caller gave up on resolves to its recorded reply if it
+// applied; if it did not, it is cancelled: a late copy of it does nothing.
+func TestResolve(t *testing.T) {
+	c := redistest.SharedServer(t).Client(t)
+	ctx := context.Background()
+	acquire := scripts.Get("sem_acquire")
+	name := "exec-resolve:" + t.Name()
+	c.Set(ctx, name, 5, 0)
+	applied := scripts.Write{Keys: []string{name}, Args: []any{2}, Once: keys.Once(name, "applied")}
+	if err := acquire.Exec(ctx, c, applied).Err(); err != nil {
+		t.Fatal(err)
+	}
+	rep, ok, err := acquire.Resolve(ctx, c, applied)
+	if vs, _ := scripts.Ints(rep.Cmd); err != nil || !ok || len(vs) != 2 || vs[0] != 1 || vs[1] != 3 {
+		t.Fatalf("Resolve of an applied request = %v, %v, %v; want its reply {1, 3}", vs, ok, err)
+	}
+	lost := scripts.Write{Keys: []string{name}, Args: []any{2}, Once: keys.Once(name, "lost")}
+	if _, ok, err := acquire.Resolve(ctx, c, lost); ok || err != nil {
+		t.Fatalf("Resolve of a request never sent = %v, %v; want cancelled", ok, err)
+	}
+	if err := acquire.Exec(ctx, c, lost).Err(); err != nil && !strings.Contains(err.Error(), "unexpected") {
+		t.Fatalf("the late copy: %v", err)
+	}
+	if n, _ := c.Get(ctx, name).Int(); n != 3 {
+		t.Fatalf("%d permits left; the cancelled request's late copy took some", n)
+	}
+}

@@ -13,7 +13,13 @@
 -- too few are available: ms until the earliest lease ends, -1 if no held
 -- permit has a lease; {-1, total} when the semaphore exists but has fewer
 -- permits in all, available and held, than asked for (nothing changes:
--- only a change of its permits could satisfy the request).
+-- only a change of its permits could satisfy the request). An acquisition
+-- is recorded against its request.
+-- uses prelude/once.lua
+local done = once_replay()
+if done then
+  return done
+end
 local expired = redis.call('zremrangebyscore', KEYS[2], '-inf', ARGV[1])
 if expired > 0 then
   redis.call('incrby', KEYS[1], expired)
@@ -43,7 +49,7 @@ if expired > 0 and available > 0 then
   redis.call(ARGV[2], KEYS[3], available)
 end
 if taken then
-  return {1, 0}
+  return once_record({1, 0})
 end
 local first = redis.call('zrange', KEYS[2], 0, 0, 'withscores')
 if first[2] and tonumber(first[2]) < 922337203685477 then

@@ -160,10 +160,10 @@ func Forget(client redis.UniversalClient) {
 // records caches each client's request-record lifetime.
 var records sync.Map // redis.UniversalClient -> time.Duration
 
-// recordTTL returns how long a request record must live on client: longer
+// RecordTTL returns how long a request record must live on client: longer
 // than go-redis may go on resending the request, that is its retries times
 // the time each try may take.
-func recordTTL(client redis.UniversalClient) time.Duration {
+func RecordTTL(client redis.UniversalClient) time.Duration {
 	if d, ok := records.Load(client); ok {
 		return d.(time.Duration)
 	}

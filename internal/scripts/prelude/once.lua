@@ -7,10 +7,40 @@
 -- as its header describes them:
 -- KEYS[#KEYS] latchkey_once:{name}:<request id>, the record of this request
 -- ARGV[#ARGV] how long the record lives, in ms; 0 when repeating the
---             request is harmless, and then nothing is read or written
--- A record holds the reply: "n<integer>" or "a<integer>,<integer>,...".
+--             request is harmless, and then nothing is read or written;
+--             negative to resolve a request its caller gave up on (below)
+-- A record holds the reply: "n<integer>" or "a<integer>,<integer>,...", or
+-- "x" for a request cancelled before it applied.
 local once_key = table.remove(KEYS)
 local once_ttl = tonumber(table.remove(ARGV))
+
+-- once_decode turns a record back into the reply it holds; a cancelled
+-- request answers CANCELLED, and does nothing.
+local function once_decode(rec)
+  if rec == 'x' then
+    return redis.status_reply('CANCELLED')
+  end
+  local out = {}
+  for v in string.gmatch(string.sub(rec, 2), '[^,]+') do
+    out[#out + 1] = tonumber(v)
+  end
+  if string.sub(rec, 1, 1) == 'n' then
+    return out[1]
+  end
+  return out
+end
+
+-- A request to resolve answers with the record of the request, if it
+-- applied; otherwise it records the request as cancelled, so that a copy
+-- of it still on its way does nothing, and answers CANCELLED.
+if once_ttl < 0 then
+  local rec = redis.call('get', once_key)
+  if rec then
+    return once_decode(rec)
+  end
+  redis.call('set', once_key, 'x', 'px', -once_ttl)
+  return redis.status_reply('CANCELLED')
+end
 
 -- once_replay returns the reply recorded by an earlier run of this request,
 -- or nil when there is none.
@@ -22,14 +52,7 @@ local function once_replay()
   if not rec then
     return nil
   end
-  local out = {}
-  for v in string.gmatch(string.sub(rec, 2), '[^,]+') do
-    out[#out + 1] = tonumber(v)
-  end
-  if string.sub(rec, 1, 1) == 'n' then
-    return out[1]
-  end
-  return out
+  return once_decode(rec)
 end
 
 -- once_record records reply, an integer or an array of integers, as the
