@@ -271,13 +271,20 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 }
 
 func (rw *RWMutex) unlock(ctx context.Context, s side) error {
-	id, ok := owner.FromContext(ctx)
-	if !ok {
+	id, reentrant := owner.FromContext(ctx)
+	if !reentrant {
+		var ok bool
 		if id, ok = rw.holds.ClaimPlain(int(s)); !ok {
 			return fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, lockerr.ErrNotHeld)
 		}
 	}
+	// An owner whose hold this handle saw lost is not told otherwise, but
+	// what is left of it on the server is released all the same.
+	lost := reentrant && rw.holds.WasLost(field(id, s))
 	res, err := rw.releaseOnce(ctx, id, s)
+	if lost && (err == nil || errors.Is(err, lockerr.ErrNotReplicated)) {
+		res, err = -1, nil
+	}
 	switch {
 	case err != nil && !errors.Is(err, lockerr.ErrNotReplicated):
 		// Whether the release applied is unknown. Either way this hold is

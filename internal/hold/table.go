@@ -26,8 +26,12 @@ type Table struct {
 	mu    sync.Mutex
 	seq   uint64
 	holds map[string]*Hold
-	cur   map[int]*Hold // by class, and Any: the hold Done and Err report on
+	cur   map[int]*Hold       // by class, and Any: the hold Done and Err report on
+	lost  map[string]struct{} // keys whose last hold was lost, until held again
 }
+
+// maxLost bounds how many lost holds a Table remembers (see WasLost).
+const maxLost = 1024
 
 // A Hold is one owner's hold of one class taken through a handle: every
 // count of it ends together, by the release of the last one or by loss.
@@ -52,7 +56,7 @@ type Hold struct {
 // New returns empty books; what prefixes error messages, such as
 // "mutex: orders".
 func New(what string) *Table {
-	return &Table{what: what, holds: make(map[string]*Hold), cur: make(map[int]*Hold)}
+	return &Table{what: what, holds: make(map[string]*Hold), cur: make(map[int]*Hold), lost: make(map[string]struct{})}
 }
 
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -159,11 +163,22 @@ func (t *Table) Acquired(key, id string, c int, plain bool, token int64, started
 		t.cur[c], t.cur[Any] = h, h
 		return h
 	}
+	delete(t.lost, key)
 	h := &Hold{key: key, Owner: id, class: c, plain: plain, seq: t.seq, count: 1, token: token, done: make(chan struct{})}
 	h.keep = k.Keep(id, started, func(err error) { t.Lose(h, fmt.Errorf("%s: %w", t.what, err)) })
 	t.holds[key] = h
 	t.cur[c], t.cur[Any] = h, h
 	return h
+}
+
+// WasLost reports whether the last hold under key ended by loss and none
+// was taken since: an unlock by its owner then reports it not held, as
+// Done and Err said, even if the release found it still there to clean up.
+func (t *Table) WasLost(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.lost[key]
+	return ok
 }
 
 // Again counts one more acquisition, sent at started, of the live hold
@@ -185,16 +200,15 @@ func (t *Table) Again(key string, started time.Time) bool {
 }
 
 // Decremented records that a release left the hold under key held: one
-// count less. A hold whose count this handle no longer sees (the owner's
-// other counts were taken through other handles) ends.
+// count less, but never none, since the server says the owner still holds
+// it (a re-entry whose answer was lost counted there, not here), and it
+// must go on being kept alive.
 func (t *Table) Decremented(key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if h := t.holds[key]; h != nil {
 		h.releasing = false
-		if h.count--; h.count <= 0 {
-			t.endLocked(h, nil)
-		}
+		h.count = max(h.count-1, 1)
 	}
 }
 
@@ -221,7 +235,16 @@ func (t *Table) NotHeld(key, why string) {
 // as a release: a hold whose count drops to 0 ends and its keep stops, so
 // that a release that did not apply ends with the lease on the server
 // instead of being renewed forever.
-func (t *Table) Abandoned(key string) { t.Decremented(key) }
+func (t *Table) Abandoned(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h := t.holds[key]; h != nil {
+		h.releasing = false
+		if h.count--; h.count <= 0 {
+			t.endLocked(h, nil)
+		}
+	}
+}
 
 // Lose ends h as lost with err, unless it already ended.
 func (t *Table) Lose(h *Hold, err error) {
@@ -259,6 +282,9 @@ func (t *Table) Finish(h *Hold, err error) {
 
 func (t *Table) endLocked(h *Hold, err error) {
 	delete(t.holds, h.key)
+	if err != nil && len(t.lost) < maxLost {
+		t.lost[h.key] = struct{}{}
+	}
 	h.keep.Stop()
 	t.finishLocked(h, err)
 }

@@ -231,7 +231,14 @@ func (l *Lock) Unlock(ctx context.Context) error {
 			return l.errorf("unlock", lockerr.ErrNotHeld)
 		}
 	}
+	// An owner whose hold this handle saw lost is not told otherwise, but
+	// what is left of its hold on the server (a renewal that applied
+	// although its answer was lost) is released all the same.
+	lost := reentrant && l.Holds.WasLost(id)
 	res, err := l.releaseOnce(ctx, id, reentrant)
+	if lost && (err == nil || errors.Is(err, lockerr.ErrNotReplicated)) {
+		res, err = -1, nil
+	}
 	switch {
 	case err != nil && !errors.Is(err, lockerr.ErrNotReplicated):
 		// Whether the release applied is unknown. Either way this hold is

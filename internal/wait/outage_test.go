@@ -47,6 +47,19 @@ func TestUntil_ridesOutTransientErrors(t *testing.T) {
 			t.Fatalf("Until = %v, %v; want the outage's error when the budget ran out", ok, err)
 		}
 	})
+	t.Run("outlasts the budget after an answer", func(t *testing.T) {
+		n := 0
+		s := wait.Spec{Attempt: func(ctx context.Context) (bool, time.Duration, error) {
+			if n++; n == 1 {
+				return false, 10 * time.Millisecond, nil // held by another
+			}
+			return false, 0, io.EOF
+		}}
+		ok, err := wait.Until(context.Background(), 200*time.Millisecond, s)
+		if ok || err != nil || n < 3 {
+			t.Fatalf("Until = %v, %v after %d attempts; want the wait to run out as usual", ok, err, n)
+		}
+	})
 	t.Run("single attempt", func(t *testing.T) {
 		s, n := flaky(1, io.EOF)
 		ok, err := wait.Until(context.Background(), 0, s)

@@ -15,6 +15,7 @@ package wait
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/fault"
@@ -72,9 +73,11 @@ const Outage = 30 * time.Second
 
 // Until runs s until an attempt succeeds, ctx ends, or the budget wait runs
 // out. A negative wait means no budget; zero means a single attempt.
-// Running out of budget returns (false, nil), or the error of an outage
-// that was still going on (see Outage); an ended ctx returns an error
-// matching ctx.Err(); a closed Hub returns an error matching ErrClosed.
+// Running out of budget returns (false, nil), even during an outage (see
+// Outage), unless no attempt of the wait had an answer: then it returns the
+// outage's error, since the lock was never even seen. An ended ctx returns
+// an error matching ctx.Err(); a closed Hub returns an error matching
+// ErrClosed.
 func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error) {
 	defer func() {
 		if !ok && s.Abandon != nil {
@@ -102,7 +105,7 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 	f := faults{deadline: deadline}
 	ok, retry, err := f.attempt(ctx, s)
 	if ok || err != nil {
-		return ok, err
+		return ok, f.final(err)
 	}
 
 	for s.Hub != nil && !l.complete(s) {
@@ -121,7 +124,7 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 			return false, nil // the budget ran out while subscribing
 		case err != nil && fault.Transient(err):
 			if err := f.pause(ctx, err); err != nil {
-				return false, err
+				return false, f.final(err)
 			}
 			continue
 		case err != nil:
@@ -130,7 +133,7 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 		// A release between the first attempt and the subscription was
 		// not heard: look again before sleeping.
 		if ok, retry, err = f.attempt(ctx, s); ok || err != nil {
-			return ok, err
+			return ok, f.final(err)
 		}
 	}
 
@@ -170,7 +173,7 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 			}
 		}
 		if ok, retry, err = f.attempt(ctx, s); ok || err != nil {
-			return ok, err
+			return ok, f.final(err)
 		}
 	}
 }
@@ -180,6 +183,21 @@ type faults struct {
 	deadline time.Time // of the wait budget; zero for none
 	since    time.Time // first error of the current outage; zero for none
 	tries    int       // errors in a row
+	answered bool      // an attempt got an answer: Redis was there
+}
+
+// errSpent ends a wait whose budget ran out during an outage after an
+// attempt had an answer: the wait ran out, as it would have without the
+// fault, and the outage is no news to report.
+var errSpent = errors.New("wait: budget spent")
+
+// final is the error a wait ends with after err: none when the budget ran
+// out during an outage after an attempt had an answer.
+func (f *faults) final(err error) error {
+	if errors.Is(err, errSpent) {
+		return nil
+	}
+	return err
 }
 
 // attempt runs s.Attempt, retrying through transient errors (see Outage).
@@ -188,6 +206,7 @@ func (f *faults) attempt(ctx context.Context, s Spec) (bool, time.Duration, erro
 		ok, retry, err := attempt(ctx, s)
 		if err == nil || !fault.Transient(err) {
 			f.since, f.tries = time.Time{}, 0
+			f.answered = f.answered || err == nil
 			return ok, retry, err
 		}
 		if err := f.pause(ctx, err); err != nil {
@@ -198,7 +217,8 @@ func (f *faults) attempt(ctx context.Context, s Spec) (bool, time.Duration, erro
 
 // pause sleeps before the retry that follows err, a transient error, and
 // returns nil; or it returns err, or ctx.Err(), when the outage has lasted
-// Outage, the budget runs out first, or ctx ends.
+// Outage, the budget runs out first (errSpent if an attempt had an answer),
+// or ctx ends.
 func (f *faults) pause(ctx context.Context, err error) error {
 	now := time.Now()
 	if f.since.IsZero() {
@@ -206,7 +226,13 @@ func (f *faults) pause(ctx context.Context, err error) error {
 	}
 	f.tries++
 	d := min(25*time.Millisecond<<min(f.tries-1, 6), time.Second)
-	if now.Add(d).After(f.since.Add(Outage)) || (!f.deadline.IsZero() && now.Add(d).After(f.deadline)) {
+	if now.Add(d).After(f.since.Add(Outage)) {
+		return err
+	}
+	if !f.deadline.IsZero() && now.Add(d).After(f.deadline) {
+		if f.answered {
+			return errSpent
+		}
 		return err
 	}
 	t := time.NewTimer(d)
