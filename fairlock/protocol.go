@@ -71,6 +71,11 @@ func (p *protocol) Listen(w *lockcore.Waiter, s *wait.Spec) {
 	s.Policy = notify.WakeOne
 }
 
+func (p *protocol) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
+	_, applied, err := opsScript.Resolve(ctx, p.client, p.write(opAcquire, w.ID, w.Started, w.Pub, true, w.Req))
+	return applied, err
+}
+
 // Dequeue leaves the queue at once, waking the next waiter if w was first,
 // rather than stalling it for the liveness timeout.
 func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
@@ -90,6 +95,11 @@ func (p *protocol) Force(ctx context.Context, pub string) scripts.Reply {
 // whether id may already hold the lock. Acquisitions and releases wait for
 // replicas; queue upkeep and forced unlocks need not.
 func (p *protocol) exec(ctx context.Context, op, id string, now time.Time, pub string, reentrant bool, req string) scripts.Reply {
+	return opsScript.Exec(ctx, p.client, p.write(op, id, now, pub, reentrant, req))
+}
+
+// write is the request of an operation of fairlock_ops (see exec).
+func (p *protocol) write(op, id string, now time.Time, pub string, reentrant bool, req string) scripts.Write {
 	flag := "0"
 	if reentrant {
 		flag = "1"
@@ -103,5 +113,5 @@ func (p *protocol) exec(ctx context.Context, op, id string, now time.Time, pub s
 	if op != opDequeue && op != opForce {
 		w.Sync = p.cfg.Sync.Timeout()
 	}
-	return opsScript.Exec(ctx, p.client, w)
+	return w
 }

@@ -104,6 +104,11 @@ func (p *protocol) Listen(w *lockcore.Waiter, s *wait.Spec) {
 	}
 }
 
+func (p *protocol) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
+	_, applied, err := opsScript.Resolve(ctx, p.client, p.write(opAcquire, w.ID, w.Hub.ID(), true, w.Started, w.Pub, w.Req))
+	return applied, err
+}
+
 func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
 	_ = p.exec(ctx, opDequeue, w.ID, w.Hub.ID(), w.Reentrant, time.Now(), w.Pub, "").Err()
 }
@@ -120,6 +125,11 @@ func (p *protocol) Force(ctx context.Context, pub string) scripts.Reply {
 // script sent at now, recorded against req unless that is "". Acquisitions
 // and releases wait for replicas; dequeues and forced unlocks need not.
 func (p *protocol) exec(ctx context.Context, op, id, hubID string, reentrant bool, now time.Time, pub, req string) scripts.Reply {
+	return opsScript.Exec(ctx, p.client, p.write(op, id, hubID, reentrant, now, pub, req))
+}
+
+// write is the request of an operation of mutex_ops (see exec).
+func (p *protocol) write(op, id, hubID string, reentrant bool, now time.Time, pub, req string) scripts.Write {
 	flag := "0"
 	if reentrant {
 		flag = "1"
@@ -133,5 +143,5 @@ func (p *protocol) exec(ctx context.Context, op, id, hubID string, reentrant boo
 	if op != opDequeue && op != opForce {
 		w.Sync = p.cfg.Sync.Timeout()
 	}
-	return opsScript.Exec(ctx, p.client, w)
+	return w
 }

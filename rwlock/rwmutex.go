@@ -256,8 +256,22 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 		Policy:  wakePolicy,
 		Attempt: attempt,
 		Abandon: func(ctx context.Context) {
-			if unsure && !hadLocal {
+			switch {
+			case !unsure:
+			case !reentrant && !hadLocal:
 				_, _ = rw.release(ctx, id, s) // the grant may have landed after we gave up
+			default:
+				// An owner's acquisition that may have counted: its record
+				// says, and a count the caller was told failed is taken
+				// back, so that the owner's counts here and on the server
+				// agree.
+				_, applied, err := script.Resolve(ctx, rw.client, w)
+				switch {
+				case err != nil:
+					rw.holds.Uncertain(field(id, s))
+				case applied:
+					_, _ = rw.releaseOnce(ctx, id, s)
+				}
 			}
 		},
 	})

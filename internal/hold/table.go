@@ -46,6 +46,7 @@ type Hold struct {
 	// concurrent unlock picks another.
 	releasing bool
 	count     int
+	uncertain bool // the server may count more than count (see Uncertain)
 	token     int64
 	keep      Keeping
 	done      chan struct{}
@@ -234,15 +235,30 @@ func (t *Table) NotHeld(key, why string) {
 // request failed without an answer). As Redisson does, the handle counts it
 // as a release: a hold whose count drops to 0 ends and its keep stops, so
 // that a release that did not apply ends with the lease on the server
-// instead of being renewed forever.
+// instead of being renewed forever. An uncertain hold is kept instead: the
+// server may count it still, and only its renewal can tell.
 func (t *Table) Abandoned(key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if h := t.holds[key]; h != nil {
 		h.releasing = false
 		if h.count--; h.count <= 0 {
-			t.endLocked(h, nil)
+			if h.uncertain {
+				h.count = 1
+			} else {
+				t.endLocked(h, nil)
+			}
 		}
+	}
+}
+
+// Uncertain marks the live hold under key, if any, as possibly counted
+// more often on the server than here: a re-entry's outcome stayed unknown.
+func (t *Table) Uncertain(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h := t.holds[key]; h != nil {
+		h.uncertain = true
 	}
 }
 

@@ -57,6 +57,10 @@ type Protocol interface {
 	Listen(w *Waiter, s *wait.Spec)
 	// Dequeue takes w out of the queue, if it joined one, after it gave up.
 	Dequeue(ctx context.Context, w *Waiter)
+	// Resolve finds out whether w's recorded acquisition (w.Req), given up
+	// on without an answer, took the lock, and cancels it if it did not
+	// (see scripts.Script.Resolve).
+	Resolve(ctx context.Context, w *Waiter) (acquired bool, err error)
 	// Release releases one hold of owner id, publishing with pub, recorded
 	// against req: -1 not held, 0 holds remain, 1 released.
 	Release(ctx context.Context, pub, id string, reentrant bool, req string) scripts.Reply
@@ -192,11 +196,24 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 		if !w.Try {
 			l.Proto.Dequeue(ctx, w)
 		}
-		// The grant may have landed after we gave up. Only a fresh id can
-		// be undone safely: an owner's id may hold through other handles.
-		if unsure && !w.Reentrant {
+		switch {
+		case !unsure:
+		case !w.Reentrant:
+			// The grant may have landed after we gave up: a fresh id holds
+			// nothing else, so releasing it undoes just that.
 			if res, err := l.releaseOnce(ctx, w.ID, false); err == nil {
 				l.record(w.ID, res)
+			}
+		default:
+			// An owner's re-entry that may have counted: its record says,
+			// and a count the caller was told failed is taken back, so
+			// that the owner's counts here and on the server agree.
+			acquired, err := l.Proto.Resolve(ctx, w)
+			switch {
+			case err != nil:
+				l.Holds.Uncertain(w.ID)
+			case acquired:
+				_, _ = l.releaseOnce(ctx, w.ID, true)
 			}
 		}
 	}
