@@ -15,6 +15,7 @@ import (
 // fair lock, or one side of a read-write lock.
 type Locker interface {
 	Lock(ctx context.Context) error
+	LockContext(ctx context.Context) (context.Context, error)
 	Unlock(ctx context.Context) error
 	Done() <-chan struct{}
 	Err() error
@@ -79,9 +80,12 @@ func (lr *LockRun) Cycle(ctx context.Context, timeout time.Duration, w LockWorke
 		ctx = latchkey.WithOwner(ctx)
 	}
 	call := lr.H.Now()
+	// The hold's own context says when this hold ends, and why: its cause
+	// matches ErrLost only for a loss. It is a child of lctx, whose
+	// deadline (long after the hold) then cancels it with another cause.
 	lctx, cancel := context.WithTimeout(ctx, timeout)
-	err := l.Lock(lctx)
-	cancel()
+	defer cancel()
+	hctx, err := l.LockContext(lctx)
 	ret := lr.H.Now()
 	if err != nil {
 		lr.H.Add(Op{Client: client, Name: name, Kind: acquire, Outcome: Unknown, Call: call, Return: ret})
@@ -94,20 +98,33 @@ func (lr *LockRun) Cycle(ctx context.Context, timeout time.Duration, w LockWorke
 	if w.Token != nil && !read {
 		tok = w.Token()
 	}
-	done := l.Done()
 	lr.H.Add(Op{Client: client, Name: name, Kind: acquire, Outcome: OK, Token: tok, Call: call, Return: ret})
 	lr.R.Acquired(1)
-	lr.Holders.Begin(name, hold{client: client, write: !read, token: tok, done: done, called: call})
+	lr.Holders.Begin(name, hold{client: client, write: !read, token: tok, done: hctx.Done(), called: call})
 	if tok != 0 {
-		lr.Holders.Write(name, client, tok, done)
+		lr.Holders.Write(name, client, tok, hctx.Done())
 	}
 	lr.keep(rnd)
 	if reenter {
-		lr.reenter(ctx, rnd, l.(holdCounter))
+		if next, at := lr.reenter(ctx, rnd, l.(holdCounter), hctx); next != nil {
+			// The first hold was lost, and the second Lock took the lock
+			// anew: a hold of its own from then on.
+			lr.H.Add(Op{Client: client, Name: name, Kind: Lost, Outcome: OK, Call: ret, Return: at.call})
+			lr.R.Lost()
+			lr.Holders.End(name, client)
+			tok = 0
+			if w.Token != nil {
+				tok = w.Token()
+			}
+			lr.H.Add(Op{Client: client, Name: name, Kind: acquire, Outcome: OK, Token: tok, Call: at.call, Return: at.ret})
+			lr.R.Acquired(1)
+			lr.Holders.Begin(name, hold{client: client, write: true, token: tok, done: next.Done(), called: at.call})
+			hctx, ret = next, at.ret
+		}
 		lr.Holders.Note(name, client, "after the second of two reentrant holds was released")
 		lr.keep(rnd)
 	}
-	lost := isClosed(done)
+	lost := lostCause(hctx)
 	end := lr.H.Now()
 	lr.Holders.End(name, client)
 	if lost {
@@ -117,6 +134,14 @@ func (lr *LockRun) Cycle(ctx context.Context, timeout time.Duration, w LockWorke
 	lr.unlock(ctx, client, name, l, release, lost)
 	return true
 }
+
+// lostCause reports whether the hold whose context is hctx was lost.
+func lostCause(hctx context.Context) bool {
+	return hctx.Err() != nil && errors.Is(context.Cause(hctx), latchkey.ErrLost)
+}
+
+// A span is when a call was made and returned, on the history's clock.
+type span struct{ call, ret int64 }
 
 // keep sleeps for the length of a hold.
 func (lr *LockRun) keep(rnd *rand.Rand) {
@@ -139,11 +164,19 @@ type holdCounter interface {
 // releases that second hold, leaving the first: the Holders check then
 // catches an unlock that released both. When the second Lock fails the
 // owner may hold once or twice, so it asks its hold count and releases
-// down to one.
-func (lr *LockRun) reenter(ctx context.Context, rnd *rand.Rand, l holdCounter) {
+// down to one. If the first hold, whose context is hctx, was lost by the
+// time the second Lock took the lock, that Lock took it anew: reenter then
+// returns the new hold's context and the span of its Lock, and leaves it
+// held once.
+func (lr *LockRun) reenter(ctx context.Context, rnd *rand.Rand, l holdCounter, hctx context.Context) (context.Context, span) {
+	at := span{call: lr.H.Now()}
 	lctx, cancel := context.WithTimeout(ctx, lr.LockTimeout)
-	err := l.Lock(lctx)
-	cancel()
+	defer cancel()
+	next, err := l.LockContext(lctx)
+	at.ret = lr.H.Now()
+	if err == nil && lostCause(hctx) {
+		return next, at
+	}
 	if err == nil {
 		lr.keep(rnd)
 	}
@@ -155,9 +188,10 @@ func (lr *LockRun) reenter(ctx context.Context, rnd *rand.Rand, l holdCounter) {
 		}
 		cancel()
 		if err == nil && n <= 1 {
-			return
+			return nil, at
 		}
 	}
+	return nil, at
 }
 
 // unlock releases l, trying again while the outcome is unknown.

@@ -90,7 +90,10 @@ func releaseStep(s lockState, client int, o Outcome) []any {
 	case o == Refused:
 		return []any{freed}
 	default:
-		return []any{freed, lockState{orphan, s.Last}}
+		// Unknown: it released the hold, or it did not and the hold is
+		// still the client's on the server (a later unlock by its owner
+		// may release it), or nobody's once its lease runs out.
+		return []any{freed, lockState{orphan, s.Last}, s}
 	}
 }
 

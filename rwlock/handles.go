@@ -25,6 +25,12 @@ func (rw *RWMutex) WriteLock() *WriteLock { return &rw.w }
 // Lock acquires the lock for reading; see RWMutex.RLock.
 func (l *ReadLock) Lock(ctx context.Context) error { return l.rw.RLock(ctx) }
 
+// LockContext acquires the lock for reading and returns a context
+// cancelled when this read hold ends; see RWMutex.RLockContext.
+func (l *ReadLock) LockContext(ctx context.Context) (context.Context, error) {
+	return l.rw.RLockContext(ctx)
+}
+
 // TryLock acquires the lock for reading if it becomes available within
 // wait; see RWMutex.TryRLock.
 func (l *ReadLock) TryLock(ctx context.Context, wait time.Duration) (bool, error) {
@@ -45,6 +51,12 @@ func (l *ReadLock) Name() string { return l.rw.name }
 
 // Lock acquires the lock for writing; see RWMutex.Lock.
 func (l *WriteLock) Lock(ctx context.Context) error { return l.rw.Lock(ctx) }
+
+// LockContext acquires the lock for writing and returns a context
+// cancelled when this write hold ends; see RWMutex.LockContext.
+func (l *WriteLock) LockContext(ctx context.Context) (context.Context, error) {
+	return l.rw.LockContext(ctx)
+}
 
 // TryLock acquires the lock for writing if it becomes available within
 // wait; see RWMutex.TryLock.
