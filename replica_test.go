@@ -120,7 +120,7 @@ func TestReplicaSync(t *testing.T) {
 			defer replica.Thaw()
 			frozen := uniqueName(t)
 			start := time.Now()
-			release, err = sc.acquire(ctx, c, frozen, timeout)
+			_, err = sc.acquire(ctx, c, frozen, timeout)
 			took := time.Since(start)
 			if !errors.Is(err, latchkey.ErrNotReplicated) {
 				t.Fatalf("acquisition with the replica frozen = %v, want ErrNotReplicated", err)

@@ -185,7 +185,7 @@ func TestGauge(t *testing.T) {
 	}
 	g.leave(true)
 	g.leave(false)
-	if g.enter(true, 1) || g.enter(true, 1) {
+	if first, second := g.enter(true, 1), g.enter(true, 1); first || second {
 		t.Error("two shared holders reported")
 	}
 	if !g.enter(false, 8) {

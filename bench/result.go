@@ -51,7 +51,7 @@ type Result struct {
 	GiveUps    int                `json:"give_ups"`
 	Violations int                `json:"violations"`
 	FirstError string             `json:"first_error,omitempty"`
-	WaitHist   []int              `json:"wait_histogram"` // see histEdge
+	WaitHist   []int              `json:"wait_histogram"` // counts per bucket: bucket i starts at histMin·10^(i/histPerDecade)
 	Series     map[string]Dist    `json:"series,omitempty"`
 	Extra      map[string]float64 `json:"extra,omitempty"`
 	Failed     string             `json:"failed,omitempty"` // a run could not be set up

@@ -214,10 +214,6 @@ const (
 	histBuckets   = 6 * histPerDecade // 10µs .. 10s
 )
 
-func histEdge(i int) time.Duration {
-	return time.Duration(float64(histMin) * math.Pow(10, float64(i)/histPerDecade))
-}
-
 func histogram(xs []time.Duration) []int {
 	h := make([]int, histBuckets)
 	for _, x := range xs {

@@ -123,8 +123,8 @@ func (ho *handover) unlockA() error {
 }
 
 // waitB waits for B's Lock to return, and returns its error and how long
-// after since it returned.
-func (ho *handover) waitB(since time.Time) (error, time.Duration) {
+// after since it returned: that duration and the error.
+func (ho *handover) waitB(since time.Time) (time.Duration, error) {
 	err := <-ho.bDone
 	if err == nil {
 		ho.holders.End(ho.name, 1)
@@ -132,7 +132,7 @@ func (ho *handover) waitB(since time.Time) (error, time.Duration) {
 		defer cancel()
 		_ = ho.b.Unlock(ctx)
 	}
-	return err, ho.bAt.Sub(since)
+	return ho.bAt.Sub(since), err
 }
 
 // bGotIt reports whether B's Lock has returned nil by now, without

@@ -31,7 +31,7 @@ func TestServerPauseShorterThanLease(t *testing.T) {
 			if err := ho.unlockA(); err != nil {
 				r.Violation("%s: A's Unlock after the pause: %v", k.name, err)
 			}
-			if err, after := ho.waitB(unlocked); err != nil || after > time.Second {
+			if after, err := ho.waitB(unlocked); err != nil || after > time.Second {
 				r.Violation("%s: B's Lock returned %v, %v after A's unlock; want nil within 1s", k.name, err, after)
 			}
 		})
@@ -56,7 +56,7 @@ func TestServerPauseLongerThanLease(t *testing.T) {
 			if !ho.aLost(lease + 500*time.Millisecond) {
 				r.Violation("%s: A was not told of its loss within %v of a server stop longer than its lease", k.name, lease+500*time.Millisecond)
 			}
-			err, after := ho.waitB(stopped)
+			after, err := ho.waitB(stopped)
 			if err != nil {
 				r.Violation("%s: B's Lock, with %v of budget, failed during the stop instead of waiting: %v", k.name, 20*time.Second, err)
 			} else if bound := pause + lease + backstop; after > bound {

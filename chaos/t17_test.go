@@ -32,7 +32,7 @@ func TestT17RestartWithoutPersistence(t *testing.T) {
 			if err := ho.unlockA(); !notHeld(err) {
 				r.Violation("%s: A's Unlock after the wipe returned %v, want ErrNotHeld", k.name, err)
 			}
-			err, after := ho.waitB(crash)
+			after, err := ho.waitB(crash)
 			if err != nil {
 				r.Violation("%s: B did not get the lock after the restart: %v", k.name, err)
 			} else if bound := lease + backstop + 2*time.Second; after > bound {
@@ -70,7 +70,7 @@ func TestT17RestartWithPersistence(t *testing.T) {
 			if err := ho.unlockA(); err != nil {
 				r.Violation("%s: A's Unlock after the restart: %v", k.name, err)
 			}
-			err, after := ho.waitB(unlocked)
+			after, err := ho.waitB(unlocked)
 			switch {
 			case err != nil:
 				r.Violation("%s: B did not get the lock after A's unlock: %v", k.name, err)

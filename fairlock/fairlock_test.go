@@ -282,6 +282,9 @@ func TestLocker(t *testing.T) {
 	c, name := miniServer(t)(), lockName()
 	l := fairlock.New(c, name).Locker()
 	l.Lock()
+	if locked, err := fairlock.New(c, name).IsLocked(context.Background()); !locked || err != nil {
+		t.Fatalf("IsLocked while the Locker holds = %v, %v", locked, err)
+	}
 	l.Unlock()
 	defer func() {
 		if r := recover(); r == nil {

@@ -155,13 +155,14 @@ func (j *javaLock) attempt(ctx context.Context, thread int) (ok bool, ttl time.D
 // reports how many times the thread joined the queue (more than once: it
 // was dropped). When ctx ends it leaves the queue (acquireFailed).
 func (j *javaLock) Lock(ctx context.Context, thread int) (joins int, err error) {
-	ok, ttl, joined, err := j.attempt(ctx, thread)
+	ok, _, joined, err := j.attempt(ctx, thread)
 	if joined {
 		joins++
 	}
 	if ok || err != nil {
 		return joins, err
 	}
+	var ttl time.Duration
 	sub := j.c.Subscribe(ctx, channelOf(j.name, j.owner(thread)))
 	defer sub.Close()
 	if _, err := sub.Receive(ctx); err != nil {

@@ -43,11 +43,20 @@ func TestRWMutex_lockers(t *testing.T) {
 	name := lockName(t)
 	rw := rwlock.New(client(t, s), name)
 	rl, wl := rw.RLocker(), rw.Locker()
+	held := func(want bool) {
+		t.Helper()
+		if locked, err := rw.IsLocked(context.Background()); locked != want || err != nil {
+			t.Fatalf("IsLocked = %v, %v; want %v", locked, err, want)
+		}
+	}
 	rl.Lock()
 	rl.Lock()
+	held(true)
 	rl.Unlock()
 	rl.Unlock()
+	held(false)
 	wl.Lock()
+	held(true)
 	wl.Unlock()
 	for _, l := range []interface{ Unlock() }{rl, wl} {
 		func() {
@@ -78,7 +87,7 @@ func TestRWMutex_handles(t *testing.T) {
 	name := lockName(t)
 	bg := context.Background()
 	rw := rwlock.New(client(t, s), name)
-	if rw.ReadLock() != rw.ReadLock() || rw.ReadLock().Name() != name || rw.WriteLock().Name() != name {
+	if r1, r2 := rw.ReadLock(), rw.ReadLock(); r1 != r2 || r1.Name() != name || rw.WriteLock().Name() != name {
 		t.Fatal("ReadLock must return one handle named like the lock")
 	}
 	var r, w ctxLocker = rw.ReadLock(), rw.WriteLock()

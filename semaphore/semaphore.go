@@ -169,9 +169,3 @@ func (s *Semaphore) write(ctx context.Context, script *scripts.Script, keys []st
 	r, _ := script.Resend(ctx, s.client, scripts.Write{Keys: keys, Args: args, Once: req, Sync: s.cfg.Sync.Timeout()})
 	return r
 }
-
-// exec runs script as one request that changes the semaphore, recorded
-// against req.
-func (s *Semaphore) exec(ctx context.Context, script *scripts.Script, keys []string, req string, args ...any) scripts.Reply {
-	return script.Exec(ctx, s.client, scripts.Write{Keys: keys, Args: args, Once: req, Sync: s.cfg.Sync.Timeout()})
-}
