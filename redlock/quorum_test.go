@@ -64,7 +64,12 @@ func TestMutex_nodesDown(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("error: %v", m.Lock(ctx))
+	err := m.Lock(ctx)
+	t.Logf("error: %v", err)
+	if err == nil {
+		t.Error("Lock with 3 of 5 nodes down succeeded")
+		_ = m.Unlock(ctx)
+	}
 }
 
 // An attempt that reaches a quorum only after (nearly) the whole lease has

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -152,8 +153,15 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 		Channel: m.channel,
 		Policy:  notify.WakeOne,
 		Attempt: try,
+		// A *QuorumError is final: the nodes that answered have been
+		// undone, and riding out the others is what the quorum is for.
+		Transient: func(error) bool { return false },
 	})
-	if err != nil {
+	var qe *QuorumError
+	switch {
+	case errors.As(err, &qe):
+		return nil, false, err // it names the operation and the lock
+	case err != nil:
 		return nil, false, fmt.Errorf("redlock: lock %s: %w", m.name, err)
 	}
 	if !ok {

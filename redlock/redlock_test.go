@@ -298,6 +298,7 @@ func TestMutex_Lock_ctxEnds(t *testing.T) {
 	if err := a.Lock(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	defer a.Unlock(context.Background())
 	b := redlock.New(cs, name, redlock.WithRetryDelay(10*time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()

@@ -1,9 +1,12 @@
 package redistest
 
 import (
+	"fmt"
 	"os"
 	"sync"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // sharedDirPattern names the temporary directories of shared servers.
@@ -89,14 +92,20 @@ func sharedDir() (string, error) {
 	return dir, nil
 }
 
-// Main runs the tests of m, stops the shared servers and exits with the
-// result of the tests. A package whose tests use [SharedServer] or
-// [SharedCluster] calls it from TestMain:
+// Main runs the tests of m, stops the shared servers, checks that no
+// goroutine outlived the tests (goleak), and exits with the result. Every
+// package of the module calls it from TestMain:
 //
 //	func TestMain(m *testing.M) { redistest.Main(m) }
 func Main(m *testing.M) {
 	code := m.Run()
 	stopShared()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "redistest: goroutines outlived the tests: %v\n", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 

@@ -53,6 +53,10 @@ type Spec struct {
 	HintPolicy notify.WakePolicy
 	Heard      func() (now bool, within time.Duration)
 	Attempt    Attempt
+	// Transient, if set, replaces fault.Transient in telling which errors
+	// of Attempt to ride out (see Outage). RedLock sets it: a node down is
+	// what its quorum is for, and no quorum is an answer, not an outage.
+	Transient func(error) bool
 	// Abandon, if set, undoes what unsuccessful attempts left behind (a
 	// fair-lock queue entry, a grant whose reply was lost). It runs whenever
 	// Until returns without success, with a context that is not cancelled.
@@ -70,6 +74,13 @@ const AbandonTimeout = 5 * time.Second
 // A Redis Cluster failover takes the node timeout and an election: about 3s
 // with a 2s cluster-node-timeout, 20s with the default 15s.
 const Outage = 30 * time.Second
+
+func (s Spec) transient(err error) bool {
+	if s.Transient != nil {
+		return s.Transient(err)
+	}
+	return fault.Transient(err)
+}
 
 // Until runs s until an attempt succeeds, ctx ends, or the budget wait runs
 // out. A negative wait means no budget; zero means a single attempt.
@@ -204,7 +215,7 @@ func (f *faults) final(err error) error {
 func (f *faults) attempt(ctx context.Context, s Spec) (bool, time.Duration, error) {
 	for {
 		ok, retry, err := attempt(ctx, s)
-		if err == nil || !fault.Transient(err) {
+		if err == nil || !s.transient(err) {
 			f.since, f.tries = time.Time{}, 0
 			f.answered = f.answered || err == nil
 			return ok, retry, err

@@ -1,0 +1,9 @@
+package keys
+
+import (
+	"testing"
+
+	"github.com/latchkey/latchkey/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
