@@ -15,6 +15,7 @@ import (
 	"github.com/latchkey/latchkey/fairlock"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 )
 
 // TestLeaseExpiry: a fixed lease that runs out ends the hold as lost, and
@@ -194,7 +195,7 @@ func TestHammer(t *testing.T) {
 // with a lease leave no goroutine behind once the client is closed.
 func TestNoGoroutineLeak(t *testing.T) {
 	addr := realServer(t)().Options().Addr // starts the shared server first
-	before := runtime.NumGoroutine()
+	before := goleak.IgnoreCurrent()
 	func() {
 		ctx, name := testCtx(t), lockName()
 		c := redis.NewClient(&redis.Options{Addr: addr})
@@ -222,12 +223,5 @@ func TestNoGoroutineLeak(t *testing.T) {
 			t.Fatal(err)
 		}
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	goleak.VerifyNone(t, before)
 }

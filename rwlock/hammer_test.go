@@ -3,7 +3,6 @@ package rwlock_test
 import (
 	"context"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/rwlock"
+	"go.uber.org/goleak"
 )
 
 // 10 readers and 3 writers on 3 clients, each taking holds at random
@@ -236,7 +236,7 @@ func TestRWMutex_noGoroutineLeak(t *testing.T) {
 	s := server(t)
 	name := lockName(t)
 	bg := context.Background()
-	before := runtime.NumGoroutine()
+	before := goleak.IgnoreCurrent()
 
 	c := s.Client(t)
 	rw := rwlock.New(c, name, rwlock.WithWatchdogTimeout(100*time.Millisecond))
@@ -259,12 +259,5 @@ func TestRWMutex_noGoroutineLeak(t *testing.T) {
 	must(t, latchkey.Close(c), c.Close())
 	within(t, rw.Done(), time.Second, "hold of a closed watchdog")
 
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		buf := make([]byte, 1<<16)
-		t.Fatalf("%d goroutines, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
-	}
+	goleak.VerifyNone(t, before)
 }

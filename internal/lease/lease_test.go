@@ -12,6 +12,7 @@ import (
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/redistest"
+	"go.uber.org/goleak"
 )
 
 // The watchdog keeps a lock with a 300ms lease alive for 2s: its TTL never
@@ -265,6 +266,7 @@ func TestScheduler_goroutineExits(t *testing.T) {
 	ctx := context.Background()
 	c.Ping(ctx)
 	base := runtime.NumGoroutine()
+	noLeak := goleak.IgnoreCurrent()
 	s := schedFor(c)
 
 	short, _ := lock(t, c, keyName(t, 8), d)
@@ -287,14 +289,14 @@ func TestScheduler_goroutineExits(t *testing.T) {
 	for _, h := range hs {
 		s.Remove(h)
 	}
-	settleGoroutines(t, base, slack)
+	goleak.VerifyNone(t, noLeak)
 
 	// Again, and the last hold is lost rather than removed.
 	h, l := lock(t, c, keyName(t, 9), 300*time.Millisecond)
 	s.Add(h, time.Now())
 	c.Del(ctx, keyName(t, 9))
 	l.wait(t, slack)
-	settleGoroutines(t, base, slack)
+	goleak.VerifyNone(t, noLeak)
 }
 
 // Close declares every hold lost with ErrClosed (and ErrLost) and stops the

@@ -3,7 +3,6 @@ package lease_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -160,18 +159,5 @@ func (s *scriptCalls) failWith(err error) {
 		s.fail.Store(nil)
 	} else {
 		s.fail.Store(&err)
-	}
-}
-
-// settleGoroutines waits until there are at most base goroutines.
-func settleGoroutines(t *testing.T, base int, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for runtime.NumGoroutine() > base {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines, want at most %d:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

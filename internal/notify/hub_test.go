@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/redistest"
+	"go.uber.org/goleak"
 )
 
 // 10,000 waiters on 1,000 channels share one subscriber connection, every
@@ -27,7 +27,7 @@ func TestHub_manyWaitersOneConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw.Ping(ctx)
-	base := runtime.NumGoroutine()
+	base := goleak.IgnoreCurrent()
 	h := newHub(t, c, notify.WithIdleTimeout(300*time.Millisecond))
 
 	subs := make([][]*notify.Subscription, channels)
@@ -126,7 +126,7 @@ func TestHub_manyWaitersOneConnection(t *testing.T) {
 	// goroutines (dispatcher, go-redis reader and health check) with it.
 	eventually(t, wakeTimeout, func() bool { return h.Stats().Connections == 0 }, "the idle connection is still open")
 	eventually(t, wakeTimeout, func() bool { return len(pubsubConns(t, raw, name)) == 0 }, "the server still lists the Hub's connection")
-	settleGoroutines(t, base, wakeTimeout)
+	goleak.VerifyNone(t, base)
 }
 
 // Subscribe returns only once the server has confirmed the subscription:

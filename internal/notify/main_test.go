@@ -3,7 +3,6 @@ package notify_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -136,20 +135,6 @@ func field(line, key string) string {
 		}
 	}
 	return ""
-}
-
-// settleGoroutines waits until the number of goroutines is at most base,
-// and fails t if it does not get there.
-func settleGoroutines(t testing.TB, base int, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for runtime.NumGoroutine() > base {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines, want at most %d:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // median returns the median of ds, which it sorts.
