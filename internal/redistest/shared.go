@@ -93,13 +93,15 @@ func sharedDir() (string, error) {
 }
 
 // Main runs the tests of m, stops the shared servers, checks that no
-// goroutine outlived the tests (goleak), and exits with the result. Every
+// goroutine outlived the tests (goleak), tells how many tests were skipped
+// for want of redis-server, and exits with the result. Every
 // package of the module calls it from TestMain:
 //
 //	func TestMain(m *testing.M) { redistest.Main(m) }
 func Main(m *testing.M) {
 	code := m.Run()
 	stopShared()
+	noteSkips()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintf(os.Stderr, "redistest: goroutines outlived the tests: %v\n", err)
