@@ -9,8 +9,9 @@
 //   - mutex: a reentrant lock with a watchdog lease and a fencing token
 //     (Redisson RLock, RFencedLock). A drop-in for a sync.Mutex shared
 //     across processes.
-//   - fairlock: a first-come, first-served lock (RFairLock) that skips
-//     crashed waiters within seconds.
+//   - fairlock: a first-come, first-served lock (RFairLock) whose queue
+//     serves Java and Go waiters in arrival order and skips crashed
+//     latchkey waiters within seconds.
 //   - rwlock: a reentrant read-write lock with write-to-read downgrade
 //     (RReadWriteLock).
 //   - semaphore: a counting semaphore without owners (RSemaphore).

@@ -14,7 +14,7 @@ func init() {
 		Kind:  KindFairLock,
 		Rank:  30,
 		About: "latchkey fairlock with its defaults: FIFO queue in Redis, only the first waiter is woken, " +
-			"watchdog lease 30s, waiter deadline 5s.",
+			"watchdog lease 30s, Redisson's 5-minute waiter timeout, dead latchkey waiters skipped after 5s.",
 		New:   func(c *Conn, name string) any { return fairLock{fairlock.New(c.Client, name)} },
 		Close: closeLatchkey,
 	})
