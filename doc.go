@@ -78,9 +78,9 @@
 //	ACL SETUSER locker on >password resetkeys resetchannels -@all
 //	  +eval +evalsha +script|load +script|exists +ping +info +wait +time
 //	  +get +set +del +exists +type +incr +incrby +decr +decrby +pexpire +pttl
-//	  +hget +hset +hdel +hexists +hincrby +hgetall +hlen
-//	  +lindex +lpos +lrange +lrem +rpush +zadd +zcard +zrange +zrangebyscore
-//	  +zrem +zremrangebyscore +zscore
+//	  +hget +hset +hdel +hexists +hincrby +hgetall +hkeys +hlen
+//	  +lindex +lpop +lpos +lrange +lrem +rpush
+//	  +zadd +zcard +zrange +zrangebyscore +zrem +zremrangebyscore +zscore
 //	  +publish +spublish +subscribe +unsubscribe +ssubscribe +sunsubscribe
 //	  +pubsub|shardnumsub +cluster|slots +cluster|shards +cluster|nodes
 //	  +readonly ~app:* ~*{app:* &*{app:*

@@ -31,20 +31,22 @@ func Example() {
 	if _, err := latch.TrySetCount(ctx, 3); err != nil {
 		panic(err)
 	}
+	var workers sync.WaitGroup
 	for range 3 {
-		go func() {
+		workers.Go(func() {
 			// A worker needs only the latch's name.
 			w := countdownlatch.New(rdb, "report:parts-ready")
 			if err := w.CountDown(ctx); err != nil {
 				panic(err)
 			}
-		}()
+		})
 	}
 	if err := latch.Wait(ctx); err != nil {
 		panic(err)
 	}
 	n, _ := latch.Count(ctx)
 	fmt.Println("all parts ready; count", n)
+	workers.Wait() // a CountDown's reply may come after the latch opened
 	// Output: all parts ready; count 0
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/redis/go-redis/v9"
@@ -193,8 +194,10 @@ func TestMutex_crashChild(t *testing.T) {
 }
 
 // TestMutex_deadWaiterCostsAtMostTheGrace: the first waiter in line dies
-// (a child process SIGKILLed while queued); the release keeps the lock for
-// it for the grace, and then the next waiter takes it.
+// (a child process SIGKILLed while queued, just before the release); the
+// release grants it the lock for the grace, which it never takes, and the
+// next waiter, told that it is next, takes the lock once the grace is
+// over: not sooner, and not much later.
 func TestMutex_deadWaiterCostsAtMostTheGrace(t *testing.T) {
 	if redistest.IsChild() {
 		return
@@ -232,9 +235,15 @@ func TestMutex_deadWaiterCostsAtMostTheGrace(t *testing.T) {
 			t.Fatal("Lock failed")
 		}
 		d := at.Sub(released)
-		t.Logf("the next waiter acquired %v after the release (grace 100ms)", d)
+		t.Logf("the next waiter acquired %v after the release (grace %v)", d, lockcore.Grace)
 		if d > 2*time.Second {
 			t.Errorf("a dead first waiter held things up for %v", d)
+		}
+		if d < lockcore.Grace-10*time.Millisecond {
+			t.Errorf("the next waiter acquired %v after the release, inside the dead waiter's grant", d)
+		}
+		if fields := raw.HKeys(ctx, name).Val(); len(fields) != 1 {
+			t.Errorf("lock hash = %v, want the next waiter alone", fields)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the next waiter never acquired")

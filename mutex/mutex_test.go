@@ -97,6 +97,22 @@ func TestMutex_wokenByForeignRelease(t *testing.T) {
 	_ = m.Unlock(ctx)
 }
 
+// waitForWaiter waits until a waiter for the lock name is queued and
+// listens on its Hub's channel, where a latchkey release tells it.
+func waitForWaiter(t *testing.T, c *redis.Client, name string) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		queued := c.LLen(ctx, "latchkey_lock_queue:{"+name+"}").Val() > 0
+		if queued && len(c.PubSubChannels(ctx, "latchkey_lock__channel:{"+name+"}:*").Val()) > 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no waiter for %s queued and subscribed", name)
+}
+
 func waitForSubscriber(t *testing.T, c *redis.Client, channel string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

@@ -28,11 +28,6 @@ const (
 // again. Waiters attempt at least every wait.Backstop, refreshing it.
 const queueTimeout = 3 * wait.Backstop
 
-// grace is how long a release keeps the free lock for the waiter it tells:
-// long enough for a live waiter to answer, short enough that a dead one
-// costs little.
-const grace = 100 * time.Millisecond
-
 // protocol is the mutex's side of lockcore.Protocol: mutex_ops.lua on a
 // Redisson RLock hash, and the waiter queue beside it.
 type protocol struct {
@@ -68,49 +63,66 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	if w.Try {
 		op = opTry
 	}
-	rep := p.exec(ctx, op, w.ID, w.Hub.ID(), w.Reentrant, w.Started, w.Pub, w.Req)
+	rep := p.exec(ctx, op, w.ID, p.entry(w), w.Reentrant, w.Started, w.Pub, w.Req)
 	vs, err := scripts.Ints(rep.Cmd)
 	switch {
 	case err != nil:
 		return lockcore.Attempt{}, err
-	case len(vs) != 3:
-		return lockcore.Attempt{}, fmt.Errorf("latchkey: script reply: want 3 integers, got %d", len(vs))
+	case len(vs) < 3 || vs[0] == 0 && len(vs) < 4:
+		return lockcore.Attempt{}, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
 	case vs[0] == 1:
 		return lockcore.Attempt{OK: true, Token: vs[1], Reply: rep}, nil
 	}
-	w.Rank = vs[2]
+	w.Rank, w.Foreign = vs[2], vs[3] == 1
 	return lockcore.Attempt{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
 }
 
-// Listen makes w sleep on its Hub's own channel, which a release tells
-// when w's waiter heads the queue, and count releases on Redisson's shared
-// channel, where every release, by latchkey or by Redisson, publishes. A
-// waiter with rank waiters ahead of it tries again after rank+1 releases:
-// by then each of those has had its turn, so each release sets off one
-// attempt, not one per client. The waiter next after the one told tries
-// once the grace is over, in case that one died and will never take its
-// turn.
+// letterWait is how long a waiter whose turn came waits for its letter
+// before it tries: the letter is on its way right behind the release's
+// message, unless no latchkey release granted the lock.
+const letterWait = 5 * time.Millisecond
+
+// entry is w's entry in the waiter queue: its Hub, and its letters' key.
+func (p *protocol) entry(w *lockcore.Waiter) string { return w.Hub.ID() + "/" + w.Key }
+
+// Listen makes w sleep on its Hub's own channel, where a release by a
+// latchkey holder writes it a letter when it grants w the lock, or when it
+// grants the waiter just ahead of w, which w then watches for the grace
+// (see lockcore.Waiter.Letter). So a release wakes two waiters at most,
+// whatever the number of clients waiting.
+//
+// A Redisson holder's release grants nothing and only publishes on
+// Redisson's shared channel: while its attempts find such a holder, w
+// counts the releases there too. A waiter with rank waiters ahead of it
+// heads the queue after rank releases, and its turn comes with the next:
+// it tries then, soon after, unless the letter of a latchkey grant (which
+// follows Redisson's message on the same connection) comes first.
 func (p *protocol) Listen(w *lockcore.Waiter, s *wait.Spec) {
 	s.Channel = p.hubs + ":" + w.Hub.ID()
 	s.Policy = notify.WakeOne
+	s.Key, s.Letter = w.Key, w.Letter
 	s.Hint = p.channel
-	s.HintPolicy = notify.WakeAll
-	s.Heard = func() (bool, time.Duration) {
-		w.Rank--
-		if w.Rank == 0 {
-			return false, grace + 10*time.Millisecond
+	s.Hinted = func() bool { return w.Foreign }
+	s.Expect = func() int { return max(int(w.Rank), 1) }
+	s.Heard = func(n int) (bool, time.Duration) {
+		w.Rank -= int64(n)
+		switch {
+		case w.Rank == 0:
+			return false, lockcore.Grace + 10*time.Millisecond
+		case w.Rank == -1:
+			return false, letterWait
 		}
 		return w.Rank < 0, 0
 	}
 }
 
 func (p *protocol) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
-	_, applied, err := opsScript.Resolve(ctx, p.client, p.write(opAcquire, w.ID, w.Hub.ID(), true, w.Started, w.Pub, w.Req))
+	_, applied, err := opsScript.Resolve(ctx, p.client, p.write(opAcquire, w.ID, p.entry(w), true, w.Started, w.Pub, w.Req))
 	return applied, err
 }
 
 func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
-	_ = p.exec(ctx, opDequeue, w.ID, w.Hub.ID(), w.Reentrant, time.Now(), w.Pub, "").Err()
+	_ = p.exec(ctx, opDequeue, w.ID, p.entry(w), w.Reentrant, time.Now(), w.Pub, "").Err()
 }
 
 func (p *protocol) Release(ctx context.Context, pub, id string, reentrant bool, req string) scripts.Reply {
@@ -121,26 +133,27 @@ func (p *protocol) Force(ctx context.Context, pub string) scripts.Reply {
 	return p.exec(ctx, opForce, "", "", false, time.Now(), pub, "")
 }
 
-// exec runs mutex_ops for owner id waiting through the Hub hubID, its
-// script sent at now, recorded against req unless that is "". Acquisitions
-// and releases wait for replicas; dequeues and forced unlocks need not.
-func (p *protocol) exec(ctx context.Context, op, id, hubID string, reentrant bool, now time.Time, pub, req string) scripts.Reply {
-	return opsScript.Exec(ctx, p.client, p.write(op, id, hubID, reentrant, now, pub, req))
+// exec runs mutex_ops for owner id waiting as the queue entry entry, its
+// script sent at now, recorded against req unless that is "".
+// Acquisitions, releases and the dequeues that may give back a grant wait
+// for replicas; forced unlocks need not.
+func (p *protocol) exec(ctx context.Context, op, id, entry string, reentrant bool, now time.Time, pub, req string) scripts.Reply {
+	return opsScript.Exec(ctx, p.client, p.write(op, id, entry, reentrant, now, pub, req))
 }
 
 // write is the request of an operation of mutex_ops (see exec).
-func (p *protocol) write(op, id, hubID string, reentrant bool, now time.Time, pub, req string) scripts.Write {
+func (p *protocol) write(op, id, entry string, reentrant bool, now time.Time, pub, req string) scripts.Write {
 	flag := "0"
 	if reentrant {
 		flag = "1"
 	}
 	w := scripts.Write{
 		Keys: p.keys,
-		Args: []any{op, id, hubID + "/" + id, scripts.Ms(p.cfg.TTL()), flag, now.UnixMilli(),
-			scripts.Ms(queueTimeout), pub, scripts.Ms(grace)},
+		Args: []any{op, id, entry, scripts.Ms(p.cfg.TTL()), flag, now.UnixMilli(),
+			scripts.Ms(queueTimeout), pub, scripts.Ms(lockcore.Grace)},
 		Once: req,
 	}
-	if op != opDequeue && op != opForce {
+	if op != opForce {
 		w.Sync = p.cfg.Sync.Timeout()
 	}
 	return w

@@ -39,7 +39,7 @@ func TestMutex_waitersAreWoken(t *testing.T) {
 			}
 			close(got)
 		}()
-		waitForSubscriber(t, raw, "redisson_lock__channel:{"+name+"}")
+		waitForWaiter(t, raw, name)
 		time.Sleep(20 * time.Millisecond) // let it settle into its sleep
 		released := time.Now()
 		if err := holder.Unlock(ctx); err != nil {
@@ -95,7 +95,7 @@ func TestMutex_Lock_ctxCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- waiter.Lock(ctx) }()
-	waitForSubscriber(t, raw, "redisson_lock__channel:{"+name+"}")
+	waitForWaiter(t, raw, name)
 	start := time.Now()
 	cancel()
 	select {

@@ -38,6 +38,18 @@ type Waiter struct {
 	// Rank is the waiter's place in a queue, for a protocol whose waiters
 	// count the releases ahead of them.
 	Rank int64
+	// Key addresses the letter of a release that grants the lock to this
+	// call (see Letter): the owner id, and for an owner that may re-enter
+	// a call id after a '/', since one owner may wait in two calls.
+	Key string
+	// Synced: the latest attempt waited for replicas, so a grant must too.
+	Synced bool
+	// Foreign: the latest attempt found a holder whose release will not
+	// grant (a Redisson client's).
+	Foreign bool
+
+	grantedAt  time.Time // when the letter that granted the lock arrived
+	grantToken int64
 }
 
 // An Attempt is what one acquisition attempt answered.
@@ -139,10 +151,13 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 		// each other, and a lost reply can be undone without touching
 		// another goroutine's hold.
 		w.ID = owner.New()
+		w.Key = w.ID
 	} else {
 		// A re-entry is recorded against its request, so that a resend
 		// does not count twice; a fresh id finds itself holding instead.
-		w.Req = keys.Once(l.Name, owner.New())
+		call := owner.New()
+		w.Req = keys.Once(l.Name, call)
+		w.Key = w.ID + "/" + call
 	}
 	pub, err := l.Cfg.Publish(ctx, l.Client)
 	if err != nil {
@@ -167,6 +182,7 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 		}
 		w.Started = now
 		a, err := l.Proto.Attempt(ctx, w)
+		w.Synced = a.Reply.Replicas > 0
 		switch {
 		case err != nil:
 			unsure = true
@@ -223,6 +239,10 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 	}
 	if !ok {
 		return nil, false, nil
+	}
+	if !w.grantedAt.IsZero() {
+		// Granted by a release, and told by its letter: no attempt ran.
+		return l.Holds.Acquired(w.ID, w.ID, 0, !w.Reentrant, w.grantToken, w.grantedAt, granted{l, w.grantedAt}), true, nil
 	}
 	return l.Holds.Acquired(w.ID, w.ID, 0, !w.Reentrant, token, w.Started, l.keep), true, nil
 }

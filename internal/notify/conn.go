@@ -2,6 +2,9 @@ package notify
 
 import (
 	"context"
+	"errors"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -59,7 +62,7 @@ func (c *conn) subscribe(ctx context.Context, name string) error {
 		// Started only after a successful write, so that in sharded mode the
 		// connection is dialled to the master that owns the channel.
 		c.started = true
-		go c.dispatch(c.ps.ChannelWithSubscriptions(redis.WithChannelSize(c.hub.cfg.chanSize)))
+		go c.dispatch()
 	}
 	return err
 }
@@ -72,9 +75,36 @@ func (c *conn) unsubscribe(name string) error {
 	return c.ps.Unsubscribe(ctx, name)
 }
 
-func (c *conn) dispatch(in <-chan interface{}) {
+// dispatch reads the connection and hands what arrives to the Hub until
+// the connection is closed. It reads the connection itself, rather than
+// through go-redis's Channel, whose extra goroutine would stand between
+// every message and its waiter. As that Channel does, it sends a PING
+// when the connection has been quiet for a while, so that a broken
+// connection fails a write and go-redis reconnects (and resubscribes).
+func (c *conn) dispatch() {
 	defer close(c.exited)
-	for m := range in {
+	ctx := context.Background()
+	errs := 0
+	for {
+		m, err := c.ps.ReceiveTimeout(ctx, c.hub.cfg.healthInt)
+		var ne net.Error
+		switch {
+		case errors.Is(err, redis.ErrClosed):
+			return
+		case errors.As(err, &ne) && ne.Timeout():
+			pctx, cancel := context.WithTimeout(ctx, c.hub.cfg.healthInt)
+			_ = c.ps.Ping(pctx)
+			cancel()
+			continue
+		case err != nil:
+			// go-redis reconnects on the next read; a server that is down
+			// is not dialled in a busy loop.
+			if errs++; errs > 1 {
+				time.Sleep(100 * time.Millisecond)
+			}
+			continue
+		}
+		errs = 0
 		switch m := m.(type) {
 		case *redis.Subscription:
 			if m.Kind == "subscribe" || m.Kind == "ssubscribe" {
@@ -118,13 +148,43 @@ func (h *Hub) confirmed(c *conn, name string) {
 	h.wakeLocked(ch, All)
 }
 
-// deliver wakes the waiters a message is meant for.
+// deliver wakes the waiters a message is meant for: the one a letter names
+// (see SubscribeKey), or as many as the channel's policy says.
 func (h *Hub) deliver(c *conn, name, payload string) {
+	at := time.Now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if ch := h.chans[name]; ch != nil && ch.conn == c {
-		h.wakeLocked(ch, ch.policy(payload))
+	ch := h.chans[name]
+	if ch == nil || ch.conn != c {
+		return
 	}
+	if ch.counting {
+		for _, s := range ch.subs {
+			if s.count++; s.count >= s.expect {
+				s.signal()
+			}
+		}
+		return
+	}
+	if key, body, ok := letter(payload); ok {
+		for _, s := range ch.subs {
+			if s.key == key {
+				s.post(body, at)
+			}
+		}
+		return
+	}
+	h.wakeLocked(ch, ch.policy(payload))
+}
+
+// letter splits a payload "@key body" into its key and body.
+func letter(payload string) (key, body string, ok bool) {
+	rest, ok := strings.CutPrefix(payload, "@")
+	if !ok {
+		return "", "", false
+	}
+	key, body, _ = strings.Cut(rest, " ")
+	return key, body, true
 }
 
 // wakeLocked hands n units of wake-up (every waiter when n is All) to the

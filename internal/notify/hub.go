@@ -39,6 +39,7 @@ type channel struct {
 	name     string
 	conn     *conn
 	policy   WakePolicy
+	counting bool // its waiters count messages (see SubscribeCounter)
 	subs     []*Subscription
 	pending  bool // a SUBSCRIBE awaits the server's reply
 	sendFail bool // the last SUBSCRIBE could not be written
@@ -83,6 +84,35 @@ func (h *Hub) Subscribe(ctx context.Context, name string, policy WakePolicy) (*S
 // oldest is woken anyway (a count is a hint, not a promise). A need below
 // 1 counts as 1, which is what Subscribe gives every waiter.
 func (h *Hub) SubscribeNeed(ctx context.Context, name string, policy WakePolicy, need int) (*Subscription, error) {
+	return h.subscribe(ctx, name, policy, sub{need: need})
+}
+
+// SubscribeKey is Subscribe for a waiter that also takes letters: a
+// message "@key body" on the channel is for the waiter subscribed with key
+// alone, which reads body with Letter. It wakes no other waiter, and a
+// letter for a key nobody waits with is dropped. A release that grants a
+// lock to one waiter of a client writes it a letter.
+func (h *Hub) SubscribeKey(ctx context.Context, name string, policy WakePolicy, key string) (*Subscription, error) {
+	return h.subscribe(ctx, name, policy, sub{key: key})
+}
+
+// SubscribeCounter registers a waiter that counts the messages on channel
+// rather than waking on each: it is woken once as many have arrived, since
+// it last read the count (Count), as it expects (Expect, 1 at first). Every
+// waiter of the channel must be a counter. A queued mutex waiter counts
+// releases this way, and wakes only when its turn may have come.
+func (h *Hub) SubscribeCounter(ctx context.Context, name string) (*Subscription, error) {
+	return h.subscribe(ctx, name, WakeAll, sub{counter: true})
+}
+
+// sub is what a waiter asks of a subscription besides its channel.
+type sub struct {
+	need    int    // see SubscribeNeed
+	key     string // see SubscribeKey
+	counter bool   // see SubscribeCounter
+}
+
+func (h *Hub) subscribe(ctx context.Context, name string, policy WakePolicy, o sub) (*Subscription, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -108,12 +138,12 @@ func (h *Hub) SubscribeNeed(ctx context.Context, name string, policy WakePolicy,
 		ch.linger = nil
 	}
 	if ch == nil {
-		ch = &channel{name: name, policy: policy, conn: h.connLocked(addr, sharded), ready: make(chan struct{})}
+		ch = &channel{name: name, policy: policy, counting: o.counter, conn: h.connLocked(addr, sharded), ready: make(chan struct{})}
 		ch.conn.channels++
 		h.chans[name] = ch
 		ch.pending, ch.sendFail = true, true
 	}
-	sub := &Subscription{hub: h, ch: ch, need: max(need, 1), c: make(chan struct{}, 1)}
+	sub := &Subscription{hub: h, ch: ch, need: max(o.need, 1), key: o.key, expect: 1, c: make(chan struct{}, 1)}
 	ch.subs = append(ch.subs, sub)
 	if ch.sendFail {
 		// Written under h.mu so that a SUBSCRIBE and an UNSUBSCRIBE of one

@@ -9,12 +9,11 @@ type config struct {
 	sharded   *bool
 	idle      time.Duration
 	linger    time.Duration
-	chanSize  int
-	healthInt time.Duration
+	healthInt time.Duration // how long a quiet connection goes before a PING
 }
 
 func defaults() config {
-	return config{idle: 30 * time.Second, linger: time.Second, chanSize: 1024, healthInt: 3 * time.Second}
+	return config{idle: 30 * time.Second, linger: time.Second, healthInt: 3 * time.Second}
 }
 
 // WithSharded forces sharded pub/sub (SSUBSCRIBE/SPUBLISH) on or off. The

@@ -1,6 +1,9 @@
 package notify
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // A Subscription is one waiter's registration on a channel of a Hub.
 type Subscription struct {
@@ -12,6 +15,53 @@ type Subscription struct {
 	handOn bool
 	c      chan struct{}
 	once   sync.Once
+
+	key    string    // the letters this waiter takes (see Hub.SubscribeKey)
+	mail   string    // the body of the latest letter not yet read
+	mailAt time.Time // when it arrived
+	posted bool      // mail holds an unread letter
+
+	count  int // messages counted since the last Count (see Hub.SubscribeCounter)
+	expect int // how many wake the waiter
+}
+
+// Expect makes a counter wake its waiter once n messages have been counted
+// since the last Count (at once if they have).
+func (s *Subscription) Expect(n int) {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	s.expect = max(n, 1)
+	if s.count >= s.expect {
+		s.signal()
+	}
+}
+
+// Count returns how many messages a counter counted since the last Count.
+func (s *Subscription) Count() int {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	n := s.count
+	s.count = 0
+	return n
+}
+
+// Letter returns the latest letter for the waiter's key that it has not
+// read yet, and when the Hub received it.
+func (s *Subscription) Letter() (body string, at time.Time, ok bool) {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	body, at, ok = s.mail, s.mailAt, s.posted
+	s.mail, s.mailAt, s.posted = "", time.Time{}, false
+	return body, at, ok
+}
+
+// post leaves a letter for the waiter and wakes it. The caller holds the
+// Hub's mutex.
+func (s *Subscription) post(body string, at time.Time) {
+	s.mail, s.mailAt, s.posted = body, at, true
+	if s.signal() {
+		s.handOn = false // for this waiter only: a letter is not passed on
+	}
 }
 
 // C returns the channel on which wake-ups arrive. Wake-ups coalesce: a

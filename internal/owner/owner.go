@@ -1,5 +1,11 @@
 // Package owner makes and carries lock owner ids. An owner id has Redisson's
 // shape, <uuid>:<n>: one random UUID per process and a decimal counter.
+//
+// The UUID is a version 8 UUID (RFC 9562's custom version), random but for
+// its version and variant bits, where Redisson's are version 4: a script
+// that finds a lock held can tell a latchkey holder, whose release grants
+// the lock to the next latchkey waiter, from a Redisson one, whose release
+// only publishes (see Latchkey).
 package owner
 
 import (
@@ -11,9 +17,21 @@ import (
 )
 
 var (
-	process = uuid.NewString()
+	process = newProcess()
 	counter atomic.Int64
 )
+
+func newProcess() string {
+	u := uuid.New()
+	u[6] = u[6]&0x0f | 0x80 // version 8
+	return u.String()
+}
+
+// Latchkey reports whether id has the shape of an owner id made by New:
+// the version digit of its UUID is 8. Scripts test the same (the
+// fifteenth character is '8'). An id given by a user may have any shape,
+// and then counts as Redisson's.
+func Latchkey(id string) bool { return len(id) > 36 && id[14] == '8' && id[36] == ':' }
 
 // Process returns this process's UUID, the first half of every owner id it makes.
 func Process() string { return process }

@@ -2,16 +2,18 @@
 -- latchkey's waiter queue beside it.
 --
 -- Mutual exclusion is the hash's, exactly as Redisson's; the queue decides
--- who is told first. A waiter that finds the lock held joins the queue and
+-- who is next. A waiter that finds the lock held joins the queue and
 -- learns its rank. A release publishes "0" on the shared Redisson channel,
--- as Redisson does, and "0" on the channel of the pub/sub Hub (one per
--- client) whose waiter heads the queue, so that the waiters of other
--- clients need not all try at once; and it keeps the free lock for that
--- waiter for a short grace, so that a latchkey newcomer queues up rather
--- than take its turn. Redisson clients know nothing of the queue or the
--- grace, and a dead or slow first waiter costs at most the grace. Entries
--- whose deadline passed are purged by every call; every attempt refreshes
--- its own.
+-- as Redisson does, and grants the lock to the waiter at the head of the
+-- queue in the same call: that waiter becomes the holder (its owner field,
+-- count 1, a fresh fencing token) with a lease of the grace only, and a
+-- letter "@<key> <token>" on the channel of its client's pub/sub Hub tells
+-- it, so that it returns from Lock without another round trip. The waiter
+-- then extends the lease to its own (or, having given up, gives the lock
+-- back); one that died or missed the letter costs at most the grace.
+-- Redisson clients know nothing of the queue: to them the lock is held by
+-- an ordinary owner. Entries whose deadline passed are purged by every
+-- call; every attempt refreshes its own.
 --
 -- KEYS[1] lock hash name                  {owner = hold count}
 -- KEYS[2] redisson_lock_token:{name}      fencing counter (RFencedLock layout)
@@ -20,11 +22,13 @@
 -- KEYS[5] redisson_lock__channel:{name}   the shared unlock channel
 -- KEYS[6] latchkey_lock__channel:{name}   prefix of each Hub's channel,
 --                                         <prefix>:<hub id>
--- KEYS[7] latchkey_lock_grant:{name}      the entry the free lock is kept
---                                         for, for ARGV[9] ms after a release
+-- KEYS[7] latchkey_lock_grant:{name}      the entry the lock was granted
+--                                         to, until it takes the grant
 -- ARGV[1] op: acquire | try | release | dequeue | force
 -- ARGV[2] owner id <uuid>:<n>
--- ARGV[3] waiter entry <hub id>/<owner id>
+-- ARGV[3] waiter entry <hub id>/<key>, where key, the letter's address, is
+--         the owner id, followed by /<call id> for an owner that may
+--         re-enter (one owner may wait in two calls)
 -- ARGV[4] lease in ms
 -- ARGV[5] "1": the owner may re-enter; "0": the id is fresh for this one
 --         acquisition, so finding it present means a resent request that was
@@ -32,15 +36,17 @@
 -- ARGV[6] now, in ms of the client's clock
 -- ARGV[7] how long a queue entry lives unless its waiter attempts again, ms
 -- ARGV[8] PUBLISH or SPUBLISH
--- ARGV[9] grace in ms: how long a release keeps the lock for the waiter it
---         tells, so that a newcomer does not take its turn
--- Returns, for acquire and try: {1, token, 0} when acquired or re-entered
--- (the TTL is reset to the lease); {0, pttl, rank} when held by another owner
--- (pttl is -1 if the key has no TTL; while the free lock is kept for
--- another waiter, it is what is left of that grace; rank is the waiter's
--- place in the queue, 0 at the head, or -1 for try, which never queues).
+-- ARGV[9] grace in ms: the lease of a granted hold until its waiter takes it
+-- Returns, for acquire and try: {1, token, 0} when acquired, re-entered or
+-- found granted (the TTL is reset to the lease); {0, pttl, rank, foreign}
+-- when held by another owner (pttl is -1 if the key has no TTL; rank is
+-- the waiter's place in the queue, 0 at the head, or -1 for try, which
+-- never queues; foreign is 1 if the holder is not a latchkey owner, whose
+-- release will not grant). A waiter that heads the queue after a grant is
+-- told so with a letter "@<key> next".
 -- For release: -1 if the owner holds nothing, 0 if holds remain, 1 if
--- released. For dequeue: 0. For force: 1 if the lock existed, else 0.
+-- released. For dequeue: 1 if the caller had been granted the lock and
+-- gave it back, else 0. For force: 1 if the lock existed, else 0.
 -- An acquisition by an owner that may re-enter, and a release, are recorded
 -- against their request (see prelude/once.lua), so a resend answers as the
 -- first run did.
@@ -71,32 +77,6 @@ local function leave()
   return head
 end
 
--- wakeHead tells the first waiter in line that the lock is free, and keeps
--- it for that waiter for the grace time.
-local function wakeHead()
-  if not waiting then
-    return
-  end
-  local head = redis.call('lindex', queue, 0)
-  if head then
-    redis.call('set', grant, head, 'PX', ARGV[9])
-    redis.call(pub, procs .. ':' .. string.match(head, '^[^/]*'), '0')
-  end
-end
-
--- queued returns the reply of an attempt that did not acquire, after
--- joining the queue (refreshing its deadline) unless op is try.
-local function queued(wait)
-  if op == 'try' then
-    return {0, wait, -1}
-  end
-  if redis.call('zadd', deadlines, now + tonumber(ARGV[7]), entry) == 1 then
-    redis.call('rpush', queue, entry)
-  end
-  waiting = true
-  return {0, wait, redis.call('lpos', queue, entry)}
-end
-
 -- fence returns the next fencing token. A counter that is missing (new,
 -- or lost to a restart without persistence) starts from the server's clock
 -- in microseconds, above any token it can have handed out before.
@@ -108,6 +88,64 @@ local function fence()
     redis.call('set', token, t)
   end
   return t
+end
+
+-- grantHead makes the first waiter in line the holder of the free lock,
+-- for the grace time, and writes it a letter with its token.
+local function grantHead()
+  if not waiting then
+    return
+  end
+  local head = redis.call('lpop', queue)
+  if not head then
+    return
+  end
+  redis.call('zrem', deadlines, head)
+  local hub, key = string.match(head, '^([^/]*)/(.*)$')
+  redis.call('hset', lock, string.match(key, '^[^/]*'), 1)
+  redis.call('pexpire', lock, ARGV[9])
+  redis.call('set', grant, head, 'PX', ARGV[9])
+  redis.call(pub, procs .. ':' .. hub, '@' .. key .. ' ' .. string.format('%.0f', fence()))
+  -- The new head is next: should this grant never be taken, it tries
+  -- once the grace is over.
+  local next = redis.call('lindex', queue, 0)
+  if next then
+    hub, key = string.match(next, '^([^/]*)/(.*)$')
+    redis.call(pub, procs .. ':' .. hub, '@' .. key .. ' next')
+  end
+end
+
+-- freed follows the lock's deletion: Redisson's waiters are told, and the
+-- next latchkey waiter is granted the lock.
+local function freed()
+  redis.call(pub, shared, '0')
+  redis.call('del', grant)
+  purge()
+  grantHead()
+end
+
+-- foreign reports whether the holder's owner id is not one latchkey
+-- makes (a version 8 UUID, then ':'): its release will grant nothing, and
+-- only Redisson's channel will say that the lock is free.
+local function foreign()
+  local f = redis.call('hkeys', lock)[1] or ''
+  if string.sub(f, 15, 15) == '8' and string.sub(f, 37, 37) == ':' then
+    return 0
+  end
+  return 1
+end
+
+-- queued returns the reply of an attempt that did not acquire, after
+-- joining the queue (refreshing its deadline) unless op is try.
+local function queued(wait)
+  if op == 'try' then
+    return {0, wait, -1, 0}
+  end
+  if redis.call('zadd', deadlines, now + tonumber(ARGV[7]), entry) == 1 then
+    redis.call('rpush', queue, entry)
+  end
+  waiting = true
+  return {0, wait, redis.call('lpos', queue, entry), foreign()}
 end
 
 if op == 'acquire' or op == 'try' then
@@ -122,17 +160,21 @@ if op == 'acquire' or op == 'try' then
     if not redis.call('hget', lock, owner) then
       return queued(redis.call('pttl', lock))
     end
-    if ARGV[5] == '0' then
+    -- Held by the owner: granted to this call by a release (its letter
+    -- not read yet), or, for a fresh id, acquired by an earlier send of
+    -- this request. Either way the hold is taken as it is.
+    local granted = redis.call('get', grant) == entry
+    if ARGV[5] == '0' or granted then
       leave()
-      return {1, tonumber(redis.call('get', token) or '0'), 0}
-    end
-  elseif waiting then -- a grant is only ever made to a queued waiter
-    local kept = redis.call('get', grant)
-    if kept and kept ~= entry then
-      return queued(redis.call('pttl', grant))
-    end
-    if kept then
-      redis.call('del', grant)
+      if granted then
+        redis.call('del', grant)
+      end
+      redis.call('pexpire', lock, ARGV[4])
+      local r = {1, tonumber(redis.call('get', token) or '0'), 0}
+      if ARGV[5] == '1' then
+        return once_record(r)
+      end
+      return r
     end
   end
   leave()
@@ -161,26 +203,32 @@ if op == 'release' then
     return once_replay() or -1
   end
   redis.call('del', lock)
-  redis.call(pub, shared, '0')
-  purge()
-  wakeHead()
+  freed()
   return once_record(1)
 end
 
 if op == 'dequeue' then
-  if leave() and redis.call('exists', lock) == 0 then
-    wakeHead()
+  if leave() then
+    if redis.call('exists', lock) == 0 then
+      purge()
+      grantHead()
+    end
+    return 0
   end
-  return 0
+  if redis.call('get', grant) ~= entry then
+    return 0
+  end
+  -- Granted after the waiter gave up: give the lock back at once.
+  redis.call('del', lock)
+  freed()
+  return 1
 end
 
 if op == 'force' then
   if redis.call('del', lock) == 0 then
     return 0
   end
-  redis.call(pub, shared, '0')
-  purge()
-  wakeHead()
+  freed()
   return 1
 end
 

@@ -42,18 +42,21 @@ func TestUntil_joinsLiveChannelFirst(t *testing.T) {
 	}
 }
 
-// Wake-ups on the hint channel lead to an attempt only when Heard says so;
-// otherwise Heard may bring the next attempt forward.
+// Hint messages are counted, not each a wake-up: Heard runs once Expect's
+// number of them has arrived, told how many, and leads to an attempt only
+// when it says so; otherwise it may bring the next attempt forward.
 func TestUntil_hint(t *testing.T) {
 	h, c := hubOn(t)
 	channel := "wait-test:" + t.Name()
 	hint := channel + ":hint"
 	ctx := context.Background()
-	var heard atomic.Int32
+	var heard, counted atomic.Int32
 	f := &fake{retry: longBusy}
 	s := f.spec(h, channel)
-	s.Hint, s.HintPolicy = hint, notify.WakeAll
-	s.Heard = func() (bool, time.Duration) {
+	s.Hint = hint
+	s.Expect = func() int { return 2 }
+	s.Heard = func(n int) (bool, time.Duration) {
+		counted.Add(int32(n))
 		switch heard.Add(1) {
 		case 1:
 			return false, 0 // ignored
@@ -74,20 +77,30 @@ func TestUntil_hint(t *testing.T) {
 			t.Fatalf("%d attempts, want %d", f.attempts(), n)
 		}
 	}
+	publish := func(n int) {
+		for range n {
+			c.Publish(ctx, hint, "0")
+		}
+	}
 	waitAttempts(2) // first, and once subscribed
-	c.Publish(ctx, hint, "0")
-	time.Sleep(150 * time.Millisecond)
-	if n := f.attempts(); n != 2 || heard.Load() != 1 {
-		t.Fatalf("an ignored hint led to an attempt (%d attempts, heard %d)", n, heard.Load())
+	publish(1)
+	time.Sleep(100 * time.Millisecond)
+	if heard.Load() != 0 {
+		t.Fatal("Heard ran after 1 message, Expect said 2")
+	}
+	publish(1)
+	time.Sleep(100 * time.Millisecond)
+	if n := f.attempts(); n != 2 || heard.Load() != 1 || counted.Load() != 2 {
+		t.Fatalf("after 2 messages: %d attempts, heard %d, counted %d; want 2, 1, 2", n, heard.Load(), counted.Load())
 	}
 	start := time.Now()
-	c.Publish(ctx, hint, "0")
+	publish(2)
 	waitAttempts(3)
 	if d := time.Since(start); d < 90*time.Millisecond {
 		t.Fatalf("the attempt brought forward to 100ms came after %v", d)
 	}
 	f.succeed.Store(true)
-	c.Publish(ctx, hint, "0")
+	publish(2)
 	if r := await(t, out); !r.ok || r.err != nil {
 		t.Fatalf("Until = %v, %v", r.ok, r.err)
 	}

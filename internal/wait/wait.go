@@ -15,7 +15,6 @@ package wait
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/fault"
@@ -44,15 +43,27 @@ type Spec struct {
 	// notify.WakeCount) this waiter needs: a waiter for Need permits is
 	// woken when Need may be available (see notify.Hub.SubscribeNeed).
 	Need int
-	// Hint, if set, is a second channel whose messages are hints: a wake-up
-	// from it leads to an attempt only when Heard, called once per wake-up,
-	// says so (a queued mutex waiter counting releases on Redisson's shared
-	// channel until its turn may have come). Otherwise, a positive within
-	// brings the next attempt forward to at most that far away.
-	Hint       string
-	HintPolicy notify.WakePolicy
-	Heard      func() (now bool, within time.Duration)
-	Attempt    Attempt
+	// Hint, if set, is a second channel whose messages the waiter counts
+	// (see notify.Hub.SubscribeCounter) rather than waking on each: once
+	// as many as Expect says have arrived since the latest attempt or
+	// Heard, Heard, told how many did, says whether to attempt now, or
+	// else brings the next attempt forward to at most within away (if
+	// positive). A queued mutex waiter counts releases on Redisson's shared
+	// channel until its turn may have come.
+	Hint    string
+	Expect  func() int
+	Heard   func(n int) (now bool, within time.Duration)
+	Attempt Attempt
+	// Hinted, if set, says whether the waiter needs Hint's messages now;
+	// it is asked after each attempt. Otherwise it always does.
+	Hinted func() bool
+	// Key, if set, makes the waiter take letters to Key on Channel as well
+	// (see notify.Hub.SubscribeKey), and Letter reads each: done ends the
+	// wait with success and no attempt (a lock granted by its release); a
+	// positive within brings the next attempt forward to at most that far
+	// away; otherwise the waiter attempts, as for any wake-up.
+	Key    string
+	Letter func(body string, at time.Time) (done bool, within time.Duration)
 	// Transient, if set, replaces fault.Transient in telling which errors
 	// of Attempt to ride out (see Outage). RedLock sets it: a node down is
 	// what its quorum is for, and no quorum is an answer, not an outage.
@@ -65,22 +76,6 @@ type Spec struct {
 
 // AbandonTimeout bounds the clean-up that runs after giving up.
 const AbandonTimeout = 5 * time.Second
-
-// Outage is the longest a waiting call rides out errors that a retry may
-// cure (see fault.Transient): a connection refused or reset, a timeout, a
-// failover in progress. Such an error is retried, backing off from 25ms to
-// 1s, while ctx and the wait budget allow; only a fault that lasts longer
-// than Outage, or one that is not transient, ends the wait with its error.
-// A Redis Cluster failover takes the node timeout and an election: about 3s
-// with a 2s cluster-node-timeout, 20s with the default 15s.
-const Outage = 30 * time.Second
-
-func (s Spec) transient(err error) bool {
-	if s.Transient != nil {
-		return s.Transient(err)
-	}
-	return fault.Transient(err)
-}
 
 // Until runs s until an attempt succeeds, ctx ends, or the budget wait runs
 // out. A negative wait means no budget; zero means a single attempt.
@@ -119,38 +114,39 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 		return ok, f.final(err)
 	}
 
-	for s.Hub != nil && !l.complete(s) {
-		subCtx := ctx
-		var cancel context.CancelFunc = func() {}
-		if wait > 0 {
-			subCtx, cancel = context.WithDeadline(ctx, deadline)
-		}
-		err := l.join(subCtx, s, false)
-		spent := subCtx.Err() != nil
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return false, ctx.Err()
-		case err != nil && spent:
-			return false, nil // the budget ran out while subscribing
-		case err != nil && fault.Transient(err):
-			if err := f.pause(ctx, err); err != nil {
-				return false, f.final(err)
-			}
-			continue
-		case err != nil:
-			return false, err
-		}
-		// A release between the first attempt and the subscription was
-		// not heard: look again before sleeping.
-		if ok, retry, err = f.attempt(ctx, s); ok || err != nil {
-			return ok, f.final(err)
-		}
-	}
-
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		if s.Hub != nil && !l.complete(s) {
+			subCtx := ctx
+			var cancel context.CancelFunc = func() {}
+			if wait > 0 {
+				subCtx, cancel = context.WithDeadline(ctx, deadline)
+			}
+			err := l.join(subCtx, s, false)
+			spent := subCtx.Err() != nil
+			cancel()
+			switch {
+			case ctx.Err() != nil:
+				return false, ctx.Err()
+			case err != nil && spent:
+				return false, nil // the budget ran out while subscribing
+			case err != nil && fault.Transient(err):
+				if err := f.pause(ctx, err); err != nil {
+					return false, f.final(err)
+				}
+				continue
+			case err != nil:
+				return false, err
+			}
+			// A release between the latest attempt and the subscription
+			// was not heard: look again before sleeping.
+			l.recount()
+			if ok, retry, err = f.attempt(ctx, s); ok || err != nil {
+				return ok, f.final(err)
+			}
+			continue
+		}
 		sleep := nap(retry)
 		if wait > 0 {
 			left := time.Until(deadline)
@@ -161,13 +157,24 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 		}
 		timer.Reset(sleep) // since Go 1.23 Reset never leaves a stale tick behind
 		wakeAt := time.Now().Add(sleep)
+		l.expect(s)
 	sleeping:
 		for {
 			select {
 			case <-l.wake:
-				break sleeping
+				done, within, got := l.read(s)
+				if done {
+					return true, nil
+				}
+				if !got || within <= 0 {
+					break sleeping
+				}
+				if time.Now().Add(within).Before(wakeAt) {
+					wakeAt = time.Now().Add(within)
+					timer.Reset(within)
+				}
 			case <-l.hint:
-				now, within := s.Heard()
+				now, within := s.Heard(l.recount())
 				if now {
 					break sleeping
 				}
@@ -175,6 +182,7 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 					wakeAt = time.Now().Add(within)
 					timer.Reset(within)
 				}
+				l.expect(s)
 			case <-timer.C:
 				break sleeping
 			case <-l.done:
@@ -183,165 +191,12 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 				return false, ctx.Err()
 			}
 		}
+		if done, _, _ := l.read(s); done {
+			return true, nil // whatever woke the waiter, a letter may be there
+		}
+		l.recount() // the attempt's answer says where the waiter stands
 		if ok, retry, err = f.attempt(ctx, s); ok || err != nil {
 			return ok, f.final(err)
-		}
-	}
-}
-
-// faults tracks the outage a waiting call is riding out, if any.
-type faults struct {
-	deadline time.Time // of the wait budget; zero for none
-	since    time.Time // first error of the current outage; zero for none
-	tries    int       // errors in a row
-	answered bool      // an attempt got an answer: Redis was there
-}
-
-// errSpent ends a wait whose budget ran out during an outage after an
-// attempt had an answer: the wait ran out, as it would have without the
-// fault, and the outage is no news to report.
-var errSpent = errors.New("wait: budget spent")
-
-// final is the error a wait ends with after err: none when the budget ran
-// out during an outage after an attempt had an answer.
-func (f *faults) final(err error) error {
-	if errors.Is(err, errSpent) {
-		return nil
-	}
-	return err
-}
-
-// attempt runs s.Attempt, retrying through transient errors (see Outage).
-func (f *faults) attempt(ctx context.Context, s Spec) (bool, time.Duration, error) {
-	for {
-		ok, retry, err := attempt(ctx, s)
-		if err == nil || !s.transient(err) {
-			f.since, f.tries = time.Time{}, 0
-			f.answered = f.answered || err == nil
-			return ok, retry, err
-		}
-		if err := f.pause(ctx, err); err != nil {
-			return false, 0, err
-		}
-	}
-}
-
-// pause sleeps before the retry that follows err, a transient error, and
-// returns nil; or it returns err, or ctx.Err(), when the outage has lasted
-// Outage, the budget runs out first (errSpent if an attempt had an answer),
-// or ctx ends.
-func (f *faults) pause(ctx context.Context, err error) error {
-	now := time.Now()
-	if f.since.IsZero() {
-		f.since = now
-	}
-	f.tries++
-	d := min(25*time.Millisecond<<min(f.tries-1, 6), time.Second)
-	if now.Add(d).After(f.since.Add(Outage)) {
-		return err
-	}
-	if !f.deadline.IsZero() && now.Add(d).After(f.deadline) {
-		if f.answered {
-			return errSpent
-		}
-		return err
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// listener holds a waiter's subscriptions. Its channels are nil, and never
-// ready, until subscribed.
-type listener struct {
-	wake, hint, done <-chan struct{}
-	subs             []*notify.Subscription
-}
-
-// join subscribes to s's channels that l lacks. With live set it joins only
-// those the Hub already listens on, which needs no I/O and cannot fail.
-func (l *listener) join(ctx context.Context, s Spec, live bool) error {
-	if s.Hub == nil {
-		return nil
-	}
-	add := func(name string, p notify.WakePolicy, need int) (<-chan struct{}, error) {
-		if live && !s.Hub.Subscribed(name) {
-			return nil, nil
-		}
-		sub, err := s.Hub.SubscribeNeed(ctx, name, p, need)
-		if err != nil {
-			return nil, err
-		}
-		l.subs = append(l.subs, sub)
-		l.done = sub.Done()
-		return sub.C(), nil
-	}
-	var err error
-	if l.wake == nil {
-		if l.wake, err = add(s.Channel, s.Policy, s.Need); err != nil && !live {
-			return err
-		}
-	}
-	if s.Hint != "" && l.hint == nil {
-		if l.hint, err = add(s.Hint, s.HintPolicy, 1); err != nil && !live {
-			return err
-		}
-	}
-	return nil
-}
-
-// complete reports whether l listens on every channel of s.
-func (l *listener) complete(s Spec) bool {
-	return l.wake != nil && (s.Hint == "" || l.hint != nil)
-}
-
-func (l *listener) close() {
-	for _, sub := range l.subs {
-		sub.Close()
-	}
-}
-
-// nap returns how long to sleep, without a wake-up, after an attempt that
-// answered retry: that bound, or Backstop when it has none or a longer one.
-func nap(retry time.Duration) time.Duration {
-	if retry < 0 || retry > Backstop {
-		return Backstop
-	}
-	return retry
-}
-
-// attempt runs s.Attempt and reports an ended ctx as ctx.Err() itself, so
-// that callers can match it with errors.Is whatever go-redis wrapped.
-func attempt(ctx context.Context, s Spec) (bool, time.Duration, error) {
-	ok, retry, err := s.Attempt(ctx)
-	if err != nil && ctx.Err() != nil {
-		return false, 0, ctx.Err()
-	}
-	return ok, retry, err
-}
-
-// Retry calls f until it returns nil or an error that is not transient,
-// riding out transient ones as a waiting call does (see Outage), within
-// ctx. It is for requests that are safe to send again because they carry a
-// request record (see scripts.Write.Once): releases, count-downs, changes of
-// permits. It returns f's last error, or an error matching ctx.Err().
-func Retry(ctx context.Context, f func(ctx context.Context) error) error {
-	var fs faults
-	for {
-		err := f(ctx)
-		if err == nil || !fault.Transient(err) {
-			return err
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err := fs.pause(ctx, err); err != nil {
-			return err
 		}
 	}
 }

@@ -1,0 +1,156 @@
+package lockcore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/hold"
+	"github.com/latchkey/latchkey/internal/lease"
+	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/scripts"
+)
+
+// Grace is the lease of a hold that a release grants to the waiter at the
+// head of the queue, until the waiter takes it: long enough for a live
+// waiter to read its letter and extend the lease, short enough that a
+// waiter that died or missed the letter holds up the lock only briefly.
+const Grace = 100 * time.Millisecond
+
+// TakeAfter is how long after its letter a granted hold is extended to the
+// lock's own lease (a renewal, off Lock's path): a hold released sooner,
+// as most contended holds are, never needs it. It leaves the renewal four
+// fifths of the grace to arrive.
+const TakeAfter = Grace / 5
+
+// Letter reads a letter to w, which the Hub received at. "<token>" is
+// written by the release that granted w the lock: Letter reports done if w
+// may return holding it on the letter alone. It may not when its master
+// has replicas to wait for (the release's WAIT may not be over: an
+// attempt, which finds the grant, waits for them), or when the letter has
+// waited long enough for the grant to run short: then an attempt takes the
+// hold if it is still there. "next" says that the waiter ahead of w was
+// granted the lock: w tries once the grace is over, should that waiter
+// never take it.
+func (w *Waiter) Letter(body string, at time.Time) (done bool, within time.Duration) {
+	if body == "next" {
+		return false, time.Until(at.Add(Grace + 10*time.Millisecond))
+	}
+	token, err := strconv.ParseInt(body, 10, 64)
+	if err != nil || w.Synced || time.Since(at) > Grace/2 {
+		return false, 0
+	}
+	w.grantedAt, w.grantToken = at, token
+	return true, 0
+}
+
+// granted keeps a hold granted by a release (see Grace), whose letter
+// arrived at: until it is taken, the hold lasts the grace from then; at
+// TakeAfter a renewal extends it to the lock's lease, and from its answer
+// on the lock's own keeper (the watchdog, or the fixed lease) keeps it. A
+// hold re-entered before then was taken by the re-entry; one released
+// before then needs nothing.
+type granted struct {
+	l  *Lock
+	at time.Time
+}
+
+func (g granted) Keep(id string, _ time.Time, lost func(error)) hold.Keeping {
+	k := &taking{l: g.l, id: id, lost: lost, until: g.at.Add(Grace - lease.Drift(Grace))}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.expiry = time.AfterFunc(time.Until(k.until), func() {
+		k.end(fmt.Errorf("%w: granted hold not taken within its grace of %v", lockerr.ErrLost, Grace))
+	})
+	k.timer = time.AfterFunc(time.Until(g.at.Add(TakeAfter)), k.take)
+	return k
+}
+
+// taking is the Keeping of a granted hold.
+type taking struct {
+	l     *Lock
+	id    string
+	lost  func(error)
+	until time.Time // when the grant's lease may end
+
+	mu     sync.Mutex
+	expiry *time.Timer
+	timer  *time.Timer  // the take, or its retry
+	inner  hold.Keeping // the lock's own keeping, once taken
+	over   bool         // stopped or lost
+}
+
+// take extends the hold to the lock's lease, retrying errors until the
+// grant's lease may have ended (the expiry then declares it lost).
+func (k *taking) take() {
+	sent := time.Now()
+	ctx, cancel := context.WithDeadline(context.Background(), k.until)
+	rep := lease.HashLock.Script.Exec(ctx, k.l.Client, scripts.Write{
+		Keys: []string{k.l.Name},
+		Args: []any{scripts.Ms(k.l.Cfg.TTL()), k.id},
+		Sync: k.l.Cfg.Sync.Timeout(),
+	})
+	cancel()
+	res, err := scripts.Ints(rep.Cmd)
+	if err == nil {
+		err = rep.SyncErr() // not taken where a failover could lose it
+	}
+	switch {
+	case err != nil:
+		k.mu.Lock()
+		if !k.over && time.Now().Before(k.until) {
+			k.timer = time.AfterFunc(10*time.Millisecond, k.take)
+		}
+		k.mu.Unlock()
+	case len(res) == 1 && res[0] == 1:
+		k.mu.Lock()
+		if !k.over && k.inner == nil {
+			k.expiry.Stop()
+			k.inner = k.l.keep.Keep(k.id, sent, k.lost)
+		}
+		k.mu.Unlock()
+	default:
+		k.end(fmt.Errorf("%w: granted hold gone before it was taken", lockerr.ErrLost))
+	}
+}
+
+// end declares the hold lost, unless it was taken, stopped or lost.
+func (k *taking) end(err error) {
+	k.mu.Lock()
+	if k.over || k.inner != nil {
+		k.mu.Unlock()
+		return
+	}
+	k.over = true
+	k.timer.Stop()
+	k.mu.Unlock()
+	k.lost(err)
+}
+
+// Again hands the hold to the lock's keeper: a re-entry reset its lease.
+func (k *taking) Again(started time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch {
+	case k.over:
+	case k.inner != nil:
+		k.inner.Again(started)
+	default:
+		k.expiry.Stop()
+		k.timer.Stop()
+		k.inner = k.l.keep.Keep(k.id, started, k.lost)
+	}
+}
+
+func (k *taking) Stop() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.over = true
+	k.expiry.Stop()
+	k.timer.Stop()
+	if k.inner != nil {
+		k.inner.Stop()
+	}
+}

@@ -1,0 +1,113 @@
+package wait
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/fault"
+)
+
+// Outage is the longest a waiting call rides out errors that a retry may
+// cure (see fault.Transient): a connection refused or reset, a timeout, a
+// failover in progress. Such an error is retried, backing off from 25ms to
+// 1s, while ctx and the wait budget allow; only a fault that lasts longer
+// than Outage, or one that is not transient, ends the wait with its error.
+// A Redis Cluster failover takes the node timeout and an election: about 3s
+// with a 2s cluster-node-timeout, 20s with the default 15s.
+const Outage = 30 * time.Second
+
+func (s Spec) transient(err error) bool {
+	if s.Transient != nil {
+		return s.Transient(err)
+	}
+	return fault.Transient(err)
+}
+
+// faults tracks the outage a waiting call is riding out, if any.
+type faults struct {
+	deadline time.Time // of the wait budget; zero for none
+	since    time.Time // first error of the current outage; zero for none
+	tries    int       // errors in a row
+	answered bool      // an attempt got an answer: Redis was there
+}
+
+// errSpent ends a wait whose budget ran out during an outage after an
+// attempt had an answer: the wait ran out, as it would have without the
+// fault, and the outage is no news to report.
+var errSpent = errors.New("wait: budget spent")
+
+// final is the error a wait ends with after err: none when the budget ran
+// out during an outage after an attempt had an answer.
+func (f *faults) final(err error) error {
+	if errors.Is(err, errSpent) {
+		return nil
+	}
+	return err
+}
+
+// attempt runs s.Attempt, retrying through transient errors (see Outage).
+func (f *faults) attempt(ctx context.Context, s Spec) (bool, time.Duration, error) {
+	for {
+		ok, retry, err := attempt(ctx, s)
+		if err == nil || !s.transient(err) {
+			f.since, f.tries = time.Time{}, 0
+			f.answered = f.answered || err == nil
+			return ok, retry, err
+		}
+		if err := f.pause(ctx, err); err != nil {
+			return false, 0, err
+		}
+	}
+}
+
+// pause sleeps before the retry that follows err, a transient error, and
+// returns nil; or it returns err, or ctx.Err(), when the outage has lasted
+// Outage, the budget runs out first (errSpent if an attempt had an answer),
+// or ctx ends.
+func (f *faults) pause(ctx context.Context, err error) error {
+	now := time.Now()
+	if f.since.IsZero() {
+		f.since = now
+	}
+	f.tries++
+	d := min(25*time.Millisecond<<min(f.tries-1, 6), time.Second)
+	if now.Add(d).After(f.since.Add(Outage)) {
+		return err
+	}
+	if !f.deadline.IsZero() && now.Add(d).After(f.deadline) {
+		if f.answered {
+			return errSpent
+		}
+		return err
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Retry calls f until it returns nil or an error that is not transient,
+// riding out transient ones as a waiting call does (see Outage), within
+// ctx. It is for requests that are safe to send again because they carry a
+// request record (see scripts.Write.Once): releases, count-downs, changes of
+// permits. It returns f's last error, or an error matching ctx.Err().
+func Retry(ctx context.Context, f func(ctx context.Context) error) error {
+	var fs faults
+	for {
+		err := f(ctx)
+		if err == nil || !fault.Transient(err) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := fs.pause(ctx, err); err != nil {
+			return err
+		}
+	}
+}

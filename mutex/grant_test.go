@@ -1,0 +1,222 @@
+package mutex_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/mutex"
+	"github.com/redis/go-redis/v9"
+)
+
+// commands counts the commands a client sends (pub/sub reads aside).
+type commands struct{ n atomic.Int64 }
+
+func (c *commands) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (c *commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+// A release grants the lock to the waiter at the head of the queue: the
+// waiter returns from Lock on the release's letter, without a command of
+// its own, holding the lock as an ordinary Redisson owner with a fresh
+// token; Redisson's channel still carries "0"; and the waiter extends the
+// grant's short lease to its own soon after.
+func TestGrant_oneTrip(t *testing.T) {
+	s := server(t)
+	ctx := context.Background()
+	name := lockName(t)
+	raw := s.Client(t)
+	sub := raw.Subscribe(ctx, "redisson_lock__channel:{"+name+"}")
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	a := mutex.New(client(t, s), name)
+	var sent commands
+	bc := client(t, s)
+	bc.AddHook(&sent)
+	b := mutex.New(bc, name)
+	if err := a.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Lock(ctx) }()
+	waitForWaiter(t, raw, name)
+	time.Sleep(20 * time.Millisecond) // b asleep, its attempts over
+	before := sent.n.Load()
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := sent.n.Load() - before; n != 0 {
+		t.Errorf("the granted waiter sent %d commands before Lock returned, want 0", n)
+	}
+	if b.Token() <= a.Token() {
+		t.Errorf("granted token %d, want above the releaser's %d", b.Token(), a.Token())
+	}
+	if msg, err := sub.ReceiveMessage(ctx); err != nil || msg.Payload != "0" {
+		t.Errorf("Redisson's channel carried %v, %v; want \"0\"", msg, err)
+	}
+	fields := raw.HGetAll(ctx, name).Val()
+	if len(fields) != 1 {
+		t.Fatalf("lock hash after the grant = %v, want one owner", fields)
+	}
+	for _, count := range fields {
+		if count != "1" {
+			t.Errorf("granted hold count = %s, want 1", count)
+		}
+	}
+	time.Sleep(lockcore.Grace) // past TakeAfter, and past the grant's lease
+	if ttl := raw.PTTL(ctx, name).Val(); ttl < 20*time.Second {
+		t.Errorf("PTTL %v after the grace: the grant was not extended to the 30s lease", ttl)
+	}
+	select {
+	case <-b.Done():
+		t.Fatalf("granted hold lost: %v", b.Err())
+	default:
+	}
+	if err := b.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const wait2s = 2 * time.Second
+
+// A waiter that gives up while a grant is on its way gives the lock back:
+// whatever the timing of a cancellation against the release, the lock is
+// never left to a waiter whose Lock failed, and the next waiter gets it.
+func TestGrant_givenUp(t *testing.T) {
+	s := server(t)
+	name := lockName(t)
+	raw := s.Client(t)
+	ctx := context.Background()
+	a := mutex.New(client(t, s), name)
+	b := mutex.New(client(t, s), name)
+	c := mutex.New(client(t, s), name)
+	rng := rand.New(rand.NewPCG(1, 2))
+	granted, gaveUp := 0, 0
+	for range 40 {
+		if err := a.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		bctx, cancel := context.WithCancel(ctx)
+		bdone := make(chan error, 1)
+		go func() { bdone <- b.Lock(bctx) }()
+		waitQueue(t, raw, "latchkey_lock_queue:{"+name+"}", 1)
+		cdone := make(chan error, 1)
+		go func() { cdone <- c.Lock(ctx) }()
+		waitQueue(t, raw, "latchkey_lock_queue:{"+name+"}", 2)
+		// Cancel b around the release: before, during or after its grant.
+		delay := time.Duration(rng.IntN(400)) * time.Microsecond
+		go func() {
+			time.Sleep(delay)
+			cancel()
+		}()
+		if err := a.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		berr := <-bdone
+		cancel()
+		if berr == nil {
+			granted++
+			if err := b.Unlock(ctx); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			gaveUp++
+			if !errors.Is(berr, context.Canceled) {
+				t.Fatalf("b's Lock = %v, want context.Canceled", berr)
+			}
+		}
+		select {
+		case err := <-cdone:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(wait2s):
+			t.Fatalf("c not served within 2s (b granted %v)", berr == nil)
+		}
+		if f := raw.HKeys(ctx, name).Val(); len(f) != 1 {
+			t.Fatalf("lock hash while c holds = %v, want c alone", f)
+		}
+		if err := c.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("b acquired %d times and gave up %d times", granted, gaveUp)
+	if gaveUp == 0 {
+		t.Error("b never gave up: the test did not race cancellation against the grant")
+	}
+}
+
+// Fencing tokens strictly increase along a chain of grants between many
+// clients, half of them reentrant owners, and no two hold at once.
+func TestGrant_tokensIncrease(t *testing.T) {
+	s := server(t)
+	name := lockName(t)
+	const clients, rounds = 6, 30
+	var (
+		inside atomic.Int32
+		last   atomic.Int64
+		errs   = make(chan error, clients)
+	)
+	for i := range clients {
+		m := mutex.New(client(t, s), name)
+		ctx := context.Background()
+		if i%2 == 0 {
+			ctx = latchkey.WithOwner(ctx)
+		}
+		go func() {
+			for range rounds {
+				if err := m.Lock(ctx); err != nil {
+					errs <- err
+					return
+				}
+				if inside.Add(1) != 1 {
+					errs <- errors.New("two holders")
+				}
+				if tok := m.Token(); tok <= last.Load() {
+					errs <- fmt.Errorf("token %d after %d", tok, last.Load())
+				} else {
+					last.Store(tok)
+				}
+				time.Sleep(200 * time.Microsecond)
+				inside.Add(-1)
+				if err := m.Unlock(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range clients {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("the clients did not finish within a minute")
+		}
+	}
+}
