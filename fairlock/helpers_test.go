@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -108,6 +109,7 @@ func queueState(t *testing.T, c redis.UniversalClient, name string) (int64, int6
 		t.Fatal(err)
 	}
 	for _, b := range beats {
+		b, _, _ = strings.Cut(b, "/") // <owner>/<hub id>
 		if !slices.Contains(q, b) {
 			t.Fatalf("heartbeat of %s, which is not queued (queue %q)", b, q)
 		}
@@ -159,8 +161,49 @@ func await(t *testing.T, ch <-chan result, timeout time.Duration) result {
 // pending reports whether ch has no outcome yet.
 func pending(ch <-chan result) bool { return len(ch) == 0 }
 
+// heartbeat returns the heartbeat deadline of latchkey waiter owner,
+// whose member in the heartbeat set is <owner>/<hub id>.
+func heartbeat(c redis.UniversalClient, name, owner string) (float64, error) {
+	zs, err := c.ZRangeWithScores(context.Background(), heartbeatKey(name), 0, -1).Result()
+	if err != nil {
+		return 0, err
+	}
+	for _, z := range zs {
+		if who, _, _ := strings.Cut(z.Member.(string), "/"); who == owner {
+			return z.Score, nil
+		}
+	}
+	return 0, redis.Nil
+}
+
+// listening reports whether waiter owner listens where it is told: on
+// Redisson's channel of its own, or, for a latchkey waiter, on its Hub's.
+func listening(c redis.UniversalClient, name, owner string) (bool, error) {
+	ctx := context.Background()
+	chans := []string{channelOf(name, owner)}
+	beats, err := c.ZRange(ctx, heartbeatKey(name), 0, -1).Result()
+	if err != nil {
+		return false, err
+	}
+	for _, b := range beats {
+		if who, hub, ok := strings.Cut(b, "/"); ok && who == owner {
+			chans = append(chans, "latchkey_lock__channel:{"+name+"}:"+hub)
+		}
+	}
+	n, err := c.PubSubNumSub(ctx, chans...).Result()
+	if err != nil {
+		return false, err
+	}
+	for _, ch := range chans {
+		if n[ch] > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // waitSubscribed waits until the i-th waiter in the queue of name listens
-// on its channel, and a little longer, so that it has made the attempt
+// where it is told, and a little longer, so that it has made the attempt
 // that follows its subscription and sleeps.
 func waitSubscribed(t *testing.T, c redis.UniversalClient, name string, i int64) {
 	t.Helper()
@@ -171,11 +214,11 @@ func waitSubscribed(t *testing.T, c redis.UniversalClient, name string, i int64)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		n, err := c.PubSubNumSub(ctx, channelOf(name, owner)).Result()
+		ok, err := listening(c, name, owner)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n[channelOf(name, owner)] > 0 {
+		if ok {
 			break
 		}
 		if time.Now().After(deadline) {

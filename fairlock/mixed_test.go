@@ -103,15 +103,14 @@ func mixedRound(t *testing.T, c *redis.Client, name string, holder *party, parti
 	return got, released
 }
 
-// waitListening waits until each of owners listens on its own channel, and
-// a little longer, so that each has made the attempt that follows its
-// subscription and sleeps.
+// waitListening waits until each of owners listens where it is told (see
+// listening), and a little longer, so that each has made the attempt that
+// follows its subscription and sleeps.
 func waitListening(t *testing.T, c *redis.Client, name string, owners []string) {
 	t.Helper()
-	ctx := context.Background()
 	deadline := time.Now().Add(10 * time.Second)
 	for _, o := range owners {
-		for c.PubSubNumSub(ctx, channelOf(name, o)).Val()[channelOf(name, o)] == 0 {
+		for ok, _ := listening(c, name, o); !ok; ok, _ = listening(c, name, o) {
 			if time.Now().After(deadline) {
 				t.Fatalf("waiter %s never subscribed", o)
 			}

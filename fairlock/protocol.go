@@ -2,6 +2,7 @@ package fairlock
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
@@ -28,12 +29,14 @@ const (
 type protocol struct {
 	client  redis.UniversalClient
 	cfg     *config
-	keys    []string // lock, queue, deadlines, heartbeats, channel prefix: fairlock_ops's KEYS
-	channel string   // prefix of each waiter's own channel
+	keys    []string // fairlock_ops's KEYS: lock, queue, deadlines, heartbeats, channel prefixes, grant
+	channel string   // prefix of each waiter's own channel (Redisson's)
+	hubs    string   // prefix of each Hub's channel
 }
 
 func newProtocol(client redis.UniversalClient, name string, cfg *config) *protocol {
 	channel := keys.LockChannel(name)
+	hubs := keys.Prefix("latchkey_lock__channel", name)
 	return &protocol{
 		client: client,
 		cfg:    cfg,
@@ -43,8 +46,11 @@ func newProtocol(client redis.UniversalClient, name string, cfg *config) *protoc
 			keys.Prefix("redisson_lock_timeout", name),
 			keys.Prefix("latchkey_lock_heartbeat", name),
 			channel,
+			keys.Prefix("latchkey_lock_grant", name),
+			hubs,
 		},
 		channel: channel,
+		hubs:    hubs,
 	}
 }
 
@@ -53,64 +59,88 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	if w.Try {
 		op = opTry
 	}
-	rep := p.exec(ctx, op, w.ID, w.Started, w.Pub, w.Reentrant, w.Req)
-	ok, v, err := scripts.Pair(rep.Cmd)
+	rep := p.exec(ctx, op, w.ID, w.Hub.ID(), w.Started, w.Pub, reentry(w), w.Req)
+	vs, err := scripts.Ints(rep.Cmd)
 	switch {
 	case err != nil:
 		return lockcore.Attempt{}, err
-	case ok:
+	case len(vs) < 2 || vs[0] == 0 && len(vs) < 3:
+		return lockcore.Attempt{}, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
+	case vs[0] == 1:
 		return lockcore.Attempt{OK: true, Reply: rep}, nil
 	}
-	return lockcore.Attempt{Retry: scripts.Millis(v), Reply: rep}, nil
+	w.Foreign = vs[2] == 1
+	return lockcore.Attempt{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
 }
 
-// Listen makes w sleep on a channel of its own, Redisson's per-waiter
-// channel, told only when w heads the queue.
+// Listen makes w sleep on its Hub's channel, where latchkey's scripts
+// write it letters (see lockcore.Waiter.Letter): when a release grants it
+// the lock, when the waiter ahead was granted it, or when it heads the
+// queue. While a Redisson client holds the lock or waits ahead of w, w
+// listens on Redisson's channel of its own as well, where Redisson's
+// unlock tells the first waiter; a Hub's channel serves every waiter of
+// the client, and needs no subscription of its own per Lock.
 func (p *protocol) Listen(w *lockcore.Waiter, s *wait.Spec) {
-	s.Channel = p.channel + ":" + w.ID
+	s.Channel = p.hubs + ":" + w.Hub.ID()
 	s.Policy = notify.WakeOne
+	s.Key, s.Letter = w.ID, w.Letter // the queue knows owners, not calls
+	s.Hint = p.channel + ":" + w.ID
+	s.Hinted = func() bool { return w.Foreign }
+	s.Expect = func() int { return 1 }
+	s.Heard = func(int) (bool, time.Duration) { return true, 0 }
+}
+
+// reentry is fairlock_ops's ARGV[8] for w: "0" for a fresh id, "1" for an
+// owner that may re-enter, "2" for one that holds through this handle, whose
+// re-entry is never the take of a grant.
+func reentry(w *lockcore.Waiter) string {
+	switch {
+	case w.Holding:
+		return "2"
+	case w.Reentrant:
+		return "1"
+	}
+	return "0"
 }
 
 func (p *protocol) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
-	_, applied, err := opsScript.Resolve(ctx, p.client, p.write(opAcquire, w.ID, w.Started, w.Pub, true, w.Req))
+	_, applied, err := opsScript.Resolve(ctx, p.client, p.write(opAcquire, w.ID, w.Hub.ID(), w.Started, w.Pub, reentry(w), w.Req))
 	return applied, err
 }
 
 // Dequeue leaves the queue at once, waking the next waiter if w was first,
 // rather than stalling it for the liveness timeout.
 func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
-	_ = p.exec(ctx, opDequeue, w.ID, time.Now(), w.Pub, w.Reentrant, "").Err()
+	_ = p.exec(ctx, opDequeue, w.ID, w.Hub.ID(), time.Now(), w.Pub, reentry(w), "").Err()
 }
 
 func (p *protocol) Release(ctx context.Context, pub, id string, _ bool, req string) scripts.Reply {
-	return p.exec(ctx, opRelease, id, time.Now(), pub, true, req)
+	return p.exec(ctx, opRelease, id, "", time.Now(), pub, "1", req)
 }
 
 func (p *protocol) Force(ctx context.Context, pub string) scripts.Reply {
-	return p.exec(ctx, opForce, "", time.Now(), pub, false, "")
+	return p.exec(ctx, opForce, "", "", time.Now(), pub, "0", "")
 }
 
-// exec runs one operation of fairlock_ops.lua for owner id at time now,
-// recorded against req unless that is ""; reentrant tells an acquisition
-// whether id may already hold the lock. Acquisitions and releases wait for
-// replicas; queue upkeep and forced unlocks need not.
-func (p *protocol) exec(ctx context.Context, op, id string, now time.Time, pub string, reentrant bool, req string) scripts.Reply {
-	return opsScript.Exec(ctx, p.client, p.write(op, id, now, pub, reentrant, req))
+// exec runs one operation of fairlock_ops.lua for owner id, waiting
+// through the Hub hub ("" for a release or forced unlock), at time now,
+// recorded against req unless that is ""; reentry tells an acquisition
+// whether id may already hold the lock (see reentry). Acquisitions,
+// releases and the dequeues that may give back a grant wait for replicas;
+// forced unlocks need not.
+func (p *protocol) exec(ctx context.Context, op, id, hub string, now time.Time, pub, reentry, req string) scripts.Reply {
+	return opsScript.Exec(ctx, p.client, p.write(op, id, hub, now, pub, reentry, req))
 }
 
 // write is the request of an operation of fairlock_ops (see exec).
-func (p *protocol) write(op, id string, now time.Time, pub string, reentrant bool, req string) scripts.Write {
-	flag := "0"
-	if reentrant {
-		flag = "1"
-	}
+func (p *protocol) write(op, id, hub string, now time.Time, pub, reentry, req string) scripts.Write {
 	w := scripts.Write{
 		Keys: p.keys,
-		Args: []any{op, id, now.UnixMilli(), pub,
-			scripts.Ms(p.cfg.TTL()), scripts.Ms(p.cfg.wait), scripts.Ms(p.cfg.liveness), flag},
+		Args: []any{op, id, now.UnixMilli(), pub, scripts.Ms(p.cfg.TTL()), scripts.Ms(p.cfg.wait),
+			scripts.Ms(p.cfg.liveness), reentry, scripts.Ms(lockcore.Grace), hub},
 		Once: req,
 	}
-	if op != opDequeue && op != opForce {
+	if op != opForce {
 		w.Sync = p.cfg.Sync.Timeout()
 	}
 	return w

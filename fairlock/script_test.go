@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,10 +22,15 @@ func scriptMutex(t *testing.T, opts ...Option) (*Mutex, *redis.Client) {
 
 func acquireAt(t *testing.T, m *Mutex, op, id string, now time.Time, reentrant bool) (bool, int64) {
 	t.Helper()
-	ok, v, err := scripts.Pair(m.l.Proto.(*protocol).exec(context.Background(), op, id, now, "PUBLISH", reentrant, "").Cmd)
-	if err != nil {
-		t.Fatal(err)
+	flag := "0"
+	if reentrant {
+		flag = "1"
 	}
+	vs, err := scripts.Ints(m.l.Proto.(*protocol).exec(context.Background(), op, id, "hub", now, "PUBLISH", flag, "").Cmd)
+	if err != nil || len(vs) < 2 {
+		t.Fatalf("acquire reply %v, %v", vs, err)
+	}
+	ok, v := vs[0] == 1, vs[1]
 	return ok, v
 }
 
@@ -111,7 +117,8 @@ func queueAt(t *testing.T, c *redis.Client, t0 time.Time) ([]string, map[string]
 		}
 		m := make(map[string]int64)
 		for _, z := range zs {
-			m[z.Member.(string)] = int64(z.Score) - t0.UnixMilli()
+			who, _, _ := strings.Cut(z.Member.(string), "/") // heartbeats: <owner>/<hub id>
+			m[who] = int64(z.Score) - t0.UnixMilli()
 		}
 		return m
 	}
@@ -174,7 +181,7 @@ func TestScriptRedissonArithmetic(t *testing.T) {
 	acquireAt(t, m, opAcquire, "c:1", at(11000), false)
 	expect("a stale head leaves, and nobody moves", []string{"k:1", "c:1"},
 		map[string]int64{"k:1": 12000, "c:1": 13000}, map[string]int64{"c:1": 14000})
-	if err := m.l.Proto.(*protocol).exec(context.Background(), opDequeue, "c:1", at(11001), "PUBLISH", false, "").Err(); err != nil {
+	if err := m.l.Proto.(*protocol).exec(context.Background(), opDequeue, "c:1", "hub", at(11001), "PUBLISH", "0", "").Err(); err != nil {
 		t.Fatal(err)
 	}
 	expect("a waiter that gives up", []string{"k:1"}, map[string]int64{"k:1": 12000}, map[string]int64{})

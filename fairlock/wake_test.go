@@ -114,14 +114,14 @@ func TestLiveWaiterKeepsPlace(t *testing.T) {
 		waitQueued(t, c, name, 1)
 		id := latchkey.OwnerID(own)
 		deadline := c.ZScore(ctx, timeoutKey(name), id).Val()
-		beat := c.ZScore(ctx, heartbeatKey(name), id).Val()
+		beat, _ := heartbeat(c, name, id)
 		bdone := goLock(func() error { return b.Lock(ctx) })
 		waitQueued(t, c, name, 2)
 		time.Sleep(6 * wt)
 		if head, _ := c.LIndex(ctx, queueKey(name), 0).Result(); head != id {
 			t.Fatalf("after %v the head is %q, want the first waiter", 6*wt, head)
 		}
-		if now := c.ZScore(ctx, heartbeatKey(name), id).Val(); now <= beat {
+		if now, _ := heartbeat(c, name, id); now <= beat {
 			t.Fatalf("heartbeat not renewed: %v then %v", beat, now)
 		}
 		if now := c.ZScore(ctx, timeoutKey(name), id).Val(); now != deadline {

@@ -220,3 +220,43 @@ func TestGrant_tokensIncrease(t *testing.T) {
 		}
 	}
 }
+
+// An owner granted the lock that re-enters at once, before its grant was
+// extended, counts two holds: the re-entry is not taken for the grant.
+func TestGrant_thenReenter(t *testing.T) {
+	s := server(t)
+	name := lockName(t)
+	raw := s.Client(t)
+	ctx := context.Background()
+	a := mutex.New(client(t, s), name)
+	b := mutex.New(client(t, s), name)
+	own := latchkey.WithOwner(ctx)
+	for range 10 {
+		if err := a.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- b.Lock(own) }()
+		waitQueue(t, raw, "latchkey_lock_queue:{"+name+"}", 1)
+		if err := a.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Lock(own); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := b.HoldCount(own); n != 2 || err != nil {
+			t.Fatalf("HoldCount after a grant and a re-entry = %d, %v; want 2", n, err)
+		}
+		for range 2 {
+			if err := b.Unlock(own); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ok, _ := b.IsLocked(ctx); ok {
+			t.Fatal("still locked after two unlocks")
+		}
+	}
+}

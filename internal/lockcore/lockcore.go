@@ -47,6 +47,9 @@ type Waiter struct {
 	// Foreign: the latest attempt found a holder whose release will not
 	// grant (a Redisson client's).
 	Foreign bool
+	// Holding: the owner holds the lock through this handle already, so
+	// its attempt re-enters and never takes a grant.
+	Holding bool
 
 	grantedAt  time.Time // when the letter that granted the lock arrived
 	grantToken int64
@@ -158,6 +161,7 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 		call := owner.New()
 		w.Req = keys.Once(l.Name, call)
 		w.Key = w.ID + "/" + call
+		w.Holding = l.Holds.Get(w.ID) != nil
 	}
 	pub, err := l.Cfg.Publish(ctx, l.Client)
 	if err != nil {

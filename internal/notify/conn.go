@@ -170,6 +170,7 @@ func (h *Hub) deliver(c *conn, name, payload string) {
 		for _, s := range ch.subs {
 			if s.key == key {
 				s.post(body, at)
+				break // for one call, should an owner wait in two
 			}
 		}
 		return

@@ -10,6 +10,10 @@
 --                                      deadline, client clock ms (latchkey's
 --                                      own key: Redisson never reads it)
 -- KEYS[5] redisson_lock__channel:{N}   a waiter's own channel is KEYS[5]:<owner>
+-- KEYS[6] latchkey_lock_grant:{N}      the latchkey waiter a release granted
+--                                      the lock to, until it takes it
+-- KEYS[7] latchkey_lock__channel:{N}   a latchkey client's channel is
+--                                      KEYS[7]:<hub id>
 -- ARGV[1] the operation: acquire, try, release, dequeue or force
 -- ARGV[2] owner id <uuid>:<n> ("" for force)
 -- ARGV[3] now, client wall clock in ms
@@ -19,9 +23,17 @@
 -- ARGV[7] liveness timeout in ms: a queued latchkey waiter's heartbeat is
 --         now + this, renewed by each of its attempts
 -- ARGV[8] (acquire, try) "1": the owner may re-enter (its count goes up);
---         "0": the id is fresh for this one acquisition, so finding it
---         already holding means this is a resent request that was applied
---         before: it succeeds again without a second hold.
+--         "2": it may, and holds the lock through the caller's handle, so
+--         that a grant it finds was taken already; "0": the id is fresh for
+--         this one acquisition, so finding it already holding means this is
+--         a resent request that was applied before, or a grant: it succeeds
+--         again without a second hold.
+-- ARGV[9] grace in ms: the lease of a granted hold until its waiter takes it
+-- ARGV[10] (acquire, try, dequeue) the caller's Hub id: a latchkey waiter
+--         is told on its client's channel, with letters "@<owner> <body>"
+--         (see below), not on Redisson's channel of its own
+--
+-- The heartbeat zset's members are <owner>/<hub id>.
 --
 -- KEYS[2] and KEYS[3] follow Redisson's rules exactly, for every waiter: a
 -- deadline is set once, when its waiter arrives, to the deadline of the
@@ -40,16 +52,33 @@
 -- takes the lock, the next one is woken if it is a Redisson waiter, or if
 -- the lease is shorter than its heartbeat.
 --
+-- A release (or forced unlock) that frees the lock while a latchkey waiter
+-- is first grants the lock to it in the same call, as its acquisition
+-- would: it leaves the queue, the deadlines move up, and it holds the lock
+-- (count 1) for the grace, told by the letter "@<owner> 0", so that it
+-- returns from Lock without another round trip and then extends the lease
+-- to its own. The next waiter is told too: a latchkey one with
+-- "@<owner> next", so that it tries once the grace is over should the
+-- grant never be taken; a Redisson one with "0", so that it sleeps on the
+-- grant's TTL. A Redisson waiter first in line is woken as Redisson's
+-- unlock wakes it. A latchkey waiter is otherwise woken with
+-- "@<owner> wake"; it listens on Redisson's channel of its own only while
+-- a Redisson client holds the lock or waits ahead of it (the attempt's
+-- reply says so), since only Redisson's scripts publish there then.
+--
 -- Returns:
 --   acquire, try  {1, 0} when acquired or re-entered (TTL reset to the lease);
---                 {0, ms} when not: ms >= 1 is the longest the caller may
---                 sleep before its next attempt. acquire queues the caller at
---                 the tail if it is not queued; try leaves no trace.
+--                 {0, ms, foreign} when not: ms >= 1 is the longest the
+--                 caller may sleep before its next attempt; foreign is 1 if
+--                 a Redisson client holds the lock or waits ahead of the
+--                 caller. acquire queues the caller at the tail if it is not
+--                 queued; try leaves no trace.
 --   release       -1 if the owner does not hold the lock (if the lock is free
 --                 the head is woken anyway, as Redisson's unlock does), 0 if
 --                 holds remain (TTL reset), 1 if released (key deleted, head
 --                 woken).
---   dequeue       1 if the owner was queued and is removed, 0 otherwise.
+--   dequeue       1 if the owner was queued and is removed, or had been
+--                 granted the lock and gives it back; 0 otherwise.
 --   force         1 if the lock existed (deleted, head woken), 0 otherwise.
 --
 -- The script validates, then decides on a copy of the queue in memory, then
@@ -59,7 +88,7 @@
 -- uses prelude/once.lua
 local op, owner = ARGV[1], ARGV[2]
 local now, lease, wt, lt = tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local lock, queue, zset, hbs = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local lock, queue, zset, hbs, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6]
 
 -- Validate.
 local known = {acquire = true, try = true, release = true, dequeue = true, force = true}
@@ -88,16 +117,26 @@ local q = redis.call('lrange', queue, 0, -1)
 local zs = redis.call('zrange', zset, 0, -1, 'withscores')
 local hs = redis.call('zrange', hbs, 0, -1, 'withscores')
 local deadline, heartbeat, was = {}, {}, {deadline = {}, heartbeat = {}}
+local hub = {} -- latchkey waiter -> its Hub id
 for i = 1, #zs, 2 do
   deadline[zs[i]] = tonumber(zs[i + 1])
   was.deadline[zs[i]] = deadline[zs[i]]
 end
+local wasMembers = {}
 for i = 1, #hs, 2 do
-  heartbeat[hs[i]] = tonumber(hs[i + 1])
-  was.heartbeat[hs[i]] = heartbeat[hs[i]]
+  local who, h = string.match(hs[i], '^(.*)/([^/]*)$')
+  who = who or hs[i] -- a member without a Hub id is told on Redisson's channel
+  heartbeat[who], hub[who] = tonumber(hs[i + 1]), h
+  was.heartbeat[who] = heartbeat[who]
+  wasMembers[hs[i]] = heartbeat[who]
+end
+if ARGV[10] ~= '' and (op == 'acquire' or op == 'try' or op == 'dequeue') then
+  hub[owner] = ARGV[10]
 end
 local pttl = redis.call('pttl', lock) -- -2: the lock is free
 local holds = tonumber(redis.call('hget', lock, owner)) or 0
+-- The caller was granted the lock and has not taken the grant yet.
+local granted = holds > 0 and redis.call('get', grant) == owner
 
 -- Decide, on q, deadline and heartbeat.
 local removed, appended = {}, false
@@ -123,10 +162,55 @@ local function leave(i, shift)
   end
 end
 local wakes, woken = {}, {}
-local function wake(who)
+-- wake tells a waiter: body is the letter for a latchkey waiter (a grant
+-- or "next"); nil wakes it (a Redisson waiter always gets "0").
+local function wake(who, body)
   if who and who ~= owner and not woken[who] then
-    wakes[#wakes + 1], woken[who] = who, true
+    wakes[#wakes + 1], woken[who] = {who, body}, true
   end
+end
+-- free hands the lock, freed by this call, to the first waiter: granted if
+-- it is a latchkey waiter, woken if it is Redisson's.
+local grantee
+local function free()
+  local first = q[1]
+  if not (first and heartbeat[first]) then
+    wake(first)
+    return
+  end
+  leave(1, false)
+  for w, d in pairs(deadline) do
+    deadline[w] = d - wt -- an acquisition: the queue moved up a slot
+  end
+  grantee = first
+  wake(first, '0')
+  local next = q[1]
+  if next and heartbeat[next] then
+    wake(next, 'next')
+  else
+    wake(next)
+  end
+end
+
+-- foreign reports 1 if the lock's holder is not a latchkey owner (a version
+-- 8 UUID, then ':'), or a Redisson waiter is queued ahead of the caller:
+-- then Redisson's scripts may be the ones to tell the caller.
+local function foreign()
+  if pttl ~= -2 then
+    local f = redis.call('hkeys', lock)[1] or ''
+    if not (string.sub(f, 15, 15) == '8' and string.sub(f, 37, 37) == ':') then
+      return 1
+    end
+  end
+  for _, w in ipairs(q) do
+    if w == owner then
+      break
+    end
+    if not heartbeat[w] then
+      return 1
+    end
+  end
+  return 0
 end
 
 local before = q[1]
@@ -138,12 +222,14 @@ if op == 'dequeue' then
     dequeued = 1
   end
   deadline[owner], heartbeat[owner] = nil, nil
+  if granted then
+    dequeued = 1 -- granted after its waiter gave up: given back below
+  end
 elseif (op == 'acquire' or op == 'try') and indexOf(owner) then
   heartbeat[owner] = now + lt
 end
-for i = 1, #hs, 2 do
-  local w = hs[i]
-  if heartbeat[w] and heartbeat[w] <= now then
+for w, beat in pairs(was.heartbeat) do
+  if heartbeat[w] and beat <= now then
     local j = indexOf(w)
     if j then
       leave(j, true)
@@ -179,8 +265,10 @@ if op == 'acquire' or op == 'try' then
       wake(next)
     end
     write, reply = 'take', {1, 0}
+  elseif granted and ARGV[8] ~= '2' then
+    write, reply = 'taken', {1, 0} -- a grant whose letter was not read
   elseif holds > 0 then
-    if ARGV[8] == '1' then
+    if ARGV[8] ~= '0' then
       write = 'again'
     end
     reply = {1, 0}
@@ -207,7 +295,7 @@ if op == 'acquire' or op == 'try' then
       end
       sleep = math.min(sleep, gone - now + 1)
     end
-    reply = {0, sleep}
+    reply = {0, sleep, foreign()}
   end
 elseif op == 'release' then
   if holds == 0 then
@@ -219,13 +307,17 @@ elseif op == 'release' then
     write, reply = 'decrement', 0
   else
     write, reply = 'delete', 1
-    wake(head)
+    free()
   end
 elseif op == 'dequeue' then
+  if granted then
+    write = 'delete'
+    free()
+  end
   reply = dequeued
 elseif pttl ~= -2 then -- force
   write, reply = 'delete', 1
-  wake(head)
+  free()
 else
   reply = 0
 end
@@ -258,7 +350,15 @@ local function sync(key, is, was)
   end
 end
 sync(zset, deadline, was.deadline)
-sync(hbs, heartbeat, was.heartbeat)
+-- members are <owner>/<hub id>
+local function members(scores)
+  local m = {}
+  for w, beat in pairs(scores) do
+    m[w .. '/' .. (hub[w] or '')] = beat
+  end
+  return m
+end
+sync(hbs, members(heartbeat), wasMembers)
 if heartbeat[owner] then
   -- A heartbeat matters until it passes or its waiter's deadline does (a
   -- stale first waiter leaves by Redisson's rule): outlive both, so that a
@@ -276,17 +376,34 @@ end
 if write == 'take' then
   redis.call('hset', lock, owner, 1)
   redis.call('pexpire', lock, lease)
+elseif write == 'taken' then
+  redis.call('del', grant)
+  redis.call('pexpire', lock, lease)
 elseif write == 'again' then
   redis.call('hincrby', lock, owner, 1)
   redis.call('pexpire', lock, lease)
+  if granted then
+    redis.call('del', grant) -- taken by the Lock this re-enters
+  end
 elseif write == 'decrement' then
   redis.call('hincrby', lock, owner, -1)
   redis.call('pexpire', lock, lease)
 elseif write == 'delete' then
   redis.call('del', lock)
+  redis.call('del', grant)
+end
+if grantee then
+  redis.call('hset', lock, grantee, 1)
+  redis.call('pexpire', lock, ARGV[9])
+  redis.call('set', grant, grantee, 'PX', ARGV[9])
 end
 for _, w in ipairs(wakes) do
-  redis.call(ARGV[4], KEYS[5] .. ':' .. w, '0')
+  local who, body = w[1], w[2]
+  if hub[who] and hub[who] ~= '' then
+    redis.call(ARGV[4], KEYS[7] .. ':' .. hub[who], '@' .. who .. ' ' .. (body or 'wake'))
+  else
+    redis.call(ARGV[4], KEYS[5] .. ':' .. who, '0')
+  end
 end
 if write then
   return once_record(reply)

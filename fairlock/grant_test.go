@@ -1,0 +1,170 @@
+package fairlock_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/fairlock"
+	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/redis/go-redis/v9"
+)
+
+// commands counts the commands a client sends (pub/sub reads aside).
+type commands struct{ n atomic.Int64 }
+
+func (c *commands) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (c *commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+// A release grants the fair lock to the latchkey waiter first in line: it
+// returns from Lock on the release's letter without a command of its own,
+// holds an ordinary Redisson hold (count 1), has left the queue, and
+// extends the grant's short lease to its own soon after.
+func TestGrantOneTrip(t *testing.T) {
+	newClient := realServer(t)
+	ctx, name := testCtx(t), lockName()
+	c := newClient()
+	a := fairlock.New(newClient(), name)
+	var sent commands
+	bc := newClient()
+	bc.AddHook(&sent)
+	b := fairlock.New(bc, name)
+	if err := a.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := goLock(func() error { return b.Lock(ctx) })
+	waitQueued(t, c, name, 1)
+	waitSubscribed(t, c, name, 0)
+	before := sent.n.Load()
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := await(t, done, 5*time.Second); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if n := sent.n.Load() - before; n != 0 {
+		t.Errorf("the granted waiter sent %d commands before Lock returned, want 0", n)
+	}
+	if fields := c.HGetAll(ctx, name).Val(); len(fields) != 1 {
+		t.Fatalf("lock hash after the grant = %v, want one owner", fields)
+	}
+	if n, z := queueState(t, c, name); n != 0 || z != 0 {
+		t.Errorf("queue %d, deadlines %d after the grant; want none", n, z)
+	}
+	time.Sleep(lockcore.Grace)
+	if ttl := c.PTTL(ctx, name).Val(); ttl < 20*time.Second {
+		t.Errorf("PTTL %v after the grace: the grant was not extended to the 30s lease", ttl)
+	}
+	if err := b.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An owner granted the lock that re-enters at once, before its grant was
+// extended, counts two holds: the re-entry is not taken for the grant.
+func TestGrantThenReenter(t *testing.T) {
+	newClient := realServer(t)
+	ctx, name := testCtx(t), lockName()
+	c := newClient()
+	a := fairlock.New(newClient(), name)
+	b := fairlock.New(newClient(), name)
+	own := latchkey.WithOwner(ctx)
+	for range 10 {
+		if err := a.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		done := goLock(func() error { return b.Lock(own) })
+		waitQueued(t, c, name, 1)
+		if err := a.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if r := await(t, done, 5*time.Second); r.err != nil {
+			t.Fatal(r.err)
+		}
+		if err := b.Lock(own); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := b.HoldCount(own); n != 2 || err != nil {
+			t.Fatalf("HoldCount after a grant and a re-entry = %d, %v; want 2", n, err)
+		}
+		for range 2 {
+			if err := b.Unlock(own); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ok, _ := b.IsLocked(ctx); ok {
+			t.Fatal("still locked after two unlocks")
+		}
+	}
+}
+
+// A waiter that gives up while a grant is on its way gives the lock back:
+// whatever the timing, the lock is never left to a waiter whose Lock
+// failed, and the next waiter gets it.
+func TestGrantGivenUp(t *testing.T) {
+	newClient := realServer(t)
+	ctx, name := testCtx(t), lockName()
+	c := newClient()
+	a := fairlock.New(newClient(), name)
+	b := fairlock.New(newClient(), name)
+	d := fairlock.New(newClient(), name)
+	rng := rand.New(rand.NewPCG(3, 4))
+	gaveUp := 0
+	for range 40 {
+		if err := a.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		bctx, cancel := context.WithCancel(ctx)
+		bdone := goLock(func() error { return b.Lock(bctx) })
+		waitQueued(t, c, name, 1)
+		ddone := goLock(func() error { return d.Lock(ctx) })
+		waitQueued(t, c, name, 2)
+		delay := time.Duration(rng.IntN(400)) * time.Microsecond
+		go func() {
+			time.Sleep(delay)
+			cancel()
+		}()
+		if err := a.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r := await(t, bdone, 5*time.Second)
+		cancel()
+		switch {
+		case r.err == nil:
+			if err := b.Unlock(ctx); err != nil {
+				t.Fatal(err)
+			}
+		case errors.Is(r.err, context.Canceled):
+			gaveUp++
+		default:
+			t.Fatalf("b's Lock = %v", r.err)
+		}
+		if r := await(t, ddone, 2*time.Second); r.err != nil {
+			t.Fatal(r.err)
+		}
+		if f := c.HKeys(ctx, name).Val(); len(f) != 1 {
+			t.Fatalf("lock hash while d holds = %v, want d alone", f)
+		}
+		if err := d.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if gaveUp == 0 {
+		t.Error("b never gave up: the test did not race cancellation against the grant")
+	}
+}
