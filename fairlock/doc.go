@@ -13,10 +13,18 @@
 // # Order
 //
 // A caller that cannot take the lock at once joins a queue in Redis, and
-// the lock goes to the first caller in the queue: when it is released, only
-// that waiter is woken, on a channel of its own. A caller that arrives while
-// the lock is free but others are queued joins the tail. TryLock with no
-// wait succeeds only when the lock is free and nobody is queued.
+// the lock goes to the first caller in the queue. A release by a latchkey
+// holder grants the lock to the first waiter in the same script, if that
+// waiter is a latchkey one: it holds the lock (for the grace, 100ms, which
+// it then extends to its own lease) and is told by a message to its
+// client's pub/sub Hub, so that its Lock returns without another round
+// trip. The waiter behind it is told too, and tries once the grace is over
+// should the grant never be taken, so a waiter that died or missed its
+// message costs at most the grace. A Redisson waiter first in line is
+// woken on its own channel, as Redisson's unlock wakes it. A caller that
+// arrives while the lock is free but others are queued joins the tail.
+// TryLock with no wait succeeds only when the lock is free and nobody is
+// queued.
 //
 // # Queue deadlines
 //
@@ -71,8 +79,13 @@
 // latchkey adds is for its own waiters: a dead latchkey waiter is skipped
 // within its liveness timeout instead of up to its deadline (a Redisson
 // client alone never skips it sooner, since it does not read the
-// heartbeats), and a latchkey waiter behind a first waiter that is slow to
-// take the free lock sleeps instead of retrying at once as Redisson's do.
+// heartbeats), a latchkey release hands the lock to a latchkey waiter
+// first in line in one trip, and a latchkey waiter behind a first waiter
+// that is slow to take the free lock sleeps instead of retrying at once as
+// Redisson's do. A latchkey waiter listens on its client's Hub channel,
+// and on Redisson's channel of its own only while a Redisson client holds
+// the lock or waits ahead of it (latchkey's owner ids are version 8 UUIDs,
+// Redisson's version 4): only Redisson's scripts publish there then.
 // Deadlines are client wall-clock times, as in Redisson, so all clients'
 // clocks must agree, to well within a third of the liveness timeout.
 //
@@ -89,7 +102,9 @@
 //
 // and latchkey's own, which Redisson clients neither read nor write:
 //
-//	latchkey_lock_heartbeat:{N}         zset {latchkey owner: heartbeat deadline in Unix ms}
+//	latchkey_lock_heartbeat:{N}         zset {<owner>/<hub id>: heartbeat deadline in Unix ms}
+//	latchkey_lock_grant:{N}             the waiter a release granted the lock to, until taken
+//	latchkey_lock__channel:{N}:<hub>    a Hub's channel, letters "@<owner> <body>"
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
 package fairlock

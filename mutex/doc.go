@@ -22,14 +22,23 @@
 // holder keeps its lease; use the fencing token where that matters.
 //
 // Waiters do not poll. A waiter that finds the lock held joins a queue kept
-// beside the lock and sleeps. A release tells the first waiter in line (one
-// message to its client's pub/sub Hub) and keeps the free lock for it for a
-// short grace (100ms), so that waiters in other clients do not all try at
-// once and a newcomer does not take its turn; a first waiter that died
-// costs at most the grace. Releases by Redisson clients, which know nothing
-// of the queue, are heard on Redisson's shared channel: a queued waiter
-// counts them and tries when its turn may have come. The holder's TTL, and
-// at most 5s, bound every sleep, so a lost message costs time, never
+// beside the lock and sleeps. A release hands the lock to the first waiter
+// in line in the same script: that waiter becomes the holder, with a fresh
+// fencing token and a short lease (the grace, 100ms), and a message to its
+// client's pub/sub Hub tells it so, so that its Lock returns without
+// another round trip; it then extends the lease to its own, off Lock's
+// path (a hold released within 20ms needs no extension). The waiter next
+// in line is told too, and tries once the grace is over should the lock
+// never be taken: a waiter that died or missed its message costs at most
+// the grace. So a release wakes at most two waiters, whatever the number
+// of clients waiting, and a newcomer never takes a queued waiter's turn.
+//
+// Redisson clients know nothing of the queue: to them a granted lock is
+// held by an ordinary owner. A Redisson holder's release grants nothing;
+// while a waiter finds a Redisson holder (latchkey's owner ids are version
+// 8 UUIDs, Redisson's version 4), it counts the releases on Redisson's
+// shared channel and tries when its turn may have come. The holder's TTL,
+// and at most 5s, bound every sleep, so a lost message costs time, never
 // progress. The queue only orders latchkey's waiters: a stale entry (a
 // waiter that died, or clocks that disagree) costs order, never safety.
 //
@@ -43,8 +52,8 @@
 //
 //	latchkey_lock_queue:{N}          list of waiters, in order of arrival
 //	latchkey_lock_timeout:{N}        zset of waiter deadlines (client clock, ms)
-//	latchkey_lock_grant:{N}          the waiter a released lock is kept for
-//	latchkey_lock__channel:{N}:<hub> a Hub's channel, message "0"
+//	latchkey_lock_grant:{N}          the waiter a release granted the lock to
+//	latchkey_lock__channel:{N}:<hub> a Hub's channel, letters "@<waiter> <body>"
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
 package mutex

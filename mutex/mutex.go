@@ -55,9 +55,9 @@ func (m *Mutex) Lock(ctx context.Context) error {
 // TryLock acquires m if it becomes available within wait; a wait of zero or
 // less makes a single attempt. It returns true if m was acquired, and false
 // with a nil error if the wait ran out. Other failures are as for Lock.
-// A lock just released while others were queued is kept for the first of
-// them for a short grace (see the package documentation), so a single
-// attempt can find it free yet not get it.
+// A lock released while others were queued goes to the first of them
+// (see the package documentation), so a single attempt never takes it
+// from the queue.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (bool, error) {
 	return m.l.Lock(ctx, max(wait, 0))
 }
