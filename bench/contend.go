@@ -18,6 +18,13 @@ func init() {
 		Run:   Load{Workers: 8, Hold: time.Millisecond, Think: time.Millisecond, Capacity: 1}.Run,
 	})
 	registerScenario(&Scenario{
+		Name: "pingpong", Rank: 9, Kinds: []Kind{KindMutex}, Workers: 2, Contended: true,
+		About: "2 workers, each with its own client, take turns on one lock: Lock, hold 1ms, Unlock, think 1ms. " +
+			"The other worker always waits at an Unlock and no third one can take its turn, so the handoff is " +
+			"the wake-up path alone: the releaser's trip and the waiter's (wake-and-retry pays a second).",
+		Run: Load{Workers: 2, Hold: time.Millisecond, Think: time.Millisecond, Capacity: 1}.Run,
+	})
+	registerScenario(&Scenario{
 		Name: "hotlock-many", Rank: 11, Kinds: []Kind{KindMutex}, Workers: 64, Contended: true,
 		About: "hotlock with 64 workers: Lock, hold 1ms, Unlock, think 1ms.",
 		Run:   Load{Workers: 64, Hold: time.Millisecond, Think: time.Millisecond, Capacity: 1}.Run,

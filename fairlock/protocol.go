@@ -70,6 +70,9 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 		return lockcore.Attempt{OK: true, Reply: rep}, nil
 	}
 	w.Foreign = vs[2] == 1
+	if len(vs) > 3 {
+		w.ServerTime(vs[3], w.Started)
+	}
 	return lockcore.Attempt{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
 }
 

@@ -74,6 +74,9 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 		return lockcore.Attempt{OK: true, Token: vs[1], Reply: rep}, nil
 	}
 	w.Rank, w.Foreign = vs[2], vs[3] == 1
+	if len(vs) > 4 {
+		w.ServerTime(vs[4], w.Started)
+	}
 	return lockcore.Attempt{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
 }
 

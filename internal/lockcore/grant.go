@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,29 +26,48 @@ const Grace = 100 * time.Millisecond
 // fifths of the grace to arrive.
 const TakeAfter = Grace / 5
 
-// Letter reads a letter to w, which the Hub received at. "<token>" is
-// written by the release that granted w the lock: Letter reports done if w
-// may return holding it on the letter alone. It may not when its master
-// has replicas to wait for (the release's WAIT may not be over: an
-// attempt, which finds the grant, waits for them), or when the letter has
-// waited long enough for the grant to run short: then an attempt takes the
-// hold if it is still there. "next" says that the waiter ahead of w was
-// granted the lock: w tries once the grace is over, should that waiter
-// never take it.
+// ServerTime notes that an attempt sent at sent ran when the server's
+// clock read micros. The server's clock is then at most micros - sent
+// ahead of ours: of every attempt's, the least such bound dates a grant.
+func (w *Waiter) ServerTime(micros int64, sent time.Time) {
+	ahead := micros - sent.UnixMicro()
+	if !w.dated || ahead < w.ahead {
+		w.ahead, w.dated = ahead, true
+	}
+}
+
+// Letter reads a letter to w, which the Hub received at.
+// "<token> <server clock in µs>" is written by the release that granted w
+// the lock, for the grace from then: on our clock, no sooner than that
+// server time less the most the server's clock is ahead of ours (see
+// ServerTime), which bounds the letter's delay whatever the clocks' offset.
+// Letter reports done if w may return holding the lock on the letter
+// alone. It may not when less than half the grace is left by that bound,
+// or nothing dates the letter (then an attempt takes the hold if it is
+// still there), or when w's master has replicas to wait for (the release's
+// WAIT may not be over: an attempt, which finds the grant, waits for
+// them). "next" says that the waiter ahead of w was granted the lock: w
+// tries once the grace is over, should that waiter never take it.
 func (w *Waiter) Letter(body string, at time.Time) (done bool, within time.Duration) {
 	if body == "next" {
 		return false, time.Until(at.Add(Grace + 10*time.Millisecond))
 	}
-	token, err := strconv.ParseInt(body, 10, 64)
-	if err != nil || w.Synced || time.Since(at) > Grace/2 {
+	tok, sent, _ := strings.Cut(body, " ")
+	token, err1 := strconv.ParseInt(tok, 10, 64)
+	micros, err2 := strconv.ParseInt(sent, 10, 64)
+	if err1 != nil || err2 != nil || !w.dated || w.Synced {
 		return false, 0
 	}
-	w.grantedAt, w.grantToken = at, token
+	granted := time.UnixMicro(micros - w.ahead)
+	if time.Since(granted) > Grace/2 {
+		return false, 0
+	}
+	w.grantedAt, w.grantToken = granted, token
 	return true, 0
 }
 
-// granted keeps a hold granted by a release (see Grace), whose letter
-// arrived at: until it is taken, the hold lasts the grace from then; at
+// granted keeps a hold granted by a release (see Grace) at at, as Letter
+// dates it: until it is taken, the hold lasts the grace from then; at
 // TakeAfter a renewal extends it to the lock's lease, and from its answer
 // on the lock's own keeper (the watchdog, or the fixed lease) keeps it. A
 // hold re-entered before then was taken by the re-entry; one released

@@ -51,8 +51,10 @@ type Waiter struct {
 	// its attempt re-enters and never takes a grant.
 	Holding bool
 
-	grantedAt  time.Time // when the letter that granted the lock arrived
+	grantedAt  time.Time // when the grant was made, at the soonest (see Letter)
 	grantToken int64
+	ahead      int64 // the most the server's clock is ahead of ours, µs
+	dated      bool  // ahead is known
 }
 
 // An Attempt is what one acquisition attempt answered.

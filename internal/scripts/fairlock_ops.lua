@@ -55,9 +55,9 @@
 -- A release (or forced unlock) that frees the lock while a latchkey waiter
 -- is first grants the lock to it in the same call, as its acquisition
 -- would: it leaves the queue, the deadlines move up, and it holds the lock
--- (count 1) for the grace, told by the letter "@<owner> 0", so that it
--- returns from Lock without another round trip and then extends the lease
--- to its own. The next waiter is told too: a latchkey one with
+-- (count 1) for the grace, told by the letter "@<owner> 0 <server clock in
+-- µs>", so that it returns from Lock without another round trip and then
+-- extends the lease to its own. The next waiter is told too: a latchkey one with
 -- "@<owner> next", so that it tries once the grace is over should the
 -- grant never be taken; a Redisson one with "0", so that it sleeps on the
 -- grant's TTL. A Redisson waiter first in line is woken as Redisson's
@@ -68,11 +68,13 @@
 --
 -- Returns:
 --   acquire, try  {1, 0} when acquired or re-entered (TTL reset to the lease);
---                 {0, ms, foreign} when not: ms >= 1 is the longest the
---                 caller may sleep before its next attempt; foreign is 1 if
---                 a Redisson client holds the lock or waits ahead of the
---                 caller. acquire queues the caller at the tail if it is not
---                 queued; try leaves no trace.
+--                 {0, ms, foreign, now} when not: ms >= 1 is the longest
+--                 the caller may sleep before its next attempt; foreign is
+--                 1 if a Redisson client holds the lock or waits ahead of
+--                 the caller; now is the server's clock in µs, against
+--                 which the waiter dates a grant's letter. acquire queues
+--                 the caller at the tail if it is not queued; try leaves no
+--                 trace.
 --   release       -1 if the owner does not hold the lock (if the lock is free
 --                 the head is woken anyway, as Redisson's unlock does), 0 if
 --                 holds remain (TTL reset), 1 if released (key deleted, head
@@ -183,7 +185,8 @@ local function free()
     deadline[w] = d - wt -- an acquisition: the queue moved up a slot
   end
   grantee = first
-  wake(first, '0')
+  local t = redis.call('time')
+  wake(first, '0 ' .. t[1] .. string.format('%06d', tonumber(t[2])))
   local next = q[1]
   if next and heartbeat[next] then
     wake(next, 'next')
@@ -295,7 +298,8 @@ if op == 'acquire' or op == 'try' then
       end
       sleep = math.min(sleep, gone - now + 1)
     end
-    reply = {0, sleep, foreign()}
+    local t = redis.call('time')
+    reply = {0, sleep, foreign(), tonumber(t[1]) * 1000000 + tonumber(t[2])}
   end
 elseif op == 'release' then
   if holds == 0 then

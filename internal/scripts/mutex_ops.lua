@@ -38,12 +38,14 @@
 -- ARGV[8] PUBLISH or SPUBLISH
 -- ARGV[9] grace in ms: the lease of a granted hold until its waiter takes it
 -- Returns, for acquire and try: {1, token, 0} when acquired, re-entered or
--- found granted (the TTL is reset to the lease); {0, pttl, rank, foreign}
--- when held by another owner (pttl is -1 if the key has no TTL; rank is
--- the waiter's place in the queue, 0 at the head, or -1 for try, which
+-- found granted (the TTL is reset to the lease); {0, pttl, rank, foreign,
+-- now} when held by another owner (pttl is -1 if the key has no TTL; rank
+-- is the waiter's place in the queue, 0 at the head, or -1 for try, which
 -- never queues; foreign is 1 if the holder is not a latchkey owner, whose
--- release will not grant). A waiter that heads the queue after a grant is
--- told so with a letter "@<key> next".
+-- release will not grant; now is the server's clock in µs, against which
+-- the waiter dates a grant's letter). A grant's letter is
+-- "@<key> <token> <server clock in µs>"; a waiter that heads the queue
+-- after a grant is told so with "@<key> next".
 -- For release: -1 if the owner holds nothing, 0 if holds remain, 1 if
 -- released. For dequeue: 1 if the caller had been granted the lock and
 -- gave it back, else 0. For force: 1 if the lock existed, else 0.
@@ -77,14 +79,19 @@ local function leave()
   return head
 end
 
+-- micros returns the server's clock in microseconds.
+local function micros()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
 -- fence returns the next fencing token. A counter that is missing (new,
 -- or lost to a restart without persistence) starts from the server's clock
 -- in microseconds, above any token it can have handed out before.
 local function fence()
   local t = redis.call('incr', token)
   if t == 1 then
-    local now = redis.call('time')
-    t = tonumber(now[1]) * 1000000 + tonumber(now[2])
+    t = micros()
     redis.call('set', token, t)
   end
   return t
@@ -105,7 +112,7 @@ local function grantHead()
   redis.call('hset', lock, string.match(key, '^[^/]*'), 1)
   redis.call('pexpire', lock, ARGV[9])
   redis.call('set', grant, head, 'PX', ARGV[9])
-  redis.call(pub, procs .. ':' .. hub, '@' .. key .. ' ' .. string.format('%.0f', fence()))
+  redis.call(pub, procs .. ':' .. hub, string.format('@%s %.0f %.0f', key, fence(), micros()))
   -- The new head is next: should this grant never be taken, it tries
   -- once the grace is over.
   local next = redis.call('lindex', queue, 0)
@@ -145,7 +152,7 @@ local function queued(wait)
     redis.call('rpush', queue, entry)
   end
   waiting = true
-  return {0, wait, redis.call('lpos', queue, entry), foreign()}
+  return {0, wait, redis.call('lpos', queue, entry), foreign(), micros()}
 end
 
 if op == 'acquire' or op == 'try' then
