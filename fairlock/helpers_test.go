@@ -109,7 +109,7 @@ func queueState(t *testing.T, c redis.UniversalClient, name string) (int64, int6
 		t.Fatal(err)
 	}
 	for _, b := range beats {
-		b, _, _ = strings.Cut(b, "/") // <owner>/<hub id>
+		b = memberOwner(b)
 		if !slices.Contains(q, b) {
 			t.Fatalf("heartbeat of %s, which is not queued (queue %q)", b, q)
 		}
@@ -161,15 +161,22 @@ func await(t *testing.T, ch <-chan result, timeout time.Duration) result {
 // pending reports whether ch has no outcome yet.
 func pending(ch <-chan result) bool { return len(ch) == 0 }
 
-// heartbeat returns the heartbeat deadline of latchkey waiter owner,
-// whose member in the heartbeat set is <owner>/<hub id>.
+// memberOwner returns the owner of a heartbeat member, <hub id>/<owner>
+// or <hub id>/<owner>/<call id>.
+func memberOwner(m string) string {
+	_, key, _ := strings.Cut(m, "/")
+	owner, _, _ := strings.Cut(key, "/")
+	return owner
+}
+
+// heartbeat returns the heartbeat deadline of latchkey waiter owner.
 func heartbeat(c redis.UniversalClient, name, owner string) (float64, error) {
 	zs, err := c.ZRangeWithScores(context.Background(), heartbeatKey(name), 0, -1).Result()
 	if err != nil {
 		return 0, err
 	}
 	for _, z := range zs {
-		if who, _, _ := strings.Cut(z.Member.(string), "/"); who == owner {
+		if memberOwner(z.Member.(string)) == owner {
 			return z.Score, nil
 		}
 	}
@@ -186,7 +193,7 @@ func listening(c redis.UniversalClient, name, owner string) (bool, error) {
 		return false, err
 	}
 	for _, b := range beats {
-		if who, hub, ok := strings.Cut(b, "/"); ok && who == owner {
+		if hub, _, ok := strings.Cut(b, "/"); ok && memberOwner(b) == owner {
 			chans = append(chans, "latchkey_lock__channel:{"+name+"}:"+hub)
 		}
 	}

@@ -59,7 +59,7 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	if w.Try {
 		op = opTry
 	}
-	rep := p.exec(ctx, op, w.ID, w.Hub.ID(), w.Started, w.Pub, reentry(w), w.Req)
+	rep := p.exec(ctx, op, w.ID, w.Hub.ID(), w.Key, w.Started, w.Pub, reentry(w), w.Req)
 	vs, err := scripts.Ints(rep.Cmd)
 	switch {
 	case err != nil:
@@ -86,7 +86,7 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 func (p *protocol) Listen(w *lockcore.Waiter, s *wait.Spec) {
 	s.Channel = p.hubs + ":" + w.Hub.ID()
 	s.Policy = notify.WakeOne
-	s.Key, s.Letter = w.ID, w.Letter // the queue knows owners, not calls
+	s.Key, s.Letter = w.Key, w.Letter
 	s.Hint = p.channel + ":" + w.ID
 	s.Hinted = func() bool { return w.Foreign }
 	s.Expect = func() int { return 1 }
@@ -107,40 +107,41 @@ func reentry(w *lockcore.Waiter) string {
 }
 
 func (p *protocol) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
-	_, applied, err := opsScript.Resolve(ctx, p.client, p.write(opAcquire, w.ID, w.Hub.ID(), w.Started, w.Pub, reentry(w), w.Req))
+	_, applied, err := opsScript.Resolve(ctx, p.client, p.write(opAcquire, w.ID, w.Hub.ID(), w.Key, w.Started, w.Pub, reentry(w), w.Req))
 	return applied, err
 }
 
 // Dequeue leaves the queue at once, waking the next waiter if w was first,
 // rather than stalling it for the liveness timeout.
 func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
-	_ = p.exec(ctx, opDequeue, w.ID, w.Hub.ID(), time.Now(), w.Pub, reentry(w), "").Err()
+	_ = p.exec(ctx, opDequeue, w.ID, w.Hub.ID(), w.Key, time.Now(), w.Pub, reentry(w), "").Err()
 }
 
 func (p *protocol) Release(ctx context.Context, pub, id string, _ bool, req string) scripts.Reply {
-	return p.exec(ctx, opRelease, id, "", time.Now(), pub, "1", req)
+	return p.exec(ctx, opRelease, id, "", "", time.Now(), pub, "1", req)
 }
 
 func (p *protocol) Force(ctx context.Context, pub string) scripts.Reply {
-	return p.exec(ctx, opForce, "", "", time.Now(), pub, "0", "")
+	return p.exec(ctx, opForce, "", "", "", time.Now(), pub, "0", "")
 }
 
 // exec runs one operation of fairlock_ops.lua for owner id, waiting
-// through the Hub hub ("" for a release or forced unlock), at time now,
+// through the Hub hub for letters to key ("" for a release or forced
+// unlock), at time now,
 // recorded against req unless that is ""; reentry tells an acquisition
 // whether id may already hold the lock (see reentry). Acquisitions,
 // releases and the dequeues that may give back a grant wait for replicas;
 // forced unlocks need not.
-func (p *protocol) exec(ctx context.Context, op, id, hub string, now time.Time, pub, reentry, req string) scripts.Reply {
-	return opsScript.Exec(ctx, p.client, p.write(op, id, hub, now, pub, reentry, req))
+func (p *protocol) exec(ctx context.Context, op, id, hub, key string, now time.Time, pub, reentry, req string) scripts.Reply {
+	return opsScript.Exec(ctx, p.client, p.write(op, id, hub, key, now, pub, reentry, req))
 }
 
 // write is the request of an operation of fairlock_ops (see exec).
-func (p *protocol) write(op, id, hub string, now time.Time, pub, reentry, req string) scripts.Write {
+func (p *protocol) write(op, id, hub, key string, now time.Time, pub, reentry, req string) scripts.Write {
 	w := scripts.Write{
 		Keys: p.keys,
 		Args: []any{op, id, now.UnixMilli(), pub, scripts.Ms(p.cfg.TTL()), scripts.Ms(p.cfg.wait),
-			scripts.Ms(p.cfg.liveness), reentry, scripts.Ms(lockcore.Grace), hub},
+			scripts.Ms(p.cfg.liveness), reentry, scripts.Ms(lockcore.Grace), hub, key},
 		Once: req,
 	}
 	if op != opForce {

@@ -26,7 +26,7 @@ func acquireAt(t *testing.T, m *Mutex, op, id string, now time.Time, reentrant b
 	if reentrant {
 		flag = "1"
 	}
-	vs, err := scripts.Ints(m.l.Proto.(*protocol).exec(context.Background(), op, id, "hub", now, "PUBLISH", flag, "").Cmd)
+	vs, err := scripts.Ints(m.l.Proto.(*protocol).exec(context.Background(), op, id, "hub", id, now, "PUBLISH", flag, "").Cmd)
 	if err != nil || len(vs) < 2 {
 		t.Fatalf("acquire reply %v, %v", vs, err)
 	}
@@ -117,7 +117,10 @@ func queueAt(t *testing.T, c *redis.Client, t0 time.Time) ([]string, map[string]
 		}
 		m := make(map[string]int64)
 		for _, z := range zs {
-			who, _, _ := strings.Cut(z.Member.(string), "/") // heartbeats: <owner>/<hub id>
+			who := z.Member.(string)
+			if key == "latchkey_lock_heartbeat:{job}" { // <hub id>/<owner>
+				_, who, _ = strings.Cut(who, "/")
+			}
 			m[who] = int64(z.Score) - t0.UnixMilli()
 		}
 		return m
@@ -181,7 +184,7 @@ func TestScriptRedissonArithmetic(t *testing.T) {
 	acquireAt(t, m, opAcquire, "c:1", at(11000), false)
 	expect("a stale head leaves, and nobody moves", []string{"k:1", "c:1"},
 		map[string]int64{"k:1": 12000, "c:1": 13000}, map[string]int64{"c:1": 14000})
-	if err := m.l.Proto.(*protocol).exec(context.Background(), opDequeue, "c:1", "hub", at(11001), "PUBLISH", "0", "").Err(); err != nil {
+	if err := m.l.Proto.(*protocol).exec(context.Background(), opDequeue, "c:1", "hub", "c:1", at(11001), "PUBLISH", "0", "").Err(); err != nil {
 		t.Fatal(err)
 	}
 	expect("a waiter that gives up", []string{"k:1"}, map[string]int64{"k:1": 12000}, map[string]int64{})

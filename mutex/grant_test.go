@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/mutex"
@@ -259,4 +261,65 @@ func TestGrant_thenReenter(t *testing.T) {
 			t.Fatal("still locked after two unlocks")
 		}
 	}
+}
+
+// A grant whose letter is heard but never read (the waiter gave up, and
+// its client still listens) is never taken: the next waiter, told that it
+// is next, takes the lock once the grace is over, not sooner.
+func TestGrant_unreadLetter(t *testing.T) {
+	s := server(t)
+	ctx := context.Background()
+	name := lockName(t)
+	raw := s.Client(t)
+	listener := s.Client(t)
+	hub := "latchkey_lock__channel:{" + name + "}:gone"
+	sub := listener.Subscribe(ctx, hub)
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	holder := mutex.New(client(t, s), name)
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A queue entry of a waiter that left without a word, as a fault
+	// would leave it: its Hub still listens.
+	queue, deadlines := "latchkey_lock_queue:{"+name+"}", "latchkey_lock_timeout:{"+name+"}"
+	gone := "gone/" + uuid.NewString() + ":1"
+	raw.RPush(ctx, queue, gone)
+	raw.ZAdd(ctx, deadlines, redis.Z{Score: float64(time.Now().Add(time.Minute).UnixMilli()), Member: gone})
+	next := mutex.New(client(t, s), name)
+	done := make(chan time.Time, 1)
+	go func() {
+		if next.Lock(ctx) == nil {
+			done <- time.Now()
+		}
+		close(done)
+	}()
+	waitQueue(t, raw, queue, 2)
+	time.Sleep(20 * time.Millisecond)
+	released := time.Now()
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := sub.ReceiveMessage(ctx); err != nil || !strings.HasPrefix(msg.Payload, "@"+gone[len("gone/"):]+" ") {
+		t.Fatalf("letter to the gone waiter = %v, %v", msg, err)
+	}
+	select {
+	case at, ok := <-done:
+		if !ok {
+			t.Fatal("the next waiter's Lock failed")
+		}
+		d := at.Sub(released)
+		t.Logf("the next waiter acquired %v after the release granted the lock to a waiter that never read its letter", d)
+		if d < lockcore.Grace-10*time.Millisecond || d > wait2s {
+			t.Errorf("the next waiter acquired %v after the release, want about the grace (%v)", d, lockcore.Grace)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the next waiter never acquired")
+	}
+	if fields := raw.HKeys(ctx, name).Val(); len(fields) != 1 {
+		t.Errorf("lock hash = %v, want the next waiter alone", fields)
+	}
+	_ = next.Unlock(ctx)
 }

@@ -194,10 +194,11 @@ func TestMutex_crashChild(t *testing.T) {
 }
 
 // TestMutex_deadWaiterCostsAtMostTheGrace: the first waiter in line dies
-// (a child process SIGKILLed while queued, just before the release); the
-// release grants it the lock for the grace, which it never takes, and the
-// next waiter, told that it is next, takes the lock once the grace is
-// over: not sooner, and not much later.
+// (a child process SIGKILLed while queued, just before the release). Its
+// client's connections are gone, so no connection hears its letter: the
+// release drops it and grants the lock to the next waiter at once. (A
+// waiter whose client still listens but never reads the letter costs the
+// grace: TestGrant_unreadLetter.)
 func TestMutex_deadWaiterCostsAtMostTheGrace(t *testing.T) {
 	if redistest.IsChild() {
 		return
@@ -238,9 +239,6 @@ func TestMutex_deadWaiterCostsAtMostTheGrace(t *testing.T) {
 		t.Logf("the next waiter acquired %v after the release (grace %v)", d, lockcore.Grace)
 		if d > 2*time.Second {
 			t.Errorf("a dead first waiter held things up for %v", d)
-		}
-		if d < lockcore.Grace-10*time.Millisecond {
-			t.Errorf("the next waiter acquired %v after the release, inside the dead waiter's grant", d)
 		}
 		if fields := raw.HKeys(ctx, name).Val(); len(fields) != 1 {
 			t.Errorf("lock hash = %v, want the next waiter alone", fields)

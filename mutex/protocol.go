@@ -153,7 +153,7 @@ func (p *protocol) write(op, id, entry string, reentrant bool, now time.Time, pu
 	w := scripts.Write{
 		Keys: p.keys,
 		Args: []any{op, id, entry, scripts.Ms(p.cfg.TTL()), flag, now.UnixMilli(),
-			scripts.Ms(queueTimeout), pub, scripts.Ms(lockcore.Grace)},
+			scripts.Ms(queueTimeout), pub, scripts.Ms(lockcore.Grace), lockcore.Counted(p.client, pub)},
 		Once: req,
 	}
 	if op != opForce {

@@ -12,6 +12,7 @@ import (
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/scripts"
+	"github.com/redis/go-redis/v9"
 )
 
 // Grace is the lease of a hold that a release grants to the waiter at the
@@ -47,9 +48,13 @@ func (w *Waiter) ServerTime(micros int64, sent time.Time) {
 // still there), or when w's master has replicas to wait for (the release's
 // WAIT may not be over: an attempt, which finds the grant, waits for
 // them). "next" says that the waiter ahead of w was granted the lock: w
-// tries once the grace is over, should that waiter never take it.
+// tries once the grace is over, should that waiter never take it; so does
+// an empty letter, the Hub's word that a letter for a waiter of the same
+// client that left went astray (see notify.Hub.SubscribeKey).
 func (w *Waiter) Letter(body string, at time.Time) (done bool, within time.Duration) {
-	if body == "next" {
+	if body == "next" || body == "" {
+		// "": a letter for a waiter of this client that left went astray;
+		// it may have been a grant, which nobody will take.
 		return false, time.Until(at.Add(Grace + 10*time.Millisecond))
 	}
 	tok, sent, _ := strings.Cut(body, " ")
@@ -173,4 +178,15 @@ func (k *taking) Stop() {
 	if k.inner != nil {
 		k.inner.Stop()
 	}
+}
+
+// Counted is the flag that tells a script whether pub, the publish command
+// of client, counts every receiver of a channel: on a single server, and
+// with sharded pub/sub, it does; a cluster's PUBLISH counts only the
+// subscribers of the node it ran on, and a Ring's servers are independent.
+func Counted(client redis.UniversalClient, pub string) string {
+	if _, ok := client.(*redis.Client); ok || pub == "SPUBLISH" {
+		return "1"
+	}
+	return "0"
 }

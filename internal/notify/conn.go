@@ -167,11 +167,18 @@ func (h *Hub) deliver(c *conn, name, payload string) {
 		return
 	}
 	if key, body, ok := letter(payload); ok {
+		var stray *Subscription
 		for _, s := range ch.subs {
 			if s.key == key {
 				s.post(body, at)
-				break // for one call, should an owner wait in two
+				return
 			}
+			if s.key != "" && stray == nil {
+				stray = s
+			}
+		}
+		if stray != nil {
+			stray.post("", at) // see SubscribeKey
 		}
 		return
 	}

@@ -89,9 +89,12 @@ func (h *Hub) SubscribeNeed(ctx context.Context, name string, policy WakePolicy,
 
 // SubscribeKey is Subscribe for a waiter that also takes letters: a
 // message "@key body" on the channel is for the waiter subscribed with key
-// alone, which reads body with Letter. It wakes no other waiter, and a
-// letter for a key nobody waits with is dropped. A release that grants a
-// lock to one waiter of a client writes it a letter.
+// alone, which reads body with Letter. It wakes no other waiter. A letter
+// for a key nobody waits with (its waiter left) goes, with an empty body,
+// to one other waiter of the channel that takes letters, if there is one:
+// the letter may have asked something of the waiter that left which
+// another can do. A release that grants a lock to one waiter of a client
+// writes it a letter.
 func (h *Hub) SubscribeKey(ctx context.Context, name string, policy WakePolicy, key string) (*Subscription, error) {
 	return h.subscribe(ctx, name, policy, sub{key: key})
 }

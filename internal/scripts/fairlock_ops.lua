@@ -30,10 +30,13 @@
 --         again without a second hold.
 -- ARGV[9] grace in ms: the lease of a granted hold until its waiter takes it
 -- ARGV[10] (acquire, try, dequeue) the caller's Hub id: a latchkey waiter
---         is told on its client's channel, with letters "@<owner> <body>"
+--         is told on its client's channel, with letters "@<key> <body>"
 --         (see below), not on Redisson's channel of its own
+-- ARGV[11] (acquire, try, dequeue) the caller's letter key: its owner id,
+--         and for an owner that may re-enter, /<call id>, so that a letter
+--         meant for one Lock call never reaches a later one of the owner
 --
--- The heartbeat zset's members are <owner>/<hub id>.
+-- The heartbeat zset's members are <hub id>/<key>.
 --
 -- KEYS[2] and KEYS[3] follow Redisson's rules exactly, for every waiter: a
 -- deadline is set once, when its waiter arrives, to the deadline of the
@@ -119,21 +122,21 @@ local q = redis.call('lrange', queue, 0, -1)
 local zs = redis.call('zrange', zset, 0, -1, 'withscores')
 local hs = redis.call('zrange', hbs, 0, -1, 'withscores')
 local deadline, heartbeat, was = {}, {}, {deadline = {}, heartbeat = {}}
-local hub = {} -- latchkey waiter -> its Hub id
+local hub, key = {}, {} -- latchkey waiter -> its Hub id, its letter key
 for i = 1, #zs, 2 do
   deadline[zs[i]] = tonumber(zs[i + 1])
   was.deadline[zs[i]] = deadline[zs[i]]
 end
 local wasMembers = {}
 for i = 1, #hs, 2 do
-  local who, h = string.match(hs[i], '^(.*)/([^/]*)$')
-  who = who or hs[i] -- a member without a Hub id is told on Redisson's channel
-  heartbeat[who], hub[who] = tonumber(hs[i + 1]), h
+  local h, k = string.match(hs[i], '^([^/]*)/(.*)$')
+  local who = k and string.match(k, '^[^/]*') or hs[i]
+  heartbeat[who], hub[who], key[who] = tonumber(hs[i + 1]), h, k
   was.heartbeat[who] = heartbeat[who]
   wasMembers[hs[i]] = heartbeat[who]
 end
 if ARGV[10] ~= '' and (op == 'acquire' or op == 'try' or op == 'dequeue') then
-  hub[owner] = ARGV[10]
+  hub[owner], key[owner] = ARGV[10], ARGV[11]
 end
 local pttl = redis.call('pttl', lock) -- -2: the lock is free
 local holds = tonumber(redis.call('hget', lock, owner)) or 0
@@ -358,7 +361,7 @@ sync(zset, deadline, was.deadline)
 local function members(scores)
   local m = {}
   for w, beat in pairs(scores) do
-    m[w .. '/' .. (hub[w] or '')] = beat
+    m[(hub[w] or '') .. '/' .. (key[w] or w)] = beat
   end
   return m
 end
@@ -404,7 +407,7 @@ end
 for _, w in ipairs(wakes) do
   local who, body = w[1], w[2]
   if hub[who] and hub[who] ~= '' then
-    redis.call(ARGV[4], KEYS[7] .. ':' .. hub[who], '@' .. who .. ' ' .. (body or 'wake'))
+    redis.call(ARGV[4], KEYS[7] .. ':' .. hub[who], '@' .. key[who] .. ' ' .. (body or 'wake'))
   else
     redis.call(ARGV[4], KEYS[5] .. ':' .. who, '0')
   end

@@ -37,6 +37,9 @@
 -- ARGV[7] how long a queue entry lives unless its waiter attempts again, ms
 -- ARGV[8] PUBLISH or SPUBLISH
 -- ARGV[9] grace in ms: the lease of a granted hold until its waiter takes it
+-- ARGV[10] "1" if PUBLISH (or SPUBLISH) counts every receiver of a Hub's
+--         channel (a single server, or sharded pub/sub), "0" if not (a
+--         cluster's PUBLISH counts only the node's own)
 -- Returns, for acquire and try: {1, token, 0} when acquired, re-entered or
 -- found granted (the TTL is reset to the lease); {0, pttl, rank, foreign,
 -- now} when held by another owner (pttl is -1 if the key has no TTL; rank
@@ -97,28 +100,45 @@ local function fence()
   return t
 end
 
+-- tell writes a letter to the waiter with queue entry e, and reports
+-- whether someone may read it: false when the server counts receivers
+-- (ARGV[10] is "1") and no connection heard it, so that the waiter's
+-- client is gone.
+local function tell(e, body)
+  local hub, key = string.match(e, '^([^/]*)/(.*)$')
+  return redis.call(pub, procs .. ':' .. hub, '@' .. key .. ' ' .. body) > 0 or ARGV[10] ~= '1'
+end
+
 -- grantHead makes the first waiter in line the holder of the free lock,
--- for the grace time, and writes it a letter with its token.
+-- for the grace time, and writes it a letter with its token and the
+-- server's clock. Waiters whose client is gone are dropped on the way (a
+-- few at most per call, to bound its work: the next release drops more).
 local function grantHead()
   if not waiting then
     return
   end
-  local head = redis.call('lpop', queue)
-  if not head then
-    return
+  for _ = 1, 8 do
+    local head = redis.call('lpop', queue)
+    if not head then
+      return
+    end
+    redis.call('zrem', deadlines, head)
+    if tell(head, string.format('%.0f %.0f', fence(), micros())) then
+      redis.call('hset', lock, string.match(head, '^[^/]*/([^/]*)'), 1)
+      redis.call('pexpire', lock, ARGV[9])
+      redis.call('set', grant, head, 'PX', ARGV[9])
+      break
+    end
   end
-  redis.call('zrem', deadlines, head)
-  local hub, key = string.match(head, '^([^/]*)/(.*)$')
-  redis.call('hset', lock, string.match(key, '^[^/]*'), 1)
-  redis.call('pexpire', lock, ARGV[9])
-  redis.call('set', grant, head, 'PX', ARGV[9])
-  redis.call(pub, procs .. ':' .. hub, string.format('@%s %.0f %.0f', key, fence(), micros()))
-  -- The new head is next: should this grant never be taken, it tries
-  -- once the grace is over.
-  local next = redis.call('lindex', queue, 0)
-  if next then
-    hub, key = string.match(next, '^([^/]*)/(.*)$')
-    redis.call(pub, procs .. ':' .. hub, '@' .. key .. ' next')
+  -- The new head is next: should the grant never be taken, it tries once
+  -- the grace is over.
+  for _ = 1, 8 do
+    local next = redis.call('lindex', queue, 0)
+    if not next or tell(next, 'next') then
+      return
+    end
+    redis.call('lpop', queue)
+    redis.call('zrem', deadlines, next)
   end
 end
 
