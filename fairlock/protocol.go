@@ -59,7 +59,7 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	if w.Try {
 		op = opTry
 	}
-	rep := p.exec(ctx, op, w.ID, w.Hub.ID(), w.Key, w.Started, w.Pub, reentry(w), w.Req)
+	rep := p.exec(ctx, op, w.ID, w.Hub.ID(), w.Key, w.Started, w.Pub, w.Reentry(), w.Req)
 	vs, err := scripts.Ints(rep.Cmd)
 	switch {
 	case err != nil:
@@ -67,7 +67,7 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	case len(vs) < 2 || vs[0] == 0 && len(vs) < 3:
 		return lockcore.Attempt{}, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
 	case vs[0] == 1:
-		return lockcore.Attempt{OK: true, Reply: rep}, nil
+		return lockcore.Attempt{OK: true, Holds: vs[1], Reply: rep}, nil
 	}
 	w.Foreign = vs[2] == 1
 	if len(vs) > 3 {
@@ -93,28 +93,15 @@ func (p *protocol) Listen(w *lockcore.Waiter, s *wait.Spec) {
 	s.Heard = func(int) (bool, time.Duration) { return true, 0 }
 }
 
-// reentry is fairlock_ops's ARGV[8] for w: "0" for a fresh id, "1" for an
-// owner that may re-enter, "2" for one that holds through this handle, whose
-// re-entry is never the take of a grant.
-func reentry(w *lockcore.Waiter) string {
-	switch {
-	case w.Holding:
-		return "2"
-	case w.Reentrant:
-		return "1"
-	}
-	return "0"
-}
-
 func (p *protocol) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
-	_, applied, err := opsScript.Resolve(ctx, p.client, p.write(opAcquire, w.ID, w.Hub.ID(), w.Key, w.Started, w.Pub, reentry(w), w.Req))
+	_, applied, err := opsScript.Resolve(ctx, p.client, p.write(opAcquire, w.ID, w.Hub.ID(), w.Key, w.Started, w.Pub, w.Reentry(), w.Req))
 	return applied, err
 }
 
 // Dequeue leaves the queue at once, waking the next waiter if w was first,
 // rather than stalling it for the liveness timeout.
 func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
-	_ = p.exec(ctx, opDequeue, w.ID, w.Hub.ID(), w.Key, time.Now(), w.Pub, reentry(w), "").Err()
+	_ = p.exec(ctx, opDequeue, w.ID, w.Hub.ID(), w.Key, time.Now(), w.Pub, w.Reentry(), "").Err()
 }
 
 func (p *protocol) Release(ctx context.Context, pub, id string, _ bool, req string) scripts.Reply {
@@ -129,7 +116,7 @@ func (p *protocol) Force(ctx context.Context, pub string) scripts.Reply {
 // through the Hub hub for letters to key ("" for a release or forced
 // unlock), at time now,
 // recorded against req unless that is ""; reentry tells an acquisition
-// whether id may already hold the lock (see reentry). Acquisitions,
+// whether id may already hold the lock (see lockcore.Waiter.Reentry). Acquisitions,
 // releases and the dequeues that may give back a grant wait for replicas;
 // forced unlocks need not.
 func (p *protocol) exec(ctx context.Context, op, id, hub, key string, now time.Time, pub, reentry, req string) scripts.Reply {

@@ -323,3 +323,48 @@ func TestGrant_unreadLetter(t *testing.T) {
 	}
 	_ = next.Unlock(ctx)
 }
+
+// A grant to an earlier Lock call of an owner, which gave up without a
+// word (its queue entry stayed), is taken by the owner's next Lock as its
+// own acquisition, not counted as a re-entry on top of it: one Unlock
+// frees the lock.
+func TestGrant_staleEntryOfOwner(t *testing.T) {
+	s := server(t)
+	ctx := context.Background()
+	name := lockName(t)
+	raw := s.Client(t)
+	own := latchkey.WithOwner(ctx)
+	id := latchkey.OwnerID(own)
+	listener := s.Client(t) // the old call's client still listens
+	sub := listener.Subscribe(ctx, "latchkey_lock__channel:{"+name+"}:old")
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	holder := mutex.New(client(t, s), name)
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stale := "old/" + id + "/" + uuid.NewString()
+	raw.RPush(ctx, "latchkey_lock_queue:{"+name+"}", stale)
+	raw.ZAdd(ctx, "latchkey_lock_timeout:{"+name+"}", redis.Z{Score: float64(time.Now().Add(time.Minute).UnixMilli()), Member: stale})
+	if err := holder.Unlock(ctx); err != nil { // grants the lock to the stale entry
+		t.Fatal(err)
+	}
+	if n := raw.HGet(ctx, name, id).Val(); n != "1" {
+		t.Fatalf("the release did not grant the lock to the stale entry (count %q)", n)
+	}
+	m := mutex.New(client(t, s), name)
+	if err := m.Lock(own); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := m.HoldCount(own); n != 1 || err != nil {
+		t.Fatalf("HoldCount = %d, %v; want 1: the stale grant counted as a re-entry", n, err)
+	}
+	if err := m.Unlock(own); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := m.IsLocked(ctx); ok {
+		t.Fatal("still locked after the owner's one Unlock")
+	}
+}

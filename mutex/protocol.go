@@ -63,7 +63,7 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	if w.Try {
 		op = opTry
 	}
-	rep := p.exec(ctx, op, w.ID, p.entry(w), w.Reentrant, w.Started, w.Pub, w.Req)
+	rep := p.exec(ctx, op, w.ID, p.entry(w), w.Reentry(), w.Started, w.Pub, w.Req)
 	vs, err := scripts.Ints(rep.Cmd)
 	switch {
 	case err != nil:
@@ -71,7 +71,7 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	case len(vs) < 3 || vs[0] == 0 && len(vs) < 4:
 		return lockcore.Attempt{}, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
 	case vs[0] == 1:
-		return lockcore.Attempt{OK: true, Token: vs[1], Reply: rep}, nil
+		return lockcore.Attempt{OK: true, Token: vs[1], Holds: vs[2], Reply: rep}, nil
 	}
 	w.Rank, w.Foreign = vs[2], vs[3] == 1
 	if len(vs) > 4 {
@@ -120,39 +120,40 @@ func (p *protocol) Listen(w *lockcore.Waiter, s *wait.Spec) {
 }
 
 func (p *protocol) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
-	_, applied, err := opsScript.Resolve(ctx, p.client, p.write(opAcquire, w.ID, p.entry(w), true, w.Started, w.Pub, w.Req))
+	_, applied, err := opsScript.Resolve(ctx, p.client, p.write(opAcquire, w.ID, p.entry(w), w.Reentry(), w.Started, w.Pub, w.Req))
 	return applied, err
 }
 
 func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
-	_ = p.exec(ctx, opDequeue, w.ID, p.entry(w), w.Reentrant, time.Now(), w.Pub, "").Err()
+	_ = p.exec(ctx, opDequeue, w.ID, p.entry(w), w.Reentry(), time.Now(), w.Pub, "").Err()
 }
 
 func (p *protocol) Release(ctx context.Context, pub, id string, reentrant bool, req string) scripts.Reply {
-	return p.exec(ctx, opRelease, id, "", reentrant, time.Now(), pub, req)
-}
-
-func (p *protocol) Force(ctx context.Context, pub string) scripts.Reply {
-	return p.exec(ctx, opForce, "", "", false, time.Now(), pub, "")
-}
-
-// exec runs mutex_ops for owner id waiting as the queue entry entry, its
-// script sent at now, recorded against req unless that is "".
-// Acquisitions, releases and the dequeues that may give back a grant wait
-// for replicas; forced unlocks need not.
-func (p *protocol) exec(ctx context.Context, op, id, entry string, reentrant bool, now time.Time, pub, req string) scripts.Reply {
-	return opsScript.Exec(ctx, p.client, p.write(op, id, entry, reentrant, now, pub, req))
-}
-
-// write is the request of an operation of mutex_ops (see exec).
-func (p *protocol) write(op, id, entry string, reentrant bool, now time.Time, pub, req string) scripts.Write {
 	flag := "0"
 	if reentrant {
 		flag = "1"
 	}
+	return p.exec(ctx, opRelease, id, "", flag, time.Now(), pub, req)
+}
+
+func (p *protocol) Force(ctx context.Context, pub string) scripts.Reply {
+	return p.exec(ctx, opForce, "", "", "0", time.Now(), pub, "")
+}
+
+// exec runs mutex_ops for owner id waiting as the queue entry entry, with
+// the flag reentry (see lockcore.Waiter.Reentry), its script sent at now,
+// recorded against req unless that is "".
+// Acquisitions, releases and the dequeues that may give back a grant wait
+// for replicas; forced unlocks need not.
+func (p *protocol) exec(ctx context.Context, op, id, entry, reentry string, now time.Time, pub, req string) scripts.Reply {
+	return opsScript.Exec(ctx, p.client, p.write(op, id, entry, reentry, now, pub, req))
+}
+
+// write is the request of an operation of mutex_ops (see exec).
+func (p *protocol) write(op, id, entry, reentry string, now time.Time, pub, req string) scripts.Write {
 	w := scripts.Write{
 		Keys: p.keys,
-		Args: []any{op, id, entry, scripts.Ms(p.cfg.TTL()), flag, now.UnixMilli(),
+		Args: []any{op, id, entry, scripts.Ms(p.cfg.TTL()), reentry, now.UnixMilli(),
 			scripts.Ms(queueTimeout), pub, scripts.Ms(lockcore.Grace), lockcore.Counted(p.client, pub)},
 		Once: req,
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/scripts"
+	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -26,6 +27,19 @@ const Grace = 100 * time.Millisecond
 // as most contended holds are, never needs it. It leaves the renewal four
 // fifths of the grace to arrive.
 const TakeAfter = Grace / 5
+
+// Reentry is the scripts' flag for w's attempts: "0" for a fresh id, "1"
+// for an owner that may re-enter, "2" for one that holds the lock through
+// this handle, whose attempt re-enters and never takes a grant.
+func (w *Waiter) Reentry() string {
+	switch {
+	case w.Holding:
+		return "2"
+	case w.Reentrant:
+		return "1"
+	}
+	return "0"
+}
 
 // ServerTime notes that an attempt sent at sent ran when the server's
 // clock read micros. The server's clock is then at most micros - sent
@@ -78,12 +92,13 @@ func (w *Waiter) Letter(body string, at time.Time) (done bool, within time.Durat
 // hold re-entered before then was taken by the re-entry; one released
 // before then needs nothing.
 type granted struct {
-	l  *Lock
-	at time.Time
+	l     *Lock
+	at    time.Time
+	plain bool // the owner id is the hold's alone (see giveBack)
 }
 
 func (g granted) Keep(id string, _ time.Time, lost func(error)) hold.Keeping {
-	k := &taking{l: g.l, id: id, lost: lost, until: g.at.Add(Grace - lease.Drift(Grace))}
+	k := &taking{l: g.l, id: id, plain: g.plain, lost: lost, until: g.at.Add(Grace - lease.Drift(Grace))}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.expiry = time.AfterFunc(time.Until(k.until), func() {
@@ -97,7 +112,9 @@ func (g granted) Keep(id string, _ time.Time, lost func(error)) hold.Keeping {
 type taking struct {
 	l     *Lock
 	id    string
+	plain bool
 	lost  func(error)
+	back  sync.Once // see giveBack
 	until time.Time // when the grant's lease may end
 
 	mu     sync.Mutex
@@ -105,10 +122,15 @@ type taking struct {
 	timer  *time.Timer  // the take, or its retry
 	inner  hold.Keeping // the lock's own keeping, once taken
 	over   bool         // stopped or lost
+	lapsed bool         // declared lost here: the grant ran out untaken
+	unsure bool         // a take went unanswered: it may have applied
 }
 
 // take extends the hold to the lock's lease, retrying errors until the
-// grant's lease may have ended (the expiry then declares it lost).
+// grant's lease may have ended (the expiry then declares it lost). A take
+// that may have applied on the server although the hold was declared lost
+// here would leave the lock held by nobody for a whole lease: the hold is
+// then given back.
 func (k *taking) take() {
 	sent := time.Now()
 	ctx, cancel := context.WithDeadline(context.Background(), k.until)
@@ -125,17 +147,26 @@ func (k *taking) take() {
 	switch {
 	case err != nil:
 		k.mu.Lock()
+		k.unsure = true
+		lapsed := k.lapsed
 		if !k.over && time.Now().Before(k.until) {
 			k.timer = time.AfterFunc(10*time.Millisecond, k.take)
 		}
 		k.mu.Unlock()
+		if lapsed {
+			k.giveBack()
+		}
 	case len(res) == 1 && res[0] == 1:
 		k.mu.Lock()
+		lapsed := k.lapsed
 		if !k.over && k.inner == nil {
 			k.expiry.Stop()
 			k.inner = k.l.keep.Keep(k.id, sent, k.lost)
 		}
 		k.mu.Unlock()
+		if lapsed {
+			k.giveBack() // taken on the server after it was declared lost here
+		}
 	default:
 		k.end(fmt.Errorf("%w: granted hold gone before it was taken", lockerr.ErrLost))
 	}
@@ -148,10 +179,30 @@ func (k *taking) end(err error) {
 		k.mu.Unlock()
 		return
 	}
-	k.over = true
+	k.over, k.lapsed = true, true
 	k.timer.Stop()
+	unsure := k.unsure
 	k.mu.Unlock()
 	k.lost(err)
+	if unsure {
+		k.giveBack()
+	}
+}
+
+// giveBack releases, on the server, a grant declared lost here that a take
+// may have extended there, once. Only a plain hold's: its owner id is its
+// own, whereas an owner that may re-enter may hold the lock anew by then,
+// and its grant is left to run out with the lease, as a renewal that
+// applies after its hold was declared lost is.
+func (k *taking) giveBack() {
+	if !k.plain {
+		return
+	}
+	k.back.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wait.AbandonTimeout)
+		defer cancel()
+		_, _ = k.l.releaseOnce(ctx, k.id, false)
+	})
 }
 
 // Again hands the hold to the lock's keeper: a re-entry reset its lease.

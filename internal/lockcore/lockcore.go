@@ -48,7 +48,7 @@ type Waiter struct {
 	// grant (a Redisson client's).
 	Foreign bool
 	// Holding: the owner holds the lock through this handle already, so
-	// its attempt re-enters and never takes a grant.
+	// its attempt re-enters and never takes a grant (see Reentry).
 	Holding bool
 
 	grantedAt  time.Time // when the grant was made, at the soonest (see Letter)
@@ -61,6 +61,7 @@ type Waiter struct {
 type Attempt struct {
 	OK    bool
 	Token int64         // the fencing token, when OK
+	Holds int64         // when OK: the owner's holds on the server now
 	Retry time.Duration // when not OK: the longest to sleep, or negative
 	Reply scripts.Reply // for its replica acknowledgements
 }
@@ -172,7 +173,8 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 	w.Pub = pub
 	var (
 		token  int64
-		unsure bool // an attempt failed without a reply: it may have been applied
+		holds  int64 // the owner's holds on the server after the acquisition
+		unsure bool  // an attempt failed without a reply: it may have been applied
 	)
 	spec := wait.Spec{Hub: w.Hub}
 	l.Proto.Listen(w, &spec)
@@ -208,7 +210,7 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 			}
 			return false, 0, nil
 		case a.OK:
-			token, w.Started = a.Token, since
+			token, holds, w.Started = a.Token, a.Holds, since
 			return true, 0, nil
 		}
 		since = time.Time{} // refused: nothing of this request was granted
@@ -246,9 +248,22 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 	if !ok {
 		return nil, false, nil
 	}
+	if w.Holding && holds > 1 && l.Holds.WasLost(w.ID) {
+		// The hold this re-entered was declared lost while the re-entry was
+		// on its way, and the server counted the re-entry on top of it:
+		// the caller now holds once, so the lost counts go, lest the lock
+		// stay held after the caller's Unlock.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.AbandonTimeout)
+		for ; holds > 1; holds-- {
+			if _, err := l.releaseOnce(ctx, w.ID, true); err != nil {
+				break
+			}
+		}
+		cancel()
+	}
 	if !w.grantedAt.IsZero() {
 		// Granted by a release, and told by its letter: no attempt ran.
-		return l.Holds.Acquired(w.ID, w.ID, 0, !w.Reentrant, w.grantToken, w.grantedAt, granted{l, w.grantedAt}), true, nil
+		return l.Holds.Acquired(w.ID, w.ID, 0, !w.Reentrant, w.grantToken, w.grantedAt, granted{l, w.grantedAt, !w.Reentrant}), true, nil
 	}
 	return l.Holds.Acquired(w.ID, w.ID, 0, !w.Reentrant, token, w.Started, l.keep), true, nil
 }

@@ -70,7 +70,8 @@
 -- reply says so), since only Redisson's scripts publish there then.
 --
 -- Returns:
---   acquire, try  {1, 0} when acquired or re-entered (TTL reset to the lease);
+--   acquire, try  {1, n} when acquired or re-entered (TTL reset to the lease),
+--                 n being the owner's holds now;
 --                 {0, ms, foreign, now} when not: ms >= 1 is the longest
 --                 the caller may sleep before its next attempt; foreign is
 --                 1 if a Redisson client holds the lock or waits ahead of
@@ -110,7 +111,7 @@ for _, k in ipairs({{lock, 'hash'}, {queue, 'list'}, {zset, 'zset'}, {hbs, 'zset
   end
 end
 
-if op == 'release' or ((op == 'acquire' or op == 'try') and ARGV[8] == '1') then
+if op == 'release' or ((op == 'acquire' or op == 'try') and ARGV[8] ~= '0') then
   local done = once_replay()
   if done then
     return done
@@ -270,14 +271,14 @@ if op == 'acquire' or op == 'try' then
     if lease < beat or (next and not heartbeat[next]) then
       wake(next)
     end
-    write, reply = 'take', {1, 0}
+    write, reply = 'take', {1, 1}
   elseif granted and ARGV[8] ~= '2' then
-    write, reply = 'taken', {1, 0} -- a grant whose letter was not read
+    write, reply = 'taken', {1, 1} -- a grant whose letter was not read
   elseif holds > 0 then
+    reply = {1, holds}
     if ARGV[8] ~= '0' then
-      write = 'again'
+      write, reply = 'again', {1, holds + 1}
     end
-    reply = {1, 0}
   else
     if op == 'acquire' and not indexOf(owner) then
       local tail = q[#q]

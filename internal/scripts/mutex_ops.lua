@@ -30,9 +30,12 @@
 --         the owner id, followed by /<call id> for an owner that may
 --         re-enter (one owner may wait in two calls)
 -- ARGV[4] lease in ms
--- ARGV[5] "1": the owner may re-enter; "0": the id is fresh for this one
---         acquisition, so finding it present means a resent request that was
---         applied before, which succeeds again without a second hold
+-- ARGV[5] "1": the owner may re-enter; "2": it may, and holds the lock
+--         through the caller's handle, so that a grant to it was taken by
+--         the Lock this re-enters; "0": the id is fresh for this one
+--         acquisition, so finding it present means a resent request that
+--         was applied before, or a grant, which succeeds again without a
+--         second hold
 -- ARGV[6] now, in ms of the client's clock
 -- ARGV[7] how long a queue entry lives unless its waiter attempts again, ms
 -- ARGV[8] PUBLISH or SPUBLISH
@@ -40,8 +43,8 @@
 -- ARGV[10] "1" if PUBLISH (or SPUBLISH) counts every receiver of a Hub's
 --         channel (a single server, or sharded pub/sub), "0" if not (a
 --         cluster's PUBLISH counts only the node's own)
--- Returns, for acquire and try: {1, token, 0} when acquired, re-entered or
--- found granted (the TTL is reset to the lease); {0, pttl, rank, foreign,
+-- Returns, for acquire and try: {1, token, n} when acquired, re-entered or
+-- found granted (the TTL is reset to the lease), n being the owner's holds; {0, pttl, rank, foreign,
 -- now} when held by another owner (pttl is -1 if the key has no TTL; rank
 -- is the waiter's place in the queue, 0 at the head, or -1 for try, which
 -- never queues; foreign is 1 if the holder is not a latchkey owner, whose
@@ -176,7 +179,7 @@ local function queued(wait)
 end
 
 if op == 'acquire' or op == 'try' then
-  if ARGV[5] == '1' then
+  if ARGV[5] ~= '0' then
     local done = once_replay()
     if done then
       return done
@@ -187,31 +190,37 @@ if op == 'acquire' or op == 'try' then
     if not redis.call('hget', lock, owner) then
       return queued(redis.call('pttl', lock))
     end
-    -- Held by the owner: granted to this call by a release (its letter
-    -- not read yet), or, for a fresh id, acquired by an earlier send of
-    -- this request. Either way the hold is taken as it is.
-    local granted = redis.call('get', grant) == entry
-    if ARGV[5] == '0' or granted then
+    -- Held by the owner: granted to this call by a release (its letter not
+    -- read yet), or to an earlier call of the owner that gave up without
+    -- a word (its entry stayed queued), unless the owner holds the lock
+    -- through this handle, which took that grant; or, for a fresh id,
+    -- acquired by an earlier send of this request. Each is taken as it is,
+    -- and not counted twice.
+    local g = redis.call('get', grant)
+    local mine = g and string.match(g, '^[^/]*/([^/]*)') == owner
+    if mine and ARGV[5] == '2' then
+      redis.call('del', grant) -- the Lock this re-enters took it
+    elseif ARGV[5] == '0' or mine then
       leave()
-      if granted then
+      if mine then
         redis.call('del', grant)
       end
       redis.call('pexpire', lock, ARGV[4])
-      local r = {1, tonumber(redis.call('get', token) or '0'), 0}
-      if ARGV[5] == '1' then
+      local r = {1, tonumber(redis.call('get', token) or '0'), tonumber(redis.call('hget', lock, owner))}
+      if ARGV[5] ~= '0' then
         return once_record(r)
       end
       return r
     end
   end
   leave()
-  redis.call('hincrby', lock, owner, 1)
+  local n = redis.call('hincrby', lock, owner, 1)
   redis.call('pexpire', lock, ARGV[4])
-  return once_record({1, fence(), 0})
+  return once_record({1, fence(), n})
 end
 
 if op == 'release' then
-  if ARGV[5] == '1' then
+  if ARGV[5] ~= '0' then
     local done = once_replay()
     if done then
       return done
