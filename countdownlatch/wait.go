@@ -30,6 +30,9 @@ func (l *Latch) TryWait(ctx context.Context, wait time.Duration) (bool, error) {
 }
 
 func (l *Latch) wait(ctx context.Context, budget time.Duration) (bool, error) {
+	looks := joinLooks(l.client, l.name)
+	defer looks.leave()
+	began := time.Now()
 	ok, err := wait.Until(ctx, budget, wait.Spec{
 		Hub:     l.cfg.HubFor(l.client),
 		Channel: l.channel,
@@ -37,7 +40,7 @@ func (l *Latch) wait(ctx context.Context, budget time.Duration) (bool, error) {
 		// so does a Redisson client's delete, which publishes NEW_COUNT.
 		Policy: notify.WakeAll,
 		Attempt: func(ctx context.Context) (bool, time.Duration, error) {
-			n, err := l.count(ctx)
+			n, err := looks.count(ctx, time.Now(), began, l.count)
 			if err != nil {
 				return false, 0, err
 			}
