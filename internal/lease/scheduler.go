@@ -76,7 +76,7 @@ func (s *Scheduler) Add(h *Hold, acquired time.Time) {
 		go h.Lost(fmt.Errorf("%w: watchdog closed: %w", lockerr.ErrLost, lockerr.ErrClosed))
 		return
 	}
-	s.armed[h] = time.AfterFunc(time.Until(h.next.Add(-h.window())), func() { s.activate(h) })
+	s.armed[h] = time.AfterFunc(time.Until(h.next), func() { s.activate(h) })
 	s.mu.Unlock()
 }
 
@@ -179,10 +179,12 @@ func (s *Scheduler) run() {
 	}
 }
 
-// due returns the holds whose renewal is due or nearly (within their
-// window, so that neighbours share a script call), and the next due time of
-// the others.
-// ok is false, and the goroutine must exit, when there are no holds.
+// due returns, once a renewal is due, every renewal due within its
+// window, armed holds' too, so that neighbours share script calls; a pass
+// waits for a renewal that is due, rather than one that is nearly, so that
+// passes are a window apart and their batches full. Otherwise it returns
+// when the next renewal is due. ok is false, and the goroutine must exit,
+// when there are no holds.
 func (s *Scheduler) due(now time.Time) (due []*Hold, next time.Time, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -190,7 +192,15 @@ func (s *Scheduler) due(now time.Time) (due []*Hold, next time.Time, ok bool) {
 		s.running = false
 		return nil, time.Time{}, false
 	}
-	for h, t := range s.armed { // join a batch that is going out anyway
+	for h := range s.holds {
+		if next.IsZero() || h.next.Before(next) {
+			next = h.next
+		}
+	}
+	if next.After(now) {
+		return nil, next, true
+	}
+	for h, t := range s.armed {
 		if !h.next.After(now.Add(h.window())) {
 			t.Stop()
 			delete(s.armed, h)
@@ -198,11 +208,8 @@ func (s *Scheduler) due(now time.Time) (due []*Hold, next time.Time, ok bool) {
 		}
 	}
 	for h := range s.holds {
-		switch {
-		case !h.next.After(now.Add(h.window())):
+		if !h.next.After(now.Add(h.window())) {
 			due = append(due, h)
-		case next.IsZero() || h.next.Before(next):
-			next = h.next
 		}
 	}
 	return due, next, true
