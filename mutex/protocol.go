@@ -63,8 +63,11 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	if w.Try {
 		op = opTry
 	}
-	rep := p.exec(ctx, op, w.ID, p.entry(w), w.Reentry(), w.Started, w.Pub, w.Req)
+	rep := opsScript.Exec(ctx, p.client, p.write(op, w.ID, p.entry(w), w.Reentry(), w.Queued, w.Started, w.Pub, w.Req))
 	vs, err := scripts.Ints(rep.Cmd)
+	if op == opAcquire && (err != nil || len(vs) > 0 && vs[0] == 0) {
+		w.Queued = true // maybe: a reply that was lost may have said so
+	}
 	switch {
 	case err != nil:
 		return lockcore.Attempt{}, err
@@ -120,7 +123,7 @@ func (p *protocol) Listen(w *lockcore.Waiter, s *wait.Spec) {
 }
 
 func (p *protocol) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
-	_, applied, err := opsScript.Resolve(ctx, p.client, p.write(opAcquire, w.ID, p.entry(w), w.Reentry(), w.Started, w.Pub, w.Req))
+	_, applied, err := opsScript.Resolve(ctx, p.client, p.write(opAcquire, w.ID, p.entry(w), w.Reentry(), w.Queued, w.Started, w.Pub, w.Req))
 	return applied, err
 }
 
@@ -146,15 +149,19 @@ func (p *protocol) Force(ctx context.Context, pub string) scripts.Reply {
 // Acquisitions, releases and the dequeues that may give back a grant wait
 // for replicas; forced unlocks need not.
 func (p *protocol) exec(ctx context.Context, op, id, entry, reentry string, now time.Time, pub, req string) scripts.Reply {
-	return opsScript.Exec(ctx, p.client, p.write(op, id, entry, reentry, now, pub, req))
+	return opsScript.Exec(ctx, p.client, p.write(op, id, entry, reentry, false, now, pub, req))
 }
 
 // write is the request of an operation of mutex_ops (see exec).
-func (p *protocol) write(op, id, entry, reentry string, now time.Time, pub, req string) scripts.Write {
+func (p *protocol) write(op, id, entry, reentry string, queued bool, now time.Time, pub, req string) scripts.Write {
+	q := "0"
+	if queued {
+		q = "1"
+	}
 	w := scripts.Write{
 		Keys: p.keys,
 		Args: []any{op, id, entry, scripts.Ms(p.cfg.TTL()), reentry, now.UnixMilli(),
-			scripts.Ms(queueTimeout), pub, scripts.Ms(lockcore.Grace), lockcore.Counted(p.client, pub)},
+			scripts.Ms(queueTimeout), pub, scripts.Ms(lockcore.Grace), lockcore.Counted(p.client, pub), q},
 		Once: req,
 	}
 	if op != opForce {

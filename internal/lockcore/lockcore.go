@@ -50,6 +50,9 @@ type Waiter struct {
 	// Holding: the owner holds the lock through this handle already, so
 	// its attempt re-enters and never takes a grant (see Reentry).
 	Holding bool
+	// Queued: an attempt of this call may have joined the queue (the
+	// protocol's to keep), so that one that did not skips the queue.
+	Queued bool
 
 	grantedAt  time.Time // when the grant was made, at the soonest (see Letter)
 	grantToken int64

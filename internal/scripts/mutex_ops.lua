@@ -43,6 +43,9 @@
 -- ARGV[10] "1" if PUBLISH (or SPUBLISH) counts every receiver of a Hub's
 --         channel (a single server, or sharded pub/sub), "0" if not (a
 --         cluster's PUBLISH counts only the node's own)
+-- ARGV[11] (acquire, try) "1" if an earlier attempt of the call may have
+--         queued it: a caller that never queued takes a free lock without
+--         a look at the queue (the fast path)
 -- Returns, for acquire and try: {1, token, n} when acquired, re-entered or
 -- found granted (the TTL is reset to the lease), n being the owner's holds; {0, pttl, rank, foreign,
 -- now} when held by another owner (pttl is -1 if the key has no TTL; rank
@@ -62,11 +65,19 @@
 local lock, token, queue, deadlines, shared, procs, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local op, owner, entry, now, pub = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[6]), ARGV[8]
 
--- Nobody waits (the fast path): the queue's keys do not exist.
-local waiting = redis.call('exists', deadlines) == 1
+-- waiting reports whether anyone waits: whether the queue's keys exist.
+-- It is asked only off the fast path, where a free lock is taken by a
+-- caller that never queued (ARGV[11]).
+local known
+local function waiting()
+  if known == nil then
+    known = redis.call('exists', deadlines) == 1
+  end
+  return known
+end
 
 local function purge()
-  if not waiting then
+  if not waiting() then
     return
   end
   for _, e in ipairs(redis.call('zrangebyscore', deadlines, '-inf', now)) do
@@ -77,7 +88,7 @@ end
 
 -- leave takes the caller's entry out of the queue; true if it was the head.
 local function leave()
-  if not waiting or redis.call('zrem', deadlines, entry) == 0 then
+  if not waiting() or redis.call('zrem', deadlines, entry) == 0 then
     return false
   end
   local head = redis.call('lindex', queue, 0) == entry
@@ -117,7 +128,7 @@ end
 -- server's clock. Waiters whose client is gone are dropped on the way (a
 -- few at most per call, to bound its work: the next release drops more).
 local function grantHead()
-  if not waiting then
+  if not waiting() then
     return
   end
   for _ = 1, 8 do
@@ -145,11 +156,11 @@ local function grantHead()
   end
 end
 
--- freed follows the lock's deletion: Redisson's waiters are told, and the
--- next latchkey waiter is granted the lock.
-local function freed()
+-- free deletes the lock, and any grant of it not taken: Redisson's
+-- waiters are told, and the next latchkey waiter is granted the lock.
+local function free()
+  redis.call('del', lock, grant)
   redis.call(pub, shared, '0')
-  redis.call('del', grant)
   purge()
   grantHead()
 end
@@ -174,7 +185,7 @@ local function queued(wait)
   if redis.call('zadd', deadlines, now + tonumber(ARGV[7]), entry) == 1 then
     redis.call('rpush', queue, entry)
   end
-  waiting = true
+  known = true
   return {0, wait, redis.call('lpos', queue, entry), foreign(), micros()}
 end
 
@@ -185,9 +196,9 @@ if op == 'acquire' or op == 'try' then
       return done
     end
   end
-  purge()
   if redis.call('exists', lock) == 1 then
     if not redis.call('hget', lock, owner) then
+      purge()
       return queued(redis.call('pttl', lock))
     end
     -- Held by the owner: granted to this call by a release (its letter not
@@ -213,7 +224,9 @@ if op == 'acquire' or op == 'try' then
       return r
     end
   end
-  leave()
+  if ARGV[11] == '1' then
+    leave()
+  end
   local n = redis.call('hincrby', lock, owner, 1)
   redis.call('pexpire', lock, ARGV[4])
   return once_record({1, fence(), n})
@@ -238,8 +251,7 @@ if op == 'release' then
     redis.call('hdel', lock, owner)
     return once_replay() or -1
   end
-  redis.call('del', lock)
-  freed()
+  free()
   return once_record(1)
 end
 
@@ -255,16 +267,15 @@ if op == 'dequeue' then
     return 0
   end
   -- Granted after the waiter gave up: give the lock back at once.
-  redis.call('del', lock)
-  freed()
+  free()
   return 1
 end
 
 if op == 'force' then
-  if redis.call('del', lock) == 0 then
+  if redis.call('exists', lock) == 0 then
     return 0
   end
-  freed()
+  free()
   return 1
 end
 
