@@ -2,12 +2,11 @@
 // by Redis, wire-compatible with Redisson's RReadWriteLock.
 //
 // Any number of readers may hold an RWMutex at once, or a single writer.
-// Readers never wait for one another, nor for a writer that is only waiting
-// (as in Redisson, a steady stream of readers can starve writers). An
-// RWMutex handle is safe for concurrent use, and goroutines that share one
-// behave as with a shared sync.RWMutex: every plain RLock is a reader of
-// its own, a plain Lock waits for all of them, and any goroutine may
-// release the handle's plain holds.
+// Readers never wait for one another. An RWMutex handle is safe for
+// concurrent use, and goroutines that share one behave as with a shared
+// sync.RWMutex: every plain RLock is a reader of its own, a plain Lock
+// waits for all of them, and any goroutine may release the handle's plain
+// holds.
 //
 // Reentrancy is opt-in: a context marked with latchkey.WithOwner is one
 // owner, like a Java thread in Redisson. That owner may RLock and Lock
@@ -19,6 +18,27 @@
 // at once. Without an owner in ctx there is no such detection: a plain Lock
 // waits for the handle's plain readers, as sync.RWMutex's Lock does.
 //
+// Writers are preferred, as in sync.RWMutex: once a latchkey writer waits,
+// new latchkey readers wait behind it, so that a steady stream of readers
+// cannot starve writers (Redisson has no such rule). The readers holding
+// the lock when the writer came finish, then the writer has it. Nor can a
+// stream of writers starve readers: the readers held back before a write
+// Unlock enter after it, even if another writer waits by then; only the
+// readers that come later wait behind that one. An owner that already
+// holds a read (or the write) lock still re-enters its reads at once, so it
+// never waits for a writer that waits for it; a plain read hold cannot be
+// re-entered, and a goroutine that nests plain RLocks may deadlock with a
+// waiting writer, as with sync.RWMutex.
+//
+// A waiting writer announces itself in a key of latchkey's beside
+// Redisson's, with a deadline a second away that each of its attempts
+// renews: a writer that dies while waiting holds readers back for at most
+// that long, and one that gives up (its context ends, its TryLock wait runs
+// out) lets them in at once. Redisson's clients know nothing of it: a Java
+// reader enters beside latchkey readers while a latchkey writer waits, and
+// the writer waits for it as for any reader. A Java writer's unlock lets
+// no reader ahead of a latchkey writer that waits by then.
+//
 // Without WithLease, holds are kept alive by a watchdog that renews this
 // process's holds, and only those, every third of the watchdog timeout
 // (30s by default); a crashed process's holds expire within that timeout,
@@ -28,14 +48,19 @@
 // the unlock returns latchkey.ErrNotHeld.
 //
 // Waiters do not poll: they sleep until an unlock message arrives on the
-// lock's channel, or until the holders' TTL runs out. A write unlock wakes
-// every waiter, so that all blocked readers enter at once.
+// lock's channel, or until the holders' TTL (for a reader held back by a
+// waiting writer, that writer's deadline) runs out. A write unlock wakes
+// every waiter, so that all blocked readers enter at once. A read unlock
+// that frees the lock wakes one waiter per client: a waiting writer, if the
+// client has one, before any reader that the writer would hold back. A
+// waiting writer attempts again at least every third of its deadline, to
+// renew it.
 //
 // ReadLock and WriteLock return the two sides as locks with Lock, TryLock
 // and Unlock methods of their own (Redisson's readLock and writeLock), for
 // code that takes any lock, such as a multilock.
 //
-// Redis keys, as Redisson lays them out for a lock named N:
+// Redis keys of a lock named N: Redisson's, and two of latchkey's:
 //
 //	N                                    hash: mode = read|write,
 //	                                     <uuid>:<n> = read holds,
@@ -45,6 +70,12 @@
 //	redisson_rwlock:{N}                  channel: "0" after a read unlock
 //	                                     frees the lock, "1" (wake all)
 //	                                     after a write unlock
+//	latchkey_rwlock_writers:{N}          latchkey's: sorted set of waiting
+//	                                     writers, each scored with its
+//	                                     deadline; Redisson ignores it
+//	latchkey_rwlock_epoch:{N}            latchkey's: how many write unlocks
+//	                                     came while readers were held back;
+//	                                     kept while readers are held back
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
 //

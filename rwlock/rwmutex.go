@@ -2,19 +2,14 @@ package rwlock
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lease"
-	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/notify"
-	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -22,9 +17,11 @@ var (
 	readAcquireScript  = scripts.Get("rw_read_acquire")
 	writeAcquireScript = scripts.Get("rw_write_acquire")
 	releaseScript      = scripts.Get("rw_release")
+	withdrawScript     = scripts.Get("rw_write_withdraw")
 
 	// wakePolicy: a write unlock ("1") wakes every waiter, so that all
-	// blocked readers enter together; a read unlock ("0") wakes one.
+	// blocked readers enter together; a read unlock ("0") wakes one,
+	// a writer if the Hub has one waiting (see need).
 	wakePolicy = notify.WakeAllOn("1")
 )
 
@@ -38,6 +35,8 @@ type RWMutex struct {
 	name    string
 	channel string
 	tag     string // {name}: the prefix of every owner's timeout keys
+	writers string // the writers' marker (see writers.go)
+	epoch   string // the epoch of held-back readers (see writers.go)
 	cfg     config
 
 	holds     *hold.Table // by hash field, of class read or write
@@ -71,6 +70,8 @@ func New(client redis.UniversalClient, name string, opts ...Option) *RWMutex {
 		name:    name,
 		channel: keys.Prefix("redisson_rwlock", name),
 		tag:     keys.Tag(name),
+		writers: keys.Prefix("latchkey_rwlock_writers", name),
+		epoch:   keys.Prefix("latchkey_rwlock_epoch", name),
 		cfg:     cfg,
 		holds:   hold.New("rwlock: " + name),
 	}
@@ -83,11 +84,17 @@ func New(client redis.UniversalClient, name string, opts ...Option) *RWMutex {
 func (rw *RWMutex) Name() string { return rw.name }
 
 // RLock acquires rw for reading, blocking while another owner holds it for
-// writing, or until ctx is done. Readers never wait for one another, nor
-// for writers that are only waiting. If the owner carried by ctx (see
-// latchkey.WithOwner) already holds rw, for reading or for writing, RLock
-// adds a read hold and returns at once. On failure RLock returns an error
-// that matches ctx.Err() or wraps the Redis error, and leaves rw as it was.
+// writing or a latchkey writer waits for it, or until ctx is done. Readers
+// never wait for one another, but once a writer waits, new readers wait
+// until it has had the lock, as with sync.RWMutex. If the owner carried by
+// ctx (see latchkey.WithOwner) already holds rw, for reading or for
+// writing, RLock adds a read hold and returns at once, even while a writer
+// waits: an owner may re-enter its reads, which sync.RWMutex forbids.
+// A plain RLock (no owner in ctx) by a goroutine that already holds a
+// plain read hold waits behind a waiting writer like any new reader, and
+// that writer waits for the first hold: do not nest plain read holds. On
+// failure RLock returns an error that matches ctx.Err() or wraps the Redis
+// error, and leaves rw as it was.
 func (rw *RWMutex) RLock(ctx context.Context) error {
 	_, err := rw.lock(ctx, -1, read)
 	return err
@@ -113,7 +120,9 @@ func (rw *RWMutex) RUnlock(ctx context.Context) error {
 }
 
 // Lock acquires rw for writing, blocking until no other owner holds it for
-// reading or writing, or until ctx is done. If the owner carried by ctx
+// reading or writing, or until ctx is done. While Lock waits, new latchkey
+// readers wait behind it (see the package doc), so that readers cannot
+// starve it; when it gives up, they go on. If the owner carried by ctx
 // already holds the write lock, Lock adds a write hold and returns at once;
 // if it holds only read locks, Lock returns an error matching
 // latchkey.ErrWouldDeadlock at once, since it would wait for itself (to
@@ -180,180 +189,4 @@ func (rw *RWMutex) tooLate(since time.Time) bool {
 // id's per-read-hold timeout keys.
 func (rw *RWMutex) timeoutPrefix(id string) string {
 	return keys.Suffix(rw.name, id+":rwlock_timeout")
-}
-
-func (rw *RWMutex) lock(ctx context.Context, budget time.Duration, s side) (bool, error) {
-	_, ok, err := rw.take(ctx, budget, s)
-	return ok, err
-}
-
-// take acquires a hold on side s within budget and returns it.
-func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hold.Hold, bool, error) {
-	id, reentrant := owner.FromContext(ctx)
-	if !reentrant {
-		// A fresh id per plain acquisition: goroutines sharing the handle
-		// behave as with a shared sync.RWMutex, and a lost reply can be
-		// undone without touching another goroutine's hold.
-		id = owner.New()
-	}
-	script, args := readAcquireScript, []any{scripts.Ms(rw.cfg.TTL()), id, field(id, write)}
-	if s == write {
-		script, args = writeAcquireScript, []any{scripts.Ms(rw.cfg.TTL()), field(id, write), id}
-	}
-	ks := []string{rw.name, rw.timeoutPrefix(id)}
-	var (
-		started  time.Time
-		unsure   bool // an attempt failed without a reply: it may have been applied
-		hadLocal = rw.holds.Get(field(id, s)) != nil
-	)
-	// One request for the whole wait: a resend of an attempt that took the
-	// hold finds its record, whatever attempt it belongs to; the hold is
-	// then valid from since, when the earliest attempt that may have been
-	// granted was sent.
-	w := scripts.Write{Keys: ks, Args: args, Once: keys.Once(rw.name, owner.New()), Sync: rw.cfg.Sync.Timeout()}
-	var since time.Time
-	attempt := func(ctx context.Context) (bool, time.Duration, error) {
-		if since.IsZero() {
-			since = time.Now()
-		}
-		rep := script.Exec(ctx, rw.client, w)
-		res, err := scripts.Ints(rep.Cmd)
-		if err == nil && len(res) == 2 && res[0] == 1 && rep.Replicated() && rw.tooLate(since) {
-			// The answer came back after the lease may have run out: the
-			// lock may be someone else's by now. Give it back and start
-			// again, under a new request.
-			_, _ = rw.releaseOnce(scripts.Undo(ctx), id, s)
-			since, unsure = time.Time{}, false
-			w.Once = keys.Once(rw.name, owner.New())
-			return false, 0, nil
-		}
-		if err == nil && (len(res) != 2 || res[0] != 1) {
-			defer func() { since = time.Time{} }() // refused: nothing of this request was granted
-		}
-		started = since
-		switch {
-		case err != nil:
-			unsure = true
-			return false, 0, err
-		case len(res) != 2:
-			return false, 0, fmt.Errorf("latchkey: script reply: want 2 integers, got %d", len(res))
-		case res[0] == 1 && !rep.Replicated():
-			// Undone at once: a failover now would hand the lock to another.
-			_, _ = rw.releaseOnce(scripts.Undo(ctx), id, s)
-			return false, 0, rep.SyncErr()
-		case res[0] == 1:
-			return true, 0, nil
-		case res[0] < 0:
-			return false, 0, fmt.Errorf("%w: the owner holds a read lock, and a writer waits for every reader",
-				lockerr.ErrWouldDeadlock)
-		default:
-			return false, scripts.Millis(res[1]), nil
-		}
-	}
-	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Hub:     rw.cfg.HubFor(rw.client),
-		Channel: rw.channel,
-		Policy:  wakePolicy,
-		Attempt: attempt,
-		Abandon: func(ctx context.Context) {
-			switch {
-			case !unsure:
-			case !reentrant && !hadLocal:
-				_, _ = rw.release(ctx, id, s) // the grant may have landed after we gave up
-			default:
-				// An owner's acquisition that may have counted: its record
-				// says, and a count the caller was told failed is taken
-				// back, so that the owner's counts here and on the server
-				// agree.
-				_, applied, err := script.Resolve(ctx, rw.client, w)
-				switch {
-				case err != nil:
-					rw.holds.Uncertain(field(id, s))
-				case applied:
-					_, _ = rw.releaseOnce(ctx, id, s)
-				}
-			}
-		},
-	})
-	if err != nil {
-		return nil, false, fmt.Errorf("rwlock: %s lock %s: %w", s, rw.name, err)
-	}
-	if !ok {
-		return nil, false, nil
-	}
-	return rw.acquired(id, s, !reentrant, started), true, nil
-}
-
-func (rw *RWMutex) unlock(ctx context.Context, s side) error {
-	id, reentrant := owner.FromContext(ctx)
-	if !reentrant {
-		var ok bool
-		if id, ok = rw.holds.ClaimPlain(int(s)); !ok {
-			return fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, lockerr.ErrNotHeld)
-		}
-	}
-	// An owner whose hold this handle saw lost is not told otherwise, but
-	// what is left of it on the server is released all the same.
-	lost := reentrant && rw.holds.WasLost(field(id, s))
-	res, err := rw.releaseOnce(ctx, id, s)
-	if lost && (err == nil || errors.Is(err, lockerr.ErrNotReplicated)) {
-		res, err = -1, nil
-	}
-	switch {
-	case err != nil && !errors.Is(err, lockerr.ErrNotReplicated):
-		// Whether the release applied is unknown. Either way this hold is
-		// over for the handle, as for Redisson: the watchdog stops, and a
-		// release that did not apply ends with the lease on the server.
-		rw.holds.Abandoned(field(id, s))
-		return err
-	case res == -1:
-		rw.released(id, s, res)
-		return fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, lockerr.ErrNotHeld)
-	}
-	rw.released(id, s, res)
-	return err
-}
-
-// release runs the release script for owner id's hold on side s and
-// records its answer.
-func (rw *RWMutex) release(ctx context.Context, id string, s side) (int64, error) {
-	res, err := rw.releaseOnce(ctx, id, s)
-	if err == nil || errors.Is(err, lockerr.ErrNotReplicated) {
-		rw.released(id, s, res)
-	}
-	return res, err
-}
-
-// releaseOnce runs the release script for owner id's hold on side s: -1
-// not held, -2 released but the owner's other read holds had expired, 0
-// the owner's last hold of that side released, n > 0 holds left. An error
-// matching ErrNotReplicated comes with the answer of a release that the
-// master applied but no replica acknowledged.
-func (rw *RWMutex) releaseOnce(ctx context.Context, id string, s side) (int64, error) {
-	req := keys.Once(rw.name, owner.New())
-	var rep scripts.Reply
-	err := wait.Retry(ctx, func(ctx context.Context) error {
-		pub, err := rw.cfg.Publish(ctx, rw.client)
-		if err != nil {
-			return err
-		}
-		rep = releaseScript.Exec(ctx, rw.client, scripts.Write{ // recorded: safe to resend
-			Keys: []string{rw.name, rw.channel, rw.timeoutPrefix(id), rw.tag},
-			Args: []any{field(id, s), s.String(), pub},
-			Once: req,
-			Sync: rw.cfg.Sync.Timeout(),
-		})
-		return rep.Err()
-	})
-	if err != nil {
-		return 0, fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
-	}
-	res, err := scripts.Int(rep.Cmd)
-	if err != nil {
-		return 0, fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
-	}
-	if err := rep.SyncErr(); err != nil && res != -1 {
-		return res, fmt.Errorf("rwlock: %s unlock %s: released on the master: %w", s, rw.name, err)
-	}
-	return res, nil
 }

@@ -3,6 +3,8 @@
 -- KEYS[2] redisson_rwlock:{name}, the lock's channel
 -- KEYS[3] {name}:<owner>:rwlock_timeout, the prefix of the owner's timeout keys
 -- KEYS[4] {name}, the prefix of every owner's timeout keys
+-- KEYS[5] latchkey_rwlock_epoch:{name}, the epoch of held-back readers
+--         (see rw_read_acquire.lua)
 -- ARGV[1] the field to release: <owner> for a read hold, <owner>:write for a
 --         write hold
 -- ARGV[2] "read" or "write"
@@ -14,7 +16,9 @@
 -- cleanup), the hash is deleted and waiters are woken: "0" after a read
 -- release, "1" (wake all) after a write release. A write release that leaves
 -- its owner's read holds switches the mode to read and also publishes "1",
--- so that waiting readers enter at once.
+-- so that waiting readers enter at once. A write release (the owner's
+-- last write hold) while readers were held back starts a new epoch: those
+-- readers enter even if another writer waits by then.
 -- Returns -1 if the owner holds no such hold (nothing changes); else the
 -- owner's holds of that kind left, 0 after the last; -2 if a read release
 -- found the owner's remaining read holds all expired (they are dropped: the
@@ -38,6 +42,9 @@ local res = n
 if write then
   if n > 0 then
     return once_record(n)
+  end
+  if redis.call('exists', KEYS[5]) == 1 then
+    redis.call('incr', KEYS[5])
   end
 else
   redis.call('del', KEYS[3] .. ':' .. (n + 1))

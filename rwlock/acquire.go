@@ -1,0 +1,136 @@
+package rwlock
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/hold"
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/owner"
+	"github.com/latchkey/latchkey/internal/scripts"
+	"github.com/latchkey/latchkey/internal/wait"
+)
+
+func (rw *RWMutex) lock(ctx context.Context, budget time.Duration, s side) (bool, error) {
+	_, ok, err := rw.take(ctx, budget, s)
+	return ok, err
+}
+
+// take acquires a hold on side s within budget and returns it.
+func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hold.Hold, bool, error) {
+	id, reentrant := owner.FromContext(ctx)
+	if !reentrant {
+		// A fresh id per plain acquisition: goroutines sharing the handle
+		// behave as with a shared sync.RWMutex, and a lost reply can be
+		// undone without touching another goroutine's hold.
+		id = owner.New()
+	}
+	ttl := scripts.Ms(rw.cfg.TTL())
+	script, args := readAcquireScript, []any{ttl, id, field(id, write), flag(reentrant), "", scripts.Ms(epochLife)}
+	var mark *marking // a writer's entry in the writers' marker
+	if s == write {
+		mark = newMarking(budget)
+		script, args = writeAcquireScript, []any{ttl, field(id, write), id, mark.entry, scripts.Ms(mark.life), "0"}
+	}
+	ks := []string{rw.name, rw.timeoutPrefix(id), rw.writers}
+	if s == read {
+		ks = append(ks, rw.epoch)
+	}
+	var (
+		started  time.Time
+		unsure   bool // an attempt failed without a reply: it may have been applied
+		hadLocal = rw.holds.Get(field(id, s)) != nil
+	)
+	// One request for the whole wait: a resend of an attempt that took the
+	// hold finds its record, whatever attempt it belongs to; the hold is
+	// then valid from since, when the earliest attempt that may have been
+	// granted was sent.
+	w := scripts.Write{Keys: ks, Args: args, Once: keys.Once(rw.name, owner.New()), Sync: rw.cfg.Sync.Timeout()}
+	var since time.Time
+	attempt := func(ctx context.Context) (bool, time.Duration, error) {
+		if since.IsZero() {
+			since = time.Now()
+		}
+		if mark != nil {
+			w.Args[5] = flag(mark.sent)
+			mark.sent = mark.life > 0
+		}
+		rep := script.Exec(ctx, rw.client, w)
+		res, err := scripts.Ints(rep.Cmd)
+		if err == nil && len(res) == 2 && res[0] == 1 && rep.Replicated() && rw.tooLate(since) {
+			// The answer came back after the lease may have run out: the
+			// lock may be someone else's by now. Give it back and start
+			// again, under a new request.
+			_, _ = rw.releaseOnce(scripts.Undo(ctx), id, s)
+			since, unsure = time.Time{}, false
+			w.Once = keys.Once(rw.name, owner.New())
+			return false, 0, nil
+		}
+		if err == nil && (len(res) < 2 || res[0] != 1) {
+			defer func() { since = time.Time{} }() // refused: nothing of this request was granted
+		}
+		started = since
+		switch {
+		case err != nil:
+			unsure = true
+			return false, 0, err
+		case len(res) < 2:
+			return false, 0, fmt.Errorf("latchkey: script reply: want 2 or 3 integers, got %d", len(res))
+		case res[0] == 1 && !rep.Replicated():
+			// Undone at once: a failover now would hand the lock to another.
+			_, _ = rw.releaseOnce(scripts.Undo(ctx), id, s)
+			return false, 0, rep.SyncErr()
+		case res[0] == 1:
+			return true, 0, nil
+		case res[0] < 0:
+			return false, 0, fmt.Errorf("%w: the owner holds a read lock, and a writer waits for every reader",
+				lockerr.ErrWouldDeadlock)
+		default:
+			if len(res) > 2 && w.Args[4] == "" {
+				// Held back: a write release from now on lets this call
+				// in even if another writer waits by then.
+				w.Args[4] = strconv.FormatInt(res[2], 10)
+			}
+			return false, mark.bound(scripts.Millis(res[1])), nil
+		}
+	}
+	ok, err := wait.Until(ctx, budget, wait.Spec{
+		Hub:     rw.cfg.HubFor(rw.client),
+		Channel: rw.channel,
+		Policy:  wakePolicy,
+		Need:    need(s),
+		Attempt: attempt,
+		Abandon: func(ctx context.Context) {
+			if mark != nil && mark.sent {
+				rw.withdraw(ctx, mark.entry)
+			}
+			switch {
+			case !unsure:
+			case !reentrant && !hadLocal:
+				_, _ = rw.release(ctx, id, s) // the grant may have landed after we gave up
+			default:
+				// An owner's acquisition that may have counted: its record
+				// says, and a count the caller was told failed is taken
+				// back, so that the owner's counts here and on the server
+				// agree.
+				_, applied, err := script.Resolve(ctx, rw.client, w)
+				switch {
+				case err != nil:
+					rw.holds.Uncertain(field(id, s))
+				case applied:
+					_, _ = rw.releaseOnce(ctx, id, s)
+				}
+			}
+		},
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("rwlock: %s lock %s: %w", s, rw.name, err)
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	return rw.acquired(id, s, !reentrant, started), true, nil
+}

@@ -1,0 +1,87 @@
+package rwlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/owner"
+	"github.com/latchkey/latchkey/internal/scripts"
+	"github.com/latchkey/latchkey/internal/wait"
+)
+
+func (rw *RWMutex) unlock(ctx context.Context, s side) error {
+	id, reentrant := owner.FromContext(ctx)
+	if !reentrant {
+		var ok bool
+		if id, ok = rw.holds.ClaimPlain(int(s)); !ok {
+			return fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, lockerr.ErrNotHeld)
+		}
+	}
+	// An owner whose hold this handle saw lost is not told otherwise, but
+	// what is left of it on the server is released all the same.
+	lost := reentrant && rw.holds.WasLost(field(id, s))
+	res, err := rw.releaseOnce(ctx, id, s)
+	if lost && (err == nil || errors.Is(err, lockerr.ErrNotReplicated)) {
+		res, err = -1, nil
+	}
+	switch {
+	case err != nil && !errors.Is(err, lockerr.ErrNotReplicated):
+		// Whether the release applied is unknown. Either way this hold is
+		// over for the handle, as for Redisson: the watchdog stops, and a
+		// release that did not apply ends with the lease on the server.
+		rw.holds.Abandoned(field(id, s))
+		return err
+	case res == -1:
+		rw.released(id, s, res)
+		return fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, lockerr.ErrNotHeld)
+	}
+	rw.released(id, s, res)
+	return err
+}
+
+// release runs the release script for owner id's hold on side s and
+// records its answer.
+func (rw *RWMutex) release(ctx context.Context, id string, s side) (int64, error) {
+	res, err := rw.releaseOnce(ctx, id, s)
+	if err == nil || errors.Is(err, lockerr.ErrNotReplicated) {
+		rw.released(id, s, res)
+	}
+	return res, err
+}
+
+// releaseOnce runs the release script for owner id's hold on side s: -1
+// not held, -2 released but the owner's other read holds had expired, 0
+// the owner's last hold of that side released, n > 0 holds left. An error
+// matching ErrNotReplicated comes with the answer of a release that the
+// master applied but no replica acknowledged.
+func (rw *RWMutex) releaseOnce(ctx context.Context, id string, s side) (int64, error) {
+	req := keys.Once(rw.name, owner.New())
+	var rep scripts.Reply
+	err := wait.Retry(ctx, func(ctx context.Context) error {
+		pub, err := rw.cfg.Publish(ctx, rw.client)
+		if err != nil {
+			return err
+		}
+		rep = releaseScript.Exec(ctx, rw.client, scripts.Write{ // recorded: safe to resend
+			Keys: []string{rw.name, rw.channel, rw.timeoutPrefix(id), rw.tag, rw.epoch},
+			Args: []any{field(id, s), s.String(), pub},
+			Once: req,
+			Sync: rw.cfg.Sync.Timeout(),
+		})
+		return rep.Err()
+	})
+	if err != nil {
+		return 0, fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
+	}
+	res, err := scripts.Int(rep.Cmd)
+	if err != nil {
+		return 0, fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
+	}
+	if err := rep.SyncErr(); err != nil && res != -1 {
+		return res, fmt.Errorf("rwlock: %s unlock %s: released on the master: %w", s, rw.name, err)
+	}
+	return res, nil
+}
