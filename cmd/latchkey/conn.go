@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// defaultAddr is the server used when neither -redis nor REDIS_URL says.
+const defaultAddr = "127.0.0.1:6379"
+
+// connFlags are the connection settings, given before or after the command.
+type connFlags struct {
+	addr     string // host:port, seeds a,b,c, or a redis:// or rediss:// URL
+	cluster  bool
+	user     string
+	password string
+	timeout  time.Duration
+}
+
+// register adds the connection flags to fs, with the values parsed so far
+// as their defaults, so that flags after the command override those before.
+func (c *connFlags) register(fs *flag.FlagSet) {
+	if c.timeout == 0 {
+		c.timeout = 10 * time.Second
+	}
+	fs.StringVar(&c.addr, "redis", c.addr, "server `ADDR`: host:port, seeds host:port,... with -cluster, or a redis:// or rediss:// URL (default $REDIS_URL, else "+defaultAddr+")")
+	fs.BoolVar(&c.cluster, "cluster", c.cluster, "connect to a Redis Cluster")
+	fs.StringVar(&c.user, "user", c.user, "ACL user name (overrides the URL's)")
+	fs.StringVar(&c.password, "password", c.password, "password (overrides the URL's)")
+	fs.DurationVar(&c.timeout, "timeout", c.timeout, "bound on each command's Redis calls (not on watch)")
+}
+
+// target returns the address or URL to connect to.
+func (c *connFlags) target() string {
+	if c.addr != "" {
+		return c.addr
+	}
+	if u := os.Getenv("REDIS_URL"); u != "" {
+		return u
+	}
+	return defaultAddr
+}
+
+// A conn is an open client and the server it talks to, as errors name it.
+type conn struct {
+	client redis.UniversalClient
+	server string // host:port, or the cluster's seeds; never a password
+}
+
+// open makes the client. It does no I/O: a server that cannot be reached
+// shows in the first command's error.
+func (c *connFlags) open() (*conn, error) {
+	t := c.target()
+	url := strings.Contains(t, "://")
+	if c.cluster {
+		o := &redis.ClusterOptions{Addrs: strings.Split(t, ",")}
+		if url {
+			var err error
+			if o, err = redis.ParseClusterURL(t); err != nil {
+				return nil, usagef("-redis: %v", err)
+			}
+		}
+		if c.user != "" {
+			o.Username = c.user
+		}
+		if c.password != "" {
+			o.Password = c.password
+		}
+		o.DialTimeout, o.MaxRetries = min(c.timeout, 5*time.Second), 1
+		return &conn{redis.NewClusterClient(o), "cluster " + strings.Join(o.Addrs, ",")}, nil
+	}
+	o := &redis.Options{Addr: t}
+	if url {
+		var err error
+		if o, err = redis.ParseURL(t); err != nil {
+			return nil, usagef("-redis: %v", err)
+		}
+	}
+	if c.user != "" {
+		o.Username = c.user
+	}
+	if c.password != "" {
+		o.Password = c.password
+	}
+	o.DialTimeout, o.MaxRetries = min(c.timeout, 5*time.Second), 1
+	return &conn{redis.NewClient(o), o.Addr}, nil
+}
+
+// keyErr names the server and the key in a Redis error.
+func (c *conn) keyErr(key string, err error) error {
+	return fmt.Errorf("%s: key %q: %w", c.server, key, err)
+}
+
+// withTimeout bounds one command's Redis calls.
+func (e *env) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, e.conn.timeout)
+}

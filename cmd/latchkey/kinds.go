@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/redis/go-redis/v9"
+)
+
+// The kinds of synchronizer, as -kind and the output name them.
+const (
+	kindMutex     = "mutex"
+	kindFairLock  = "fairlock"
+	kindRWLock    = "rwlock"
+	kindSemaphore = "semaphore"
+	kindPermits   = "permitsemaphore"
+	kindLatch     = "countdownlatch"
+	// kindCounter is a plain integer string: a semaphore or a latch, which
+	// the layout cannot tell apart (-kind says which).
+	kindCounter = "semaphore|countdownlatch"
+	kindNone    = "none"  // nothing under the name
+	kindOther   = "other" // a key that is no synchronizer's layout
+)
+
+const kindList = "mutex, fairlock, rwlock, semaphore, permitsemaphore, countdownlatch"
+
+// checkKind validates a -kind value ("" means detect).
+func checkKind(k string) error {
+	switch k {
+	case "", kindMutex, kindFairLock, kindRWLock, kindSemaphore, kindPermits, kindLatch:
+		return nil
+	}
+	return usagef("-kind %q: want one of %s", k, kindList)
+}
+
+// names are the keys and channels of every kind under one name, derived by
+// Redisson's rules (internal/keys) and latchkey's own alongside.
+type names struct {
+	name string
+
+	token                    string // redisson_lock_token:{N}, the fencing counter
+	lockQueue, lockDeadlines string // latchkey's mutex waiter queue and deadlines
+	lockGrant                string // latchkey_lock_grant:{N}
+	fairQueue, fairDeadlines string // Redisson's fair-lock queue and deadlines
+	fairHeartbeats           string // latchkey_lock_heartbeat:{N}
+	writers                  string // latchkey_rwlock_writers:{N}
+	permitLeases             string // {N}:timeout, the permit semaphore's zset
+	semQueue, semDeadlines   string // latchkey's semaphore waiter queue and deadlines
+
+	lockChannel, rwChannel, semChannel, latchChannel string
+}
+
+func namesOf(name string) names {
+	return names{
+		name:           name,
+		token:          keys.TokenKey(name),
+		lockQueue:      keys.Prefix("latchkey_lock_queue", name),
+		lockDeadlines:  keys.Prefix("latchkey_lock_timeout", name),
+		lockGrant:      keys.Prefix("latchkey_lock_grant", name),
+		fairQueue:      keys.Prefix("redisson_lock_queue", name),
+		fairDeadlines:  keys.Prefix("redisson_lock_timeout", name),
+		fairHeartbeats: keys.Prefix("latchkey_lock_heartbeat", name),
+		writers:        keys.Prefix("latchkey_rwlock_writers", name),
+		permitLeases:   keys.Suffix(name, "timeout"),
+		semQueue:       keys.Prefix("latchkey_semaphore_queue", name),
+		semDeadlines:   keys.Prefix("latchkey_semaphore_timeout", name),
+		lockChannel:    keys.LockChannel(name),
+		rwChannel:      keys.Prefix("redisson_rwlock", name),
+		semChannel:     keys.Prefix("redisson_sc", name),
+		// Redisson always braces the latch's name, hash tag or not.
+		latchChannel: "redisson_countdownlatch__channel__{" + name + "}",
+	}
+}
+
+// detect tells the kind of name from what Redis holds: a hash with a mode
+// field is a read-write lock, another hash of owner fields a lock (a fair
+// one when Redisson's fair queue is beside it), an integer string with the
+// permit zset beside it a permit semaphore, any other integer string a
+// semaphore or a latch (kindCounter). With nothing under the name itself,
+// waiters queued for a lock still make it that lock.
+func detect(ctx context.Context, c *conn, name string) (string, error) {
+	n := namesOf(name)
+	exists := map[string]*redis.IntCmd{}
+	var typ *redis.StatusCmd
+	var mode *redis.BoolCmd
+	_, err := c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		typ = p.Type(ctx, name)
+		mode = p.HExists(ctx, name, "mode")
+		for _, k := range []string{n.fairQueue, n.fairDeadlines, n.fairHeartbeats, n.lockQueue, n.permitLeases, n.writers, n.token} {
+			exists[k] = p.Exists(ctx, k)
+		}
+		return nil
+	})
+	if err != nil && typ.Err() != nil {
+		return "", c.keyErr(name, typ.Err())
+	}
+	has := func(k string) bool { return exists[k].Val() == 1 }
+	fair := has(n.fairQueue) || has(n.fairDeadlines) || has(n.fairHeartbeats)
+	switch typ.Val() {
+	case "hash":
+		switch {
+		case mode.Val():
+			return kindRWLock, nil
+		case !lockFields(ctx, c, name):
+			return kindOther, nil
+		case fair && !has(n.lockQueue):
+			return kindFairLock, nil
+		}
+		return kindMutex, nil
+	case "string":
+		v, err := c.client.Get(ctx, name).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return "", c.keyErr(name, err)
+		}
+		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+			return kindOther, nil
+		}
+		if has(n.permitLeases) {
+			return kindPermits, nil
+		}
+		return kindCounter, nil
+	case "none":
+		switch {
+		case has(n.lockQueue):
+			return kindMutex, nil
+		case fair:
+			return kindFairLock, nil
+		case has(n.writers):
+			return kindRWLock, nil
+		case has(n.permitLeases):
+			return kindPermits, nil
+		case has(n.token):
+			return kindMutex, nil // free, its fencing counter left from earlier holds
+		}
+		return kindNone, nil
+	}
+	return kindOther, nil
+}
+
+// lockFields reports whether every field of the hash name is an owner id
+// with an integer hold count, as in a Redisson lock.
+func lockFields(ctx context.Context, c *conn, name string) bool {
+	m, err := c.client.HGetAll(ctx, name).Result()
+	if err != nil {
+		return false
+	}
+	for f, v := range m {
+		if _, err := strconv.ParseInt(v, 10, 64); err != nil || !ownerShaped(f) {
+			return false
+		}
+	}
+	return true
+}
+
+// ownerShaped reports whether f looks like a Redisson owner field:
+// <client id>:<n>, or <client id>:<n>:write for a writer.
+func ownerShaped(f string) bool {
+	f = strings.TrimSuffix(f, ":write")
+	i := strings.LastIndexByte(f, ':')
+	if i <= 0 || i == len(f)-1 {
+		return false
+	}
+	_, err := strconv.ParseUint(f[i+1:], 10, 64)
+	return err == nil
+}
+
+// auxiliary reports whether key is one of the keys that latchkey or
+// Redisson keep beside a synchronizer (queues, deadlines, tokens, grants,
+// markers, per-hold timeouts, permit leases), which ls does not list as
+// entries of their own.
+func auxiliary(key string) bool {
+	switch {
+	case strings.HasPrefix(key, "latchkey_"), strings.HasPrefix(key, "redisson_"):
+		return true
+	case strings.Contains(key, ":rwlock_timeout:"):
+		return true
+	case strings.HasSuffix(key, ":timeout") && strings.Contains(key, "{"):
+		return true // {N}:timeout, a permit semaphore's leases
+	}
+	return false
+}

@@ -1,0 +1,152 @@
+// Command latchkey inspects the distributed synchronizers that latchkey and
+// Redisson keep in Redis: who holds a lock, for how long, who waits, how
+// many permits are left, what a latch's count is.
+//
+// Usage:
+//
+//	latchkey [connection flags] COMMAND [flags] ARGS
+//
+// The commands:
+//
+//	inspect [-json] [-kind K] NAME...  show what is held and who waits
+//	ls [-json] [PATTERN]               list the synchronizers present (SCAN)
+//	watch [-kind K] [-every D] NAME    follow a synchronizer as it changes
+//	unlock [-yes] [-kind K] NAME       force-unlock a lock, waking its waiters
+//
+// The connection flags (also accepted after the command) are -redis ADDR
+// (host:port, a comma-separated list of seeds with -cluster, or a redis://
+// or rediss:// URL; the default is $REDIS_URL, else 127.0.0.1:6379),
+// -cluster, -user, -password and -timeout.
+//
+// Exit status: 0 on success, 1 on a runtime error (Redis unreachable, a
+// command failed), 2 on a usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A command runs one subcommand with its arguments.
+type command struct {
+	run     func(ctx context.Context, e *env, args []string) error
+	summary string
+}
+
+var commands = map[string]command{
+	"inspect": {runInspect, "inspect [-json] [-kind K] NAME...   show holders, TTL, token, waiters, permits, count"},
+	"ls":      {runLs, "ls [-json] [PATTERN]                list the synchronizers present (SCAN, default *)"},
+	"watch":   {runWatch, "watch [-kind K] [-every D] NAME     print each change of NAME as it happens"},
+	"unlock":  {runUnlock, "unlock [-yes] [-kind K] NAME        force-unlock NAME, waking latchkey and Redisson waiters"},
+}
+
+// order is the order in which usage lists the commands.
+var order = []string{"inspect", "ls", "watch", "unlock"}
+
+// env is what every command shares: the connection settings and the
+// process's standard streams.
+type env struct {
+	conn   connFlags
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// usageError is a mistake in the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+func main() {
+	redis.SetLogger(quiet{}) // errors reach the user once, with the server and key
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr})
+	stop()
+	os.Exit(code)
+}
+
+// run parses the global flags, runs the command and returns the exit status.
+func run(ctx context.Context, args []string, e *env) int {
+	fs := flag.NewFlagSet("latchkey", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() { usage(e.stderr, fs) }
+	e.conn.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() == 0 {
+		usage(e.stderr, fs)
+		return 2
+	}
+	name := fs.Arg(0)
+	if name == "help" {
+		usage(e.stdout, fs)
+		return 0
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(e.stderr, "latchkey: unknown command %q\n", name)
+		usage(e.stderr, fs)
+		return 2
+	}
+	err := c.run(ctx, e, fs.Args()[1:])
+	var ue *usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(e.stderr, "latchkey %s: %v\n", name, err)
+		return 2
+	case errors.Is(err, errFlags):
+		return 2 // the flag package has said what was wrong
+	}
+	fmt.Fprintf(e.stderr, "latchkey %s: %v\n", name, err)
+	return 1
+}
+
+// errFlags is a command's flag parse error, already reported by package flag.
+var errFlags = errors.New("bad flags")
+
+// parseFlags parses a command's flags, connection flags included, and
+// returns its arguments.
+func (e *env) parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(e.stderr)
+	e.conn.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, errFlags
+	}
+	return fs.Args(), nil
+}
+
+func usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: latchkey [connection flags] COMMAND [flags] ARGS\n\nCommands:\n")
+	for _, name := range order {
+		fmt.Fprintf(w, "  %s\n", commands[name].summary)
+	}
+	fmt.Fprintf(w, "\nKinds (-kind): %s.\n\nConnection flags (also accepted after the command):\n", kindList)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// quiet is a go-redis logger that says nothing.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}

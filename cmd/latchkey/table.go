@@ -1,0 +1,157 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// newTable returns an aligned-columns writer on w; Flush it.
+func newTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+}
+
+// row writes cells as one tab-separated line.
+func row(w io.Writer, cells ...any) {
+	s := make([]string, len(cells))
+	for i, c := range cells {
+		s[i] = fmt.Sprint(c)
+	}
+	fmt.Fprintln(w, strings.Join(s, "\t"))
+}
+
+// millis shows a time to live: "-" for none (0), "no ttl" for -1.
+func millis(ms int64) string {
+	switch {
+	case ms == -1:
+		return "no ttl"
+	case ms == 0:
+		return "-"
+	}
+	return (time.Duration(ms) * time.Millisecond).String()
+}
+
+// deadline shows a waiter's deadline relative to now.
+func deadline(w Waiter) string {
+	if w.InMs < 0 {
+		return fmt.Sprintf("overdue %s", millis(-w.InMs))
+	}
+	return "in " + millis(max(w.InMs, 1))
+}
+
+// printState writes one name's state as aligned tables.
+func printState(out io.Writer, st *State) error {
+	t := newTable(out)
+	row(t, "NAME", st.Name)
+	row(t, "KIND", st.Kind)
+	if st.Kind == kindNone || st.Kind == kindOther {
+		row(t, "NOTE", st.Note)
+		return t.Flush()
+	}
+	row(t, "TTL", millis(st.TTLms))
+	if st.Mode != "" {
+		row(t, "MODE", st.Mode)
+	}
+	if st.Token != nil {
+		row(t, "TOKEN", *st.Token)
+	}
+	if st.Permits != nil {
+		row(t, "PERMITS", *st.Permits)
+	}
+	if st.Count != nil {
+		row(t, "COUNT", *st.Count)
+	}
+	if st.Granted != "" {
+		row(t, "GRANTED", st.Granted+" (not yet taken)")
+	}
+	if st.Note != "" {
+		row(t, "NOTE", st.Note)
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	rw := st.Kind == kindRWLock
+	if len(st.Holders) > 0 {
+		fmt.Fprintln(out)
+		t = newTable(out)
+		row(t, cells(rw, "HOLDER", "COUNT", "MODE", "TTL", "CLIENT")...)
+		for _, h := range st.Holders {
+			d := "-"
+			if h.TTLms != nil {
+				d = millis(*h.TTLms)
+			}
+			row(t, cells(rw, h.Owner, h.Count, h.Mode, d, h.Client)...)
+		}
+		if err := t.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(st.Leases) > 0 {
+		fmt.Fprintln(out)
+		t = newTable(out)
+		row(t, "PERMIT", "TTL")
+		for _, p := range st.Leases {
+			d := "permanent"
+			if p.TTLms >= 0 {
+				d = millis(p.TTLms)
+			}
+			row(t, p.ID, d)
+		}
+		if err := t.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(st.Queue) > 0 {
+		fmt.Fprintln(out)
+		t = newTable(out)
+		counted := st.Permits != nil
+		row(t, waiterCells(rw, counted, "#", "WAITER", "MODE", "PERMITS", "DEADLINE", "CLIENT")...)
+		for i, w := range st.Queue {
+			row(t, waiterCells(rw, counted, i+1, w.Owner, w.Mode, w.Permits, deadline(w), w.Client)...)
+		}
+		return t.Flush()
+	}
+	return nil
+}
+
+// cells drops the holder columns MODE and TTL (the third and fourth)
+// unless the lock is a read-write lock, where holds differ in both.
+func cells(rw bool, c ...any) []any {
+	if rw {
+		return c
+	}
+	return append(c[:2:2], c[4:]...)
+}
+
+// waiterCells drops the waiter columns MODE (third) unless rw, and
+// PERMITS (fourth) unless the waiters ask for permits.
+func waiterCells(rw, counted bool, c ...any) []any {
+	out := c[:2:2]
+	if rw {
+		out = append(out, c[2])
+	}
+	if counted {
+		out = append(out, c[3])
+	}
+	return append(out, c[4:]...)
+}
+
+// holdersCell shows holders compactly for ls and watch: owner(count), ...
+func holdersCell(hs []Holder) string {
+	if len(hs) == 0 {
+		return "-"
+	}
+	s := make([]string, len(hs))
+	for i, h := range hs {
+		s[i] = h.Owner
+		if h.Mode == "write" {
+			s[i] += "(w)"
+		}
+		if h.Count != 1 {
+			s[i] += fmt.Sprintf("×%d", h.Count)
+		}
+	}
+	return strings.Join(s, ",")
+}
