@@ -34,6 +34,7 @@ func (l *Latch) wait(ctx context.Context, budget time.Duration) (bool, error) {
 	defer looks.leave()
 	began := time.Now()
 	ok, err := wait.Until(ctx, budget, wait.Spec{
+		Client: l.client, Kind: "countdownlatch", Name: l.name,
 		Hub:     l.cfg.HubFor(l.client),
 		Channel: l.channel,
 		// Every message wakes every waiter: ZERO_COUNT opens the latch, and

@@ -80,6 +80,7 @@ func New(clients []redis.UniversalClient, name string, opts ...Option) *Mutex {
 		cfg:      cfg,
 		holds:    hold.New("redlock: " + name),
 	}
+	m.holds.Observe(clients[0], "redlock", name)
 	if m.nodeTimeout() >= m.cfg.TTL() {
 		panic("redlock: New: WithNodeTimeout: timeout must be below the lease")
 	}
@@ -149,6 +150,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 		return false, rand.N(m.cfg.retryDelay) + 1, nil
 	}
 	ok, err := wait.Until(ctx, budget, wait.Spec{
+		Client: m.clients[0], Kind: "redlock", Name: m.name,
 		Hub:     m.cfg.Hub,
 		Channel: m.channel,
 		Policy:  notify.WakeOne,

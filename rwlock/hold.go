@@ -6,6 +6,7 @@ import (
 
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/lease"
+	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/scripts"
 )
 
@@ -36,6 +37,7 @@ func (rw *RWMutex) keepers() (readKeep, writeKeep hold.Keeper) {
 			Client: rw.client, Kind: kind, Keys: keys,
 			Args:  func(id string) []any { return []any{field(id, s)} },
 			Lease: rw.cfg.Watchdog, Sync: rw.cfg.Sync.Timeout(),
+			What: observe.Event{Kind: "rwlock", Name: rw.name},
 		}
 	}
 	readKeep = watchdog(renewRead, func(id string) []string { return []string{rw.name, rw.timeoutPrefix(id)} }, read)

@@ -75,6 +75,7 @@ func New(client redis.UniversalClient, name string, opts ...Option) *RWMutex {
 		cfg:     cfg,
 		holds:   hold.New("rwlock: " + name),
 	}
+	rw.holds.Observe(client, "rwlock", name)
 	rw.readKeep, rw.writeKeep = rw.keepers()
 	rw.r.rw, rw.w.rw = rw, rw
 	return rw

@@ -6,6 +6,7 @@ import (
 
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/shared"
 	"github.com/redis/go-redis/v9"
 )
@@ -58,10 +59,13 @@ type Watchdog struct {
 	Args   func(owner string) []any
 	Lease  time.Duration
 	Sync   time.Duration
+	// Kind and name of the primitive, for the client's hooks (see
+	// observe.Hooks.RenewalFailed).
+	What observe.Event
 }
 
 func (w *Watchdog) Keep(id string, started time.Time, lost func(error)) Keeping {
-	h := &lease.Hold{Kind: w.Kind, Keys: w.Keys(id), Args: w.Args(id), Lease: w.Lease, Sync: w.Sync, Lost: lost}
+	h := &lease.Hold{Kind: w.Kind, Keys: w.Keys(id), Args: w.Args(id), Lease: w.Lease, Sync: w.Sync, Lost: lost, What: w.What}
 	s := shared.For(w.Client).Watchdog()
 	s.Add(h, started)
 	return watched{s, h}

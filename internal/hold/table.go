@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/observe"
+	"github.com/redis/go-redis/v9"
 )
 
 // Any, as a class, stands for every class of hold.
@@ -22,6 +24,9 @@ const Any = -1
 // or for a read-write lock its hash field. It is safe for concurrent use.
 type Table struct {
 	what string // "<pkg>: <name>", for errors
+	// whose hooks hear of holds' ends, and as what (see Observe)
+	client     redis.UniversalClient
+	kind, name string
 
 	mu    sync.Mutex
 	seq   uint64
@@ -58,6 +63,13 @@ type Hold struct {
 // "mutex: orders".
 func New(what string) *Table {
 	return &Table{what: what, holds: make(map[string]*Hold), cur: make(map[int]*Hold), lost: make(map[string]struct{})}
+}
+
+// Observe makes the ends of t's holds reported to the hooks of c (see
+// observe.Hooks: Released, Lost) as the primitive kind called name. Call it
+// before any hold is taken.
+func (t *Table) Observe(c redis.UniversalClient, kind, name string) {
+	t.client, t.kind, t.name = c, kind, name
 }
 
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -307,6 +319,14 @@ func (t *Table) endLocked(h *Hold, err error) {
 
 func (t *Table) finishLocked(h *Hold, err error) {
 	h.err = err
+	if t.client != nil {
+		e := observe.Event{Kind: t.kind, Name: t.name, Err: err}
+		if err == nil {
+			observe.Report(t.client, observe.Released, e)
+		} else {
+			observe.Report(t.client, observe.Lost, e)
+		}
+	}
 	close(h.done)
 	for _, cancel := range h.cancels {
 		cancel(err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/scripts"
 )
 
@@ -51,6 +52,9 @@ type Hold struct {
 	// never from Add's caller, when the hold is found gone or cannot be
 	// renewed before its validity ends. It must not block.
 	Lost func(error)
+	// What names the hold's primitive to the client's hooks (see
+	// observe.Hooks.RenewalFailed).
+	What observe.Event
 
 	next     time.Time   // when the next renewal is due
 	valid    time.Time   // local validity: last confirmed renewal + Lease

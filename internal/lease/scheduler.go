@@ -8,6 +8,7 @@ import (
 
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -264,7 +265,10 @@ func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
 		err = fmt.Errorf("lease: renewal returned %d results for %d holds", len(res), len(hs))
 	}
 
-	var lost []lostHold
+	var (
+		lost   []lostHold
+		failed []observe.Event
+	)
 	now := time.Now()
 	s.mu.Lock()
 	for i, h := range hs {
@@ -284,9 +288,14 @@ func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
 		default: // retried until the expiry timer gives up
 			h.failures, h.lastErr = h.failures+1, err
 			h.next = now.Add(h.retryDelay())
+			failed = append(failed, h.What)
 		}
 	}
 	s.mu.Unlock()
+	for _, e := range failed {
+		e.Err = err
+		observe.Report(s.client, observe.RenewalFailed, e)
+	}
 	for _, l := range lost {
 		if l.res < 0 {
 			l.h.Lost(fmt.Errorf("%w: the name holds another type of value now", lostErr))

@@ -18,6 +18,7 @@ import (
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -105,6 +106,7 @@ type Lock struct {
 // renewal of Redisson's hash locks.
 func New(client redis.UniversalClient, pkg, name string, cfg *lockopt.Common, proto Protocol) *Lock {
 	l := &Lock{Client: client, Pkg: pkg, Name: name, Cfg: cfg, Proto: proto, Holds: hold.New(pkg + ": " + name)}
+	l.Holds.Observe(client, pkg, name)
 	if cfg.Fixed > 0 {
 		l.keep = hold.Fixed(cfg.Fixed)
 	} else {
@@ -115,6 +117,7 @@ func New(client redis.UniversalClient, pkg, name string, cfg *lockopt.Common, pr
 			Args:   func(id string) []any { return []any{id} },
 			Lease:  cfg.Watchdog,
 			Sync:   cfg.Sync.Timeout(),
+			What:   observe.Event{Kind: pkg, Name: name},
 		}
 	}
 	return l
@@ -179,7 +182,7 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 		holds  int64 // the owner's holds on the server after the acquisition
 		unsure bool  // an attempt failed without a reply: it may have been applied
 	)
-	spec := wait.Spec{Hub: w.Hub}
+	spec := wait.Spec{Hub: w.Hub, Client: l.Client, Kind: l.Pkg, Name: l.Name}
 	l.Proto.Listen(w, &spec)
 	// since is when the earliest attempt that may have been granted was
 	// sent: an attempt without an answer may have been applied, and a later

@@ -15,11 +15,14 @@ package wait
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/fault"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/observe"
+	"github.com/redis/go-redis/v9"
 )
 
 // Backstop is the longest a waiter sleeps between attempts without a
@@ -33,6 +36,11 @@ type Attempt func(ctx context.Context) (ok bool, retry time.Duration, err error)
 
 // Spec describes one blocking call.
 type Spec struct {
+	// Client, Kind and Name say where and as what the call's end is
+	// reported (see observe.Hooks: Acquired, Abandoned, NotReplicated).
+	// Nothing is reported without a Client.
+	Client     redis.UniversalClient
+	Kind, Name string
 	// Hub carries the wake-ups. It may be nil: the loop then sleeps only
 	// for the attempts' retry bounds (RedLock, whose waiters have no single
 	// server to listen to).
@@ -54,6 +62,12 @@ type Spec struct {
 	Expect  func() int
 	Heard   func(n int) (now bool, within time.Duration)
 	Attempt Attempt
+	// HintPolicy, if set, makes the waiter count only the Hint messages
+	// that it counts as at least HintNeed (see
+	// notify.Hub.SubscribeCounterNeed): a semaphore waiter counts only
+	// Redisson's releases that leave enough permits for it.
+	HintPolicy notify.WakePolicy
+	HintNeed   int
 	// Hinted, if set, says whether the waiter needs Hint's messages now;
 	// it is asked after each attempt. Otherwise it always does.
 	Hinted func() bool
@@ -85,6 +99,9 @@ const AbandonTimeout = 5 * time.Second
 // an error matching ctx.Err(); a closed Hub returns an error matching
 // ErrClosed.
 func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error) {
+	if observe.For(s.Client) != nil {
+		defer s.report(time.Now(), wait, &s.Attempt)(&ok, &err)
+	}
 	defer func() {
 		if !ok && s.Abandon != nil {
 			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), AbandonTimeout)
@@ -197,6 +214,33 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 		l.recount() // the attempt's answer says where the waiter stands
 		if ok, retry, err = f.attempt(ctx, s); ok || err != nil {
 			return ok, f.final(err)
+		}
+	}
+}
+
+// report counts s's attempts through *attempt, and returns what reports
+// the end of the call started at start with budget wait.
+func (s Spec) report(start time.Time, wait time.Duration, attempt *Attempt) func(ok *bool, err *error) {
+	first, n := false, 0
+	inner := *attempt
+	*attempt = func(ctx context.Context) (bool, time.Duration, error) {
+		ok, retry, err := inner(ctx)
+		if n++; n == 1 {
+			first = ok
+		}
+		return ok, retry, err
+	}
+	return func(ok *bool, err *error) {
+		e := observe.Event{Kind: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: !first}
+		switch {
+		case *ok:
+			observe.Report(s.Client, observe.Acquired, e)
+		case errors.Is(*err, lockerr.ErrNotReplicated):
+			e.Err = *err
+			observe.Report(s.Client, observe.NotReplicated, e)
+		case wait != 0 && (*err == nil || errors.Is(*err, context.Canceled) || errors.Is(*err, context.DeadlineExceeded)):
+			e.Err = *err
+			observe.Report(s.Client, observe.Abandoned, e)
 		}
 	}
 }
