@@ -14,7 +14,7 @@ func init() {
 		Color: "#3949ab",
 		Kind:  KindRWLock,
 		Rank:  40,
-		About: "latchkey rwlock with its defaults: watchdog lease 30s; a write unlock wakes every waiter.",
+		About: "latchkey rwlock with its defaults: watchdog lease 30s; writer preference (a waiting writer holds back new readers; readers held back before a write unlock enter after it).",
 		New:   func(c *Conn, name string) any { return rwLock{rwlock.New(c.Client, name)} },
 		Close: closeLatchkey,
 	})

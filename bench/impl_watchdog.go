@@ -16,7 +16,7 @@ func init() {
 		Kind:  KindWatchdog,
 		Rank:  70,
 		About: "latchkey mutex with WithWatchdogTimeout(1.5s): one renewal scheduler per client renews " +
-			"every held lock each 500ms, batching up to 100 locks per script call.",
+			"every held lock each 500ms, in passes a tenth of the lease apart that batch up to 100 locks per script call.",
 		New: func(c *Conn, name string) any {
 			return keptMutex{latchkeyMutex{mutex.New(c.Client, name, mutex.WithWatchdogTimeout(watchdogLease))}}
 		},

@@ -23,7 +23,7 @@ func init() {
 		Color: "#5e35b1",
 		Kind:  KindLatch,
 		Rank:  60,
-		About: "latchkey countdownlatch: one message on the latch's channel releases every waiter of a process.",
+		About: "latchkey countdownlatch: one message on the latch's channel releases every waiter of a process, which share one look at the count.",
 		New:   func(c *Conn, name string) any { return latchkeyLatch{countdownlatch.New(c.Client, name), c} },
 		Close: closeLatchkey,
 	})
