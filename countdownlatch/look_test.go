@@ -2,32 +2,12 @@ package countdownlatch_test
 
 import (
 	"context"
-	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/latchkey/latchkey/countdownlatch"
+	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/pubsub"
-	"github.com/redis/go-redis/v9"
 )
-
-// getCounter counts the GETs a client sends.
-type getCounter struct{ n atomic.Int64 }
-
-func (g *getCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (g *getCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if strings.EqualFold(cmd.Name(), "get") {
-			g.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (g *getCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
 
 // The zero message wakes every waiter of a client: they share one look at
 // the count rather than take one each.
@@ -41,7 +21,7 @@ func TestLatch_oneLookPerClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := newClient()
-	var gets getCounter
+	gets := locktest.Commands{Only: "get"}
 	other.AddHook(&gets)
 	const n = 50
 	done := make(chan error, n)
@@ -49,7 +29,7 @@ func TestLatch_oneLookPerClient(t *testing.T) {
 		go func() { done <- countdownlatch.New(other, name).Wait(ctx) }()
 	}
 	waiters(t, pubsub.Shared(other), n)
-	before := gets.n.Load()
+	before := gets.N()
 	if err := l.CountDown(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +37,7 @@ func TestLatch_oneLookPerClient(t *testing.T) {
 		released(t, done, fast, "count 0")
 	}
 	// One look, or two if the message came while an older look was out.
-	if got := gets.n.Load() - before; got > 2 {
+	if got := gets.N() - before; got > 2 {
 		t.Errorf("%d waiters of one client took %d looks at the count after the last CountDown, want at most 2", n, got)
 	}
 }

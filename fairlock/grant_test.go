@@ -4,32 +4,14 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/fairlock"
 	"github.com/latchkey/latchkey/internal/lockcore"
-	"github.com/redis/go-redis/v9"
+	"github.com/latchkey/latchkey/internal/locktest"
 )
-
-// commands counts the commands a client sends (pub/sub reads aside).
-type commands struct{ n atomic.Int64 }
-
-func (c *commands) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-func (c *commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.n.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
-}
 
 // A release grants the fair lock to the latchkey waiter first in line: it
 // returns from Lock on the release's letter without a command of its own,
@@ -40,7 +22,7 @@ func TestGrantOneTrip(t *testing.T) {
 	ctx, name := testCtx(t), lockName()
 	c := newClient()
 	a := fairlock.New(newClient(), name)
-	var sent commands
+	var sent locktest.Commands
 	bc := newClient()
 	bc.AddHook(&sent)
 	b := fairlock.New(bc, name)
@@ -50,14 +32,14 @@ func TestGrantOneTrip(t *testing.T) {
 	done := goLock(func() error { return b.Lock(ctx) })
 	waitQueued(t, c, name, 1)
 	waitSubscribed(t, c, name, 0)
-	before := sent.n.Load()
+	before := sent.N()
 	if err := a.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if r := await(t, done, 5*time.Second); r.err != nil {
 		t.Fatal(r.err)
 	}
-	if n := sent.n.Load() - before; n != 0 {
+	if n := sent.N() - before; n != 0 {
 		t.Errorf("the granted waiter sent %d commands before Lock returned, want 0", n)
 	}
 	if fields := c.HGetAll(ctx, name).Val(); len(fields) != 1 {

@@ -13,26 +13,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/redis/go-redis/v9"
 )
-
-// commands counts the commands a client sends (pub/sub reads aside).
-type commands struct{ n atomic.Int64 }
-
-func (c *commands) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-func (c *commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.n.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
-}
 
 // A release grants the lock to the waiter at the head of the queue: the
 // waiter returns from Lock on the release's letter, without a command of
@@ -51,7 +35,7 @@ func TestGrant_oneTrip(t *testing.T) {
 	}
 
 	a := mutex.New(client(t, s), name)
-	var sent commands
+	var sent locktest.Commands
 	bc := client(t, s)
 	bc.AddHook(&sent)
 	b := mutex.New(bc, name)
@@ -62,14 +46,14 @@ func TestGrant_oneTrip(t *testing.T) {
 	go func() { done <- b.Lock(ctx) }()
 	waitForWaiter(t, raw, name)
 	time.Sleep(20 * time.Millisecond) // b asleep, its attempts over
-	before := sent.n.Load()
+	before := sent.N()
 	if err := a.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if n := sent.n.Load() - before; n != 0 {
+	if n := sent.N() - before; n != 0 {
 		t.Errorf("the granted waiter sent %d commands before Lock returned, want 0", n)
 	}
 	if b.Token() <= a.Token() {

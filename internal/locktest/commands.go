@@ -1,0 +1,44 @@
+package locktest
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Commands is a go-redis hook that counts the commands a client sends
+// (pub/sub reads aside): all of them, or with Only set, those of that name.
+// Add it with the client's AddHook.
+type Commands struct {
+	Only string // e.g. "get"; "" counts every command
+	n    atomic.Int64
+}
+
+// N returns the commands counted so far.
+func (c *Commands) N() int64 { return c.n.Load() }
+
+func (c *Commands) count(cmd redis.Cmder) {
+	if c.Only == "" || strings.EqualFold(cmd.Name(), c.Only) {
+		c.n.Add(1)
+	}
+}
+
+func (c *Commands) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *Commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.count(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *Commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			c.count(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
