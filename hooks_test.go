@@ -143,6 +143,24 @@ func TestHooks_mutex(t *testing.T) {
 		t.Errorf("lost: %+v", e)
 	}
 
+	// A re-entry is an acquisition that says so; its hold ends once.
+	r.take()
+	octx := latchkey.WithOwner(ctx)
+	for range 2 {
+		if err := m.Lock(octx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if err := m.Unlock(octx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev, last = r.take()
+	if !same(ev, []string{"acquired mutex " + name, "acquired mutex " + name, "released mutex " + name}) || !last["acquired"].Reentered {
+		t.Errorf("re-entry: %q, last acquisition Reentered %v", ev, last["acquired"].Reentered)
+	}
+
 	latchkey.SetHooks(c, nil)
 	r.take()
 	if err := m.Lock(ctx); err != nil {

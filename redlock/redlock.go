@@ -150,7 +150,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 		return false, rand.N(m.cfg.retryDelay) + 1, nil
 	}
 	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Client: m.clients[0], Kind: "redlock", Name: m.name,
+		Client: m.clients[0], Kind: "redlock", Name: m.name, Reentry: reentrant && m.holds.Get(id) != nil,
 		Hub:     m.cfg.Hub,
 		Channel: m.channel,
 		Policy:  notify.WakeOne,

@@ -98,7 +98,7 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 		}
 	}
 	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Client: rw.client, Kind: "rwlock", Name: rw.name,
+		Client: rw.client, Kind: "rwlock", Name: rw.name, Reentry: reentrant && hadLocal,
 		Hub:     rw.cfg.HubFor(rw.client),
 		Channel: rw.channel,
 		Policy:  wakePolicy,

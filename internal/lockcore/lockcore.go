@@ -182,7 +182,7 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 		holds  int64 // the owner's holds on the server after the acquisition
 		unsure bool  // an attempt failed without a reply: it may have been applied
 	)
-	spec := wait.Spec{Hub: w.Hub, Client: l.Client, Kind: l.Pkg, Name: l.Name}
+	spec := wait.Spec{Hub: w.Hub, Client: l.Client, Kind: l.Pkg, Name: l.Name, Reentry: w.Holding}
 	l.Proto.Listen(w, &spec)
 	// since is when the earliest attempt that may have been granted was
 	// sent: an attempt without an answer may have been applied, and a later

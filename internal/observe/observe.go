@@ -24,6 +24,10 @@ type Event struct {
 	// Waited reports whether the call had to wait: its first attempt did
 	// not acquire (Acquired).
 	Waited bool
+	// Reentered reports an owner's re-entry of a hold it had through the
+	// handle already (Acquired): that hold ends, and Released or Lost is
+	// reported, once, with its last count.
+	Reentered bool
 	// Err is the cause (Lost, RenewalFailed, NotReplicated), or the
 	// context's error that ended a wait (Abandoned; nil when the wait's
 	// own budget ran out).
@@ -35,8 +39,9 @@ type Event struct {
 // goroutine that acted (a Lock call's, or the watchdog's): they must be
 // quick, and must not call the primitive that reports to them.
 type Hooks struct {
-	// Acquired: a lock, read or write lock or permits were acquired, or a
-	// latch's Wait returned because the latch opened.
+	// Acquired: a lock, read or write lock or permits were acquired (a
+	// re-entry too: see Event.Reentered), or a latch's Wait returned
+	// because the latch opened.
 	Acquired func(Event)
 	// Released: a hold ended with its release (the last count of a
 	// reentrant hold), or permits were released.

@@ -41,6 +41,7 @@ type Spec struct {
 	// Nothing is reported without a Client.
 	Client     redis.UniversalClient
 	Kind, Name string
+	Reentry    bool // the caller re-enters a hold of its own (Event.Reentered)
 	// Hub carries the wake-ups. It may be nil: the loop then sleeps only
 	// for the attempts' retry bounds (RedLock, whose waiters have no single
 	// server to listen to).
@@ -231,7 +232,7 @@ func (s Spec) report(start time.Time, wait time.Duration, attempt *Attempt) func
 		return ok, retry, err
 	}
 	return func(ok *bool, err *error) {
-		e := observe.Event{Kind: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: !first}
+		e := observe.Event{Kind: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: !first, Reentered: s.Reentry}
 		switch {
 		case *ok:
 			observe.Report(s.Client, observe.Acquired, e)

@@ -1,0 +1,44 @@
+package latchkey_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/latchkey/latchkey/mutex"
+)
+
+// LogHooks logs what an operator needs to know, here a hold lost because
+// its key was deleted behind its holder's back. Hooks are set per client;
+// latchkey logs nothing on its own.
+func ExampleLogHooks() {
+	// rdb stands in for redis.NewClient(&redis.Options{Addr: "localhost:6379"}).
+	rdb, stop := redistest.ExampleClient()
+	defer stop()
+	defer latchkey.Close(rdb)
+
+	// A program would pass slog.Default(); this logger leaves out the time,
+	// so that the output stays the same.
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	latchkey.SetHooks(rdb, latchkey.LogHooks(logger))
+
+	ctx := context.Background()
+	m := mutex.New(rdb, "report", mutex.WithWatchdogTimeout(300*time.Millisecond))
+	if err := m.Lock(ctx); err != nil {
+		panic(err)
+	}
+	rdb.Del(ctx, "report") // as another program, or an operator, might
+	<-m.Done()             // closes once the watchdog finds the hold gone
+	// Output:
+	// level=ERROR msg="latchkey: hold lost" kind=mutex name=report error="mutex: report: latchkey: hold lost: found gone on renewal"
+}
