@@ -20,13 +20,33 @@
 // the earliest lease ends and then takes the permit, even if nothing is
 // published.
 //
-// Waiters do not poll: releases and returned permits are published on the
-// semaphore's channel, and the process's pub/sub Hub wakes the local
-// waiters they may satisfy. A lost message costs a waiter a few seconds at
-// most.
+// Waiters are served in order: the waiters of every latchkey client queue
+// beside Redisson's keys, and a waiter for n permits (AcquireN) waits for
+// those ahead of it while those behind it wait for it, so that a waiter
+// for many permits is not starved by waiters for few. A single attempt
+// (TryAcquire with no wait) fails while others wait. Redisson clients know
+// nothing of the queue: they take permits that the queue leaves in the
+// count, and may overtake latchkey waiters or be overtaken by them, as
+// Redisson's semaphore is not fair.
 //
-// The semaphore is not fair: a waiter for many permits can be overtaken by
-// waiters for fewer.
+// Waiters do not poll, and a release wakes no herd. A release (or
+// AddPermits, SetPermits, TrySetPermits, permits whose lease ended, or a
+// waiter leaving the head of the queue) hands the permits it frees to the
+// waiters at the head of the queue, in order, in the same server call: it
+// acquires their permits for them, by the ids their Acquire chose, and a
+// letter on the pub/sub channel of each one's client tells it. Nobody else
+// is woken. Redisson's message still goes out on Redisson's channel, with
+// the count the queue left. Granted permits have a lease of 100ms until
+// the granted waiter takes them with one more round trip, setting the
+// lease its Acquire asked for; Acquire returns only once the server
+// answered that they were still held for it. The permits of a waiter that
+// died, or whose client missed the letter, expire after that grace as any
+// others do, and a waiter that comes for them later than that finds them
+// gone and waits on, queued again. A Redisson client's release, or an expiry that a Redisson client
+// finds, hands nothing to the queue: the waiter at its head listens on
+// Redisson's channel and tries again when a message says that permits
+// came back, and hands what it leaves to those behind it. A lost message
+// costs a waiter a few seconds at most.
 //
 // Redis keys, as Redisson lays them out for a semaphore named N:
 //
@@ -34,6 +54,15 @@
 //	{N}:timeout        zset, permit id (16 raw bytes) -> lease end in Unix ms,
 //	                   or 922337203685477 for a permanent permit
 //	redisson_sc:{N}    channel, message: a count of permits that came back
+//
+// and latchkey's beside them, which Redisson clients ignore (the same as
+// package semaphore's):
+//
+//	latchkey_semaphore_queue:{N}         list, the waiters in order
+//	latchkey_semaphore_timeout:{N}       zset, waiter -> when its entry lapses
+//	                                     unless it attempts again
+//	latchkey_semaphore__channel:{N}:<id> channel of the Hub <id>: grants'
+//	                                     letters to its waiters
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
 package permitsemaphore

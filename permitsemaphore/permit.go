@@ -9,14 +9,12 @@ import (
 
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 )
 
-var (
-	releaseScript = scripts.Get("pes_release")
-	leaseScript   = scripts.Get("pes_lease")
-)
+var leaseScript = scripts.Get("pes_lease")
 
 // A Permit is one permit taken from a Semaphore. Its ID releases it from
 // any goroutine or process, also through Semaphore.Release. A nil *Permit
@@ -83,11 +81,11 @@ func (p *Permit) Extend(ctx context.Context, lease Lease) error {
 	return err
 }
 
-// Release gives back the permit with the given id and wakes the waiters it
-// may satisfy. It returns an error matching latchkey.ErrNotHeld, and
-// changes nothing, if no such permit is held: the id is unknown, was
-// released already, or its lease ended (the permit was then returned to
-// the pool when it expired).
+// Release gives back the permit with the given id and hands it to the
+// waiter at the head of the queue if it satisfies it. It returns an error
+// matching latchkey.ErrNotHeld, and changes nothing, if no such permit is
+// held: the id is unknown, was released already, or its lease ended (the
+// permit was then returned to the pool when it expired).
 func (s *Semaphore) Release(ctx context.Context, id string) error {
 	return s.ReleaseAll(ctx, id)
 }
@@ -111,6 +109,9 @@ func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
 	if err == nil && n != int64(len(raw)) {
 		err = fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.name, lockerr.ErrNotHeld)
 	}
+	if err == nil {
+		observe.Report(s.client, observe.Released, observe.Event{Kind: "permitsemaphore", Name: s.name})
+	}
 	return err
 }
 
@@ -125,8 +126,7 @@ func (s *Semaphore) release(ctx context.Context, strict bool, raw ...any) (int64
 	if strict {
 		mode = "1"
 	}
-	args := append([]any{time.Now().UnixMilli(), pub, mode}, raw...)
-	rep := s.write(ctx, releaseScript, s.scriptKeys(), keys.Once(s.name, owner.New()), args...)
+	rep := s.resend(ctx, opsScript, s.write(opRelease, pub, "", mode, keys.Once(s.name, owner.New()), raw...))
 	n, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return 0, fmt.Errorf("permitsemaphore: release from %s: %w", s.name, err)
@@ -171,7 +171,7 @@ func (s *Semaphore) lease(ctx context.Context, id string, now time.Time, end any
 	if err != nil {
 		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
 	}
-	rep := s.write(ctx, leaseScript, s.scriptKeys(), "", now.UnixMilli(), pub, r, end)
+	rep := s.resend(ctx, leaseScript, scripts.Write{Keys: s.countKeys(), Args: []any{now.UnixMilli(), pub, r, end}, Sync: s.cfg.Sync.Timeout()})
 	ms, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)

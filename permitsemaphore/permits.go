@@ -9,40 +9,35 @@ import (
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/redis/go-redis/v9"
 )
 
-var (
-	countScript  = scripts.Get("pes_count")
-	addScript    = scripts.Get("pes_add")
-	trySetScript = scripts.Get("sem_try_set") // Redisson shares it with RSemaphore
-)
+var countScript = scripts.Get("pes_count")
 
 // AvailablePermits returns the number of permits available now, after
 // returning expired permits to the pool: 0 for a semaphore that was never
 // set, and a negative number after AddPermits or SetPermits took away more
 // than were available.
 func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
-	v, err := s.count(ctx, "")
+	v, err := s.count(ctx)
 	return v[0], err
 }
 
 // AcquiredPermits returns the number of permits held now, after returning
 // expired permits to the pool.
 func (s *Semaphore) AcquiredPermits(ctx context.Context) (int64, error) {
-	v, err := s.count(ctx, "")
+	v, err := s.count(ctx)
 	return v[1], err
 }
 
 // Permits returns the total number of permits, available and held, after
 // returning expired permits to the pool.
 func (s *Semaphore) Permits(ctx context.Context) (int64, error) {
-	v, err := s.count(ctx, "")
+	v, err := s.count(ctx)
 	return v[0] + v[1], err
 }
 
 // TrySetPermits sets the number of available permits to n if the semaphore
-// has none set yet (its key does not exist), and wakes waiters. It reports
+// has none set yet (its key does not exist), and hands them to waiters. It reports
 // whether it set them; if the semaphore was already set it changes
 // nothing. It returns an error matching latchkey.ErrInvalidPermits if n < 0.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
@@ -53,7 +48,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("permitsemaphore: set permits of %s: %w", s.name, err)
 	}
-	rep := s.write(ctx, trySetScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
+	rep := s.resend(ctx, opsScript, s.write(opTrySet, pub, "", n, keys.Once(s.name, owner.New())))
 	v, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return false, fmt.Errorf("permitsemaphore: set permits of %s: %w", s.name, err)
@@ -66,58 +61,47 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 
 // SetPermits sets the total number of permits, available and held, to n
 // by setting the available count to n less the permits held now (Redisson's
-// setPermits), and wakes waiters. If more than n are held, the available
-// count goes below zero until enough are released. It returns an error
-// matching latchkey.ErrInvalidPermits if n < 0.
+// setPermits), and hands those available to waiters. If more than n are
+// held, the available count goes below zero until enough are released. It
+// returns an error matching latchkey.ErrInvalidPermits if n < 0.
 func (s *Semaphore) SetPermits(ctx context.Context, n int64) error {
 	if n < 0 {
 		return fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
-	_, err := s.count(ctx, n)
-	return err
+	return s.add(ctx, opSet, n)
 }
 
 // AddPermits adds n permits, which may be negative, to the available count
-// and wakes waiters if n is positive. A negative n reduces the semaphore's
-// capacity: the count may go below zero, and Acquire waits until releases
-// bring it back above. The semaphore is created if it was never set.
+// and hands them to waiters if n is positive. A negative n reduces the
+// semaphore's capacity: the count may go below zero, and Acquire waits
+// until releases bring it back above. The semaphore is created if it was
+// never set.
 func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
+	return s.add(ctx, opAdd, n)
+}
+
+// add runs the add or set operation with n.
+func (s *Semaphore) add(ctx context.Context, op string, n int64) error {
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
-		rep := s.write(ctx, addScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
+		rep := s.resend(ctx, opsScript, s.write(op, pub, "", n, keys.Once(s.name, owner.New())))
 		if err = rep.Err(); err == nil {
 			err = rep.SyncErr()
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("permitsemaphore: add %d permits to %s: %w", n, s.name, err)
+		return fmt.Errorf("permitsemaphore: %s %d permits of %s: %w", op, n, s.name, err)
 	}
 	return nil
 }
 
-// count runs the count script, setting the total first unless total is "",
-// and returns {available, held}.
-func (s *Semaphore) count(ctx context.Context, total any) (_ [2]int64, err error) {
+// count runs the count script and returns {available, held}.
+func (s *Semaphore) count(ctx context.Context) ([2]int64, error) {
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err != nil {
 		return [2]int64{}, fmt.Errorf("permitsemaphore: permits of %s: %w", s.name, err)
 	}
-	var cmd *redis.Cmd
-	args := []any{time.Now().UnixMilli(), pub, total}
-	if total == "" {
-		cmd = countScript.Run(ctx, s.client, s.scriptKeys(), args...)
-	} else { // setting the total: a write, synced with replicas
-		rep := s.write(ctx, countScript, s.scriptKeys(), "", args...)
-		cmd = rep.Cmd
-		if rep.Err() == nil && !rep.Replicated() {
-			defer func() {
-				if err == nil {
-					err = fmt.Errorf("permitsemaphore: set permits of %s: set on the master: %w", s.name, rep.SyncErr())
-				}
-			}()
-		}
-	}
-	v, err := scripts.Ints(cmd)
+	v, err := scripts.Ints(countScript.Run(ctx, s.client, s.countKeys(), time.Now().UnixMilli(), pub))
 	if err == nil && len(v) != 2 {
 		err = fmt.Errorf("latchkey: script reply: want 2 integers, got %d", len(v))
 	}

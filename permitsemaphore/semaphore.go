@@ -3,6 +3,8 @@ package permitsemaphore
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
@@ -14,21 +16,22 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var acquireScript = scripts.Get("pes_acquire")
-
 // permanent is the lease end Redisson stores for a permit without a lease.
 const permanent = 922337203685477
 
 // A Semaphore is a distributed counting semaphore whose permits have ids
 // and leases, named by a Redis key. It must be created with New. A
-// Semaphore is safe for concurrent use by many goroutines, and keeps no
-// state of its own: every handle on the same name, in any process, sees the
-// same permits.
+// Semaphore is safe for concurrent use by many goroutines. Every handle on
+// the same name, in any process, sees the same permits; a handle only
+// remembers, for a moment, the permits granted to its Acquire calls (see
+// the package doc).
 type Semaphore struct {
 	client  redis.UniversalClient
 	name    string
-	timeout string // {name}:timeout
-	channel string // redisson_sc:{name}
+	timeout string   // {name}:timeout
+	channel string   // redisson_sc:{name}
+	hubs    string   // prefix of each Hub's channel, where grants are told
+	keys    []string // pes_ops's KEYS
 	cfg     config
 }
 
@@ -52,20 +55,31 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return &Semaphore{
+	s := &Semaphore{
 		client:  client,
 		name:    name,
 		timeout: keys.Suffix(name, "timeout"),
 		channel: keys.Prefix("redisson_sc", name),
+		hubs:    keys.Prefix("latchkey_semaphore__channel", name),
 		cfg:     cfg,
 	}
+	s.keys = []string{
+		name,
+		s.timeout,
+		s.channel,
+		keys.Prefix("latchkey_semaphore_queue", name),
+		keys.Prefix("latchkey_semaphore_timeout", name),
+		s.hubs,
+	}
+	return s
 }
 
 // Name returns the semaphore's name, which is also its Redis key.
 func (s *Semaphore) Name() string { return s.name }
 
-// Acquire takes a permit, blocking until one is available or ctx is done,
-// and returns it. The permit returns to the pool by itself lease after it
+// Acquire takes a permit, blocking until one is available to it or ctx is
+// done, and returns it. Waiters are served in order (see the package
+// doc). The permit returns to the pool by itself lease after it
 // was taken unless released or extended before; a lease of zero or less
 // makes it permanent. When ctx ends first Acquire returns an error that
 // matches ctx.Err(); otherwise it returns the Redis error, wrapped. On
@@ -81,8 +95,9 @@ func (s *Semaphore) Acquire(ctx context.Context, lease Lease) (*Permit, error) {
 	return ps[0], nil
 }
 
-// TryAcquire takes a permit if one becomes available within wait; a wait
-// of zero or less makes a single attempt. It returns the permit and true
+// TryAcquire takes a permit if one becomes available to it within wait; a
+// wait of zero or less makes a single attempt, which fails while others
+// wait. It returns the permit and true
 // if it was taken, and nil and false with a nil error if the wait ran out,
 // leaving the semaphore unchanged. Other failures are as for Acquire.
 func (s *Semaphore) TryAcquire(ctx context.Context, wait time.Duration, lease Lease) (*Permit, bool, error) {
@@ -119,7 +134,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
 	}
 	hub := s.cfg.HubFor(s.client)
-	pub, err := hub.PublishCommand(ctx)
+	pub, err := s.cfg.Publish(ctx, s.client)
 	if err != nil {
 		return fail(err)
 	}
@@ -127,27 +142,59 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 	if err != nil {
 		return fail(err)
 	}
-	// ARGV: now, publish command, lease end, ids...
-	args := append([]any{0, pub, 0}, raw...)
-	unsure := false // an attempt failed without a reply: it may have landed
+	// The queue entry names the permits: a release that grants them to
+	// this call acquires them by their ids. The first id addresses letters.
+	var ids strings.Builder
+	for _, p := range ps {
+		ids.WriteString(p.id)
+	}
+	entry, op := hub.ID()+"/"+ids.String(), opAcquire
+	if budget == 0 {
+		entry, op = "", opTry // a single attempt never queues
+	}
 	// One request for the whole wait: a resend finds its record.
-	req := keys.Once(s.name, owner.New())
+	w := s.write(op, pub, entry, 0, keys.Once(s.name, owner.New()), raw...)
+	var (
+		unsure bool  // an attempt failed without a reply: it may have landed
+		rank   int64 // the waiter's place in the queue, 0 at the head
+	)
 	ok, err := wait.Until(ctx, budget, wait.Spec{
+		Client:  s.client,
+		Kind:    "permitsemaphore",
+		Name:    s.name,
 		Hub:     hub,
-		Channel: s.channel,
-		Policy:  notify.WakeCount,
-		Need:    n,
+		Channel: s.hubs + ":" + hub.ID(),
+		Policy:  notify.WakeOne,
+		Key:     ps[0].id,
+		Letter: func(body string, at time.Time) (bool, time.Duration) {
+			within, head := letter(body, at)
+			if head {
+				rank = 0 // heed Redisson's messages from now on
+			}
+			return false, within // never done on a letter alone: the attempt takes the grant
+		},
+		// Redisson's releases, and permits whose lease ended, grant
+		// nothing: the waiter hears them on Redisson's channel, counting
+		// the messages that say some permits are available. Only the
+		// head of the queue attempts on them: its attempt hands what it
+		// leaves to those behind it, so that a release the head cannot
+		// use wakes no herd behind it.
+		Hint:       s.channel,
+		HintPolicy: available,
+		HintNeed:   1,
+		Expect:     func() int { return 1 },
+		Heard:      func(int) (bool, time.Duration) { return rank <= 0, 0 },
 		Attempt: func(ctx context.Context) (bool, time.Duration, error) {
 			if err := ctx.Err(); err != nil {
 				return false, 0, err
 			}
-			now := time.Now()
-			args[0], args[2] = now.UnixMilli(), leaseEnd(now, lease)
-			rep := s.exec(ctx, acquireScript, s.scriptKeys(), req, args...)
+			sent := time.Now()
+			w.Args[1], w.Args[7] = sent.UnixMilli(), leaseEnd(sent, lease)
+			rep := opsScript.Exec(ctx, s.client, w)
 			vs, err := scripts.Ints(rep.Cmd)
 			switch {
-			case err == nil && len(vs) != 2:
-				err = fmt.Errorf("latchkey: script reply: want 2 integers, got %d", len(vs))
+			case err == nil && (len(vs) < 2 || vs[0] == 0 && len(vs) < 3):
+				err = fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
 			case err != nil:
 			case vs[0] < 0:
 				return false, 0, fmt.Errorf("%w: the semaphore has %d in all", lockerr.ErrInvalidPermits, vs[1])
@@ -155,19 +202,18 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 				// Given back at once: a failover now would lose the grant.
 				_, _ = s.release(scripts.Undo(ctx), false, raw...)
 				return false, 0, rep.SyncErr()
+			case vs[0] == 1:
+				return true, 0, nil
 			default:
+				rank = vs[2]
 				// retry: until the earliest lease ends, when the next attempt
 				// takes the expired permit back even if nobody publishes.
-				return vs[0] == 1, scripts.Millis(vs[1]), nil
+				return false, scripts.Millis(vs[1]), nil
 			}
 			unsure = true
 			return false, 0, err
 		},
-		Abandon: func(context.Context) {
-			if unsure {
-				go s.resolve(scripts.Write{Keys: s.scriptKeys(), Args: args, Once: req}, raw)
-			}
-		},
+		Abandon: func(ctx context.Context) { s.abandon(ctx, w, pub, entry, raw, unsure) },
 	})
 	if err != nil {
 		return fail(err)
@@ -176,6 +222,16 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 		return nil, false, nil
 	}
 	return ps, true, nil
+}
+
+// available is the wake policy of Redisson's channel, whose messages are
+// counts of permits available or released: a waiter counts those above 0.
+func available(payload string) int {
+	n, err := strconv.Atoi(payload)
+	if err != nil || n < 1 {
+		return 0
+	}
+	return n
 }
 
 // A Lease is how long a permit stays held unless released or extended:
@@ -188,19 +244,6 @@ type Lease time.Duration
 // Forever is the lease of a permanent permit.
 const Forever Lease = 0
 
-// resolve finds out, in the background, whether the acquisition w of the
-// permits raw, given up on without an answer, took them, and releases them
-// if it did; if it did not, it makes sure a late copy of it does not. It
-// has until the request record expires.
-func (s *Semaphore) resolve(w scripts.Write, raw []any) {
-	ctx, cancel := context.WithTimeout(context.Background(), scripts.RecordTTL(s.client))
-	defer cancel()
-	rep, applied, err := acquireScript.Resolve(ctx, s.client, w)
-	if ok, _, _ := scripts.Pair(rep.Cmd); err == nil && applied && ok {
-		_, _ = s.release(ctx, false, raw...)
-	}
-}
-
 // leaseEnd returns the lease end a permit taken at now stores.
 func leaseEnd(now time.Time, lease Lease) int64 {
 	if lease <= 0 {
@@ -209,20 +252,14 @@ func leaseEnd(now time.Time, lease Lease) int64 {
 	return now.UnixMilli() + scripts.Ms(time.Duration(lease))
 }
 
-// scriptKeys returns KEYS for the scripts that take the name, the timeout zset
-// and the channel.
-func (s *Semaphore) scriptKeys() []string { return []string{s.name, s.timeout, s.channel} }
+// countKeys returns KEYS for the scripts that take the name, the timeout
+// zset and the channel.
+func (s *Semaphore) countKeys() []string { return []string{s.name, s.timeout, s.channel} }
 
-// write runs script as exec does, sending it again through transient
-// faults: a request recorded against req, or one that sets an absolute
-// state, is safe to send twice.
-func (s *Semaphore) write(ctx context.Context, script *scripts.Script, keys []string, req string, args ...any) scripts.Reply {
-	r, _ := script.Resend(ctx, s.client, scripts.Write{Keys: keys, Args: args, Once: req, Sync: s.cfg.Sync.Timeout()})
+// resend runs script as one request that changes the semaphore, sending it
+// again through transient faults: a request recorded against w.Once, or
+// one that sets an absolute state, is safe to send twice.
+func (s *Semaphore) resend(ctx context.Context, script *scripts.Script, w scripts.Write) scripts.Reply {
+	r, _ := script.Resend(ctx, s.client, w)
 	return r
-}
-
-// exec runs script as one request that changes the semaphore, recorded
-// against req unless that is "".
-func (s *Semaphore) exec(ctx context.Context, script *scripts.Script, keys []string, req string, args ...any) scripts.Reply {
-	return script.Exec(ctx, s.client, scripts.Write{Keys: keys, Args: args, Once: req, Sync: s.cfg.Sync.Timeout()})
 }

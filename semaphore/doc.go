@@ -2,12 +2,20 @@
 // wire-compatible with Redisson's RSemaphore.
 //
 // A Semaphore is a number of permits stored under one Redis key. Acquire
-// takes n permits, blocking until n are available; Release gives n back and
-// wakes waiters. Like golang.org/x/sync/semaphore.Weighted, and unlike a
-// mutex, permits have no owner: any goroutine or process may release
-// permits, including ones it never acquired, and releasing more than was
-// acquired raises the count. The semaphore is not fair: a waiter for many
-// permits can be overtaken by waiters for fewer.
+// takes n permits, blocking until n are available; Release gives n back.
+// Like golang.org/x/sync/semaphore.Weighted, and unlike a mutex, permits
+// have no owner: any goroutine or process may release permits, including
+// ones it never acquired, and releasing more than was acquired raises the
+// count.
+//
+// Waiters are served in order, as by golang.org/x/sync/semaphore: the
+// waiters of every latchkey client queue beside Redisson's key, and a
+// waiter for n permits waits for those ahead of it while those behind it
+// wait for it, so that a waiter for many permits is not starved by
+// waiters for few. A single attempt (TryAcquire with no wait) fails while
+// others wait. Redisson clients know nothing of the queue: they take
+// permits that the queue leaves in the count, and may overtake latchkey
+// waiters or be overtaken by them, as Redisson's semaphore is not fair.
 //
 // Because permits have no owner, nothing gives back the permits of a
 // holder that crashes or loses its connection: they are gone until someone
@@ -24,18 +32,46 @@
 // or timed out (Options.MaxRetries), which can apply it twice; where an
 // exact count matters, set MaxRetries to -1 on the semaphore's client.
 //
-// Waiters do not poll. A release publishes the new number of available
-// permits on the semaphore's channel, and the process's pub/sub Hub wakes
-// the local waiters that many permits may satisfy: a release of k permits
-// wakes waiters for k permits in all (a waiter for 3 counts as 3), not
-// every waiter and not just one. Pub/sub may lose a message on a failure; a
-// waiter then looks again within a few seconds anyway, where Redisson's
-// acquire would hang.
+// Waiters do not poll, and a release wakes no herd. A release (or
+// AddPermits, SetPermits, TrySetPermits, or a waiter leaving the head of
+// the queue) hands the permits it frees to the waiters at the head of the
+// queue, in order, in the same server call: the permits come off the
+// count, as if those waiters had acquired them, and a letter on the pub/sub
+// channel of each one's client tells it. Nobody else is woken. Redisson's
+// message, the permits now available after that, still goes out on
+// Redisson's channel. A granted waiter takes its grant with one more round
+// trip, and its Acquire returns only once the server answered that the
+// grant was still there: permits granted to a waiter that died, or whose
+// client missed the letter, go back to the pool or to the next waiter
+// after a grace of 100ms, and a waiter that comes for its grant later than
+// that (a pause of the process, a slow network) finds it gone and waits
+// on, queued again. Acquire never returns permits that may be in use by
+// another.
+//
+// A Redisson client's release only adds to the count and publishes it: it
+// hands nothing to the queue. The latchkey waiter at the head of the
+// queue therefore also listens on Redisson's channel, tries again when a
+// message there says that enough permits for it are available, and hands
+// what it leaves to those behind it; waiters behind it ignore those
+// messages, and latchkey's own releases leave none that the queue could
+// use. Pub/sub may
+// lose a message on a failure; a waiter then looks again within a few
+// seconds anyway, where Redisson's acquire would hang.
 //
 // Redis keys, as Redisson lays them out for a semaphore named N:
 //
 //	N                  string, the number of available permits (may be negative)
 //	redisson_sc:{N}    channel, message: the new number of available permits
+//
+// and latchkey's beside them, which Redisson clients ignore:
+//
+//	latchkey_semaphore_queue:{N}         list, the waiters in order
+//	latchkey_semaphore_timeout:{N}       zset, waiter -> when its entry lapses
+//	                                     unless it attempts again
+//	latchkey_semaphore_grant:{N}         zset, permits granted and not yet
+//	                                     confirmed -> end of their grace
+//	latchkey_semaphore__channel:{N}:<id> channel of the Hub <id>: grants'
+//	                                     letters to its waiters
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
 package semaphore

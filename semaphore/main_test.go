@@ -25,7 +25,9 @@ func hub(t *testing.T, c redis.UniversalClient) *pubsub.Hub { return locktest.Hu
 
 func semName(t *testing.T) string { return locktest.Name(t, "semaphore-test") }
 
-func waitWaiters(t *testing.T, h *pubsub.Hub, n int) { t.Helper(); locktest.WaitWaiters(t, h, n) }
+// waitWaiters waits until n Acquire calls wait through h: each listens on
+// its Hub's channel for letters and counts Redisson's releases.
+func waitWaiters(t *testing.T, h *pubsub.Hub, n int) { t.Helper(); locktest.WaitWaiters(t, h, 2*n) }
 
 // watched returns a handle on the semaphore name with a Hub of its own,
 // closed when t ends, so that a test can count its waiters.

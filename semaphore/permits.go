@@ -12,14 +12,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var (
-	trySetScript = scripts.Get("sem_try_set")
-	addScript    = scripts.Get("sem_add")
-	drainScript  = scripts.Get("sem_drain")
-)
+var drainScript = scripts.Get("sem_drain")
 
 // TrySetPermits sets the number of available permits to n if the semaphore
-// has none set yet (its key does not exist), and wakes waiters. It reports
+// has none set yet (its key does not exist), and hands them to waiters. It reports
 // whether it set them; if the semaphore was already set it changes nothing.
 // It returns an error matching latchkey.ErrInvalidPermits if n < 0.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
@@ -30,7 +26,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("semaphore: set permits of %s: %w", s.name, err)
 	}
-	rep := s.write(ctx, trySetScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
+	rep := s.resend(ctx, s.write(opTrySet, "", n, pub, keys.Once(s.name, owner.New())))
 	v, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return false, fmt.Errorf("semaphore: set permits of %s: %w", s.name, err)
@@ -42,30 +38,30 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 }
 
 // SetPermits sets the number of available permits to n, whatever it was,
-// and wakes waiters. Permits held at the time are not counted: their
+// and hands them to waiters. Permits held at the time are not counted: their
 // holders' later Release calls add to n. SetPermits returns an error
 // matching latchkey.ErrInvalidPermits if n < 0.
 func (s *Semaphore) SetPermits(ctx context.Context, n int64) error {
 	if n < 0 {
 		return fmt.Errorf("semaphore: set %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
-	return s.add(ctx, n, "set")
+	return s.add(ctx, n, opSet)
 }
 
 // AddPermits adds n permits, which may be negative, to the available count
-// and wakes waiters if some are then available. A negative n reduces the
+// and hands them to waiters if some are then available. A negative n reduces the
 // semaphore's capacity: the count may go below zero, and Acquire waits
 // until releases bring it back above. The semaphore is created if it was
 // never set. Unlike Release, AddPermits rewrites the key, dropping any TTL
 // set on it, as Redisson's addPermits does.
 func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
-	return s.add(ctx, n, "add")
+	return s.add(ctx, n, opAdd)
 }
 
 func (s *Semaphore) add(ctx context.Context, n int64, mode string) error {
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
-		rep := s.write(ctx, addScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub, mode)
+		rep := s.resend(ctx, s.write(mode, "", n, pub, keys.Once(s.name, owner.New())))
 		if err = rep.Err(); err == nil {
 			err = rep.SyncErr()
 		}
@@ -95,7 +91,7 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 // including when the count is negative (where Redisson would reset it to
 // zero, creating permits). Like Redisson's drainPermits it wakes nobody.
 func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
-	rep := s.write(ctx, drainScript, []string{s.name}, keys.Once(s.name, owner.New()))
+	rep, _ := drainScript.Resend(ctx, s.client, scripts.Write{Keys: []string{s.name}, Once: keys.Once(s.name, owner.New()), Sync: s.cfg.Sync.Timeout()})
 	v, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return 0, fmt.Errorf("semaphore: drain %s: %w", s.name, err)

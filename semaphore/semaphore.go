@@ -3,30 +3,30 @@ package semaphore
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
-var (
-	acquireScript = scripts.Get("sem_acquire")
-	releaseScript = scripts.Get("sem_release")
-)
-
 // A Semaphore is a distributed counting semaphore named by a Redis key. It
 // must be created with New. A Semaphore is safe for concurrent use by many
-// goroutines, and keeps no state of its own: every handle on the same name,
-// in any process, sees the same permits.
+// goroutines. Every handle on the same name, in any process, sees the same
+// permits; a handle only remembers, for a moment, the permits granted to
+// its Acquire calls (see the package doc).
 type Semaphore struct {
 	client  redis.UniversalClient
 	name    string
-	channel string
+	channel string   // Redisson's channel
+	hubs    string   // prefix of each Hub's channel, where grants are told
+	keys    []string // sem_ops's KEYS
 	cfg     config
 }
 
@@ -50,32 +50,48 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return &Semaphore{client: client, name: name, channel: channel(name), cfg: cfg}
+	s := &Semaphore{
+		client:  client,
+		name:    name,
+		channel: keys.Prefix("redisson_sc", name),
+		hubs:    keys.Prefix("latchkey_semaphore__channel", name),
+		cfg:     cfg,
+	}
+	s.keys = []string{
+		name,
+		s.channel,
+		keys.Prefix("latchkey_semaphore_queue", name),
+		keys.Prefix("latchkey_semaphore_timeout", name),
+		keys.Prefix("latchkey_semaphore_grant", name),
+		s.hubs,
+	}
+	return s
 }
-
-// channel is Redisson's semaphore channel, redisson_sc:{name}.
-func channel(name string) string { return keys.Prefix("redisson_sc", name) }
 
 // Name returns the semaphore's name, which is also its Redis key.
 func (s *Semaphore) Name() string { return s.name }
 
-// Acquire takes n permits, blocking until n are available or ctx is done,
-// and returns nil once it has them. When ctx ends first Acquire returns an
-// error that matches ctx.Err() and leaves the semaphore unchanged: permits
-// granted by an attempt still in flight when ctx ended are given back. A
-// Redis error is returned wrapped; when one cuts a request off, Redis may
-// still have granted the permits, which are then lost like a crashed
-// holder's (see the package doc). Acquire returns an error matching
-// latchkey.ErrInvalidPermits if n < 1.
+// Acquire takes n permits, blocking until n are available to it or ctx is
+// done, and returns nil once it has them. Waiters are served in order: a
+// waiter for n permits waits for those ahead of it, and those behind it
+// wait for it (see the package doc). When ctx ends first Acquire returns
+// an error that matches ctx.Err() and leaves the semaphore unchanged:
+// permits granted while it was giving up are given back. A Redis error is
+// returned wrapped; when one cuts a request off, Redis may still have
+// granted the permits, which are then given back in the background if the
+// request can be traced within its record's lifetime, and are otherwise
+// lost like a crashed holder's (see the package doc). Acquire returns an
+// error matching latchkey.ErrInvalidPermits if n < 1.
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 	_, err := s.acquire(ctx, n, -1)
 	return err
 }
 
-// TryAcquire takes n permits if they become available within wait; a wait
-// of zero or less makes a single attempt. It returns true if the permits
-// were taken, and false with a nil error if the wait ran out, leaving the
-// semaphore unchanged. Other failures are as for Acquire.
+// TryAcquire takes n permits if they become available to it within wait;
+// a wait of zero or less makes a single attempt, which fails while others
+// wait. It returns true if the permits were taken, and false with a nil
+// error if the wait ran out, leaving the semaphore unchanged. Other
+// failures are as for Acquire.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration) (bool, error) {
 	return s.acquire(ctx, n, max(wait, 0))
 }
@@ -84,75 +100,120 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 	if n < 1 {
 		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
+	fail := func(err error) (bool, error) {
+		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, err)
+	}
+	hub := s.cfg.HubFor(s.client)
+	pub, err := s.cfg.Publish(ctx, s.client)
+	if err != nil {
+		return fail(err)
+	}
+	key := owner.New() // the letters' address: this call
+	entry, op := hub.ID()+"/"+strconv.FormatInt(n, 10)+"/"+key, opAcquire
+	if budget == 0 {
+		entry, op = "", opTry // a single attempt never queues
+	}
 	// One request for the whole wait: an attempt resent after it took the
 	// permits, by go-redis or by the wait loop after an error, finds its
 	// record instead of taking them again.
-	w := scripts.Write{Keys: []string{s.name}, Args: []any{n}, Once: keys.Once(s.name, owner.New()), Sync: s.cfg.Sync.Timeout()}
-	unsure := false // an attempt ended without an answer: it may have taken them
+	w := s.write(op, entry, n, pub, keys.Once(s.name, owner.New()))
+	var (
+		unsure bool  // an attempt ended without an answer: it may have taken them
+		rank   int64 // the waiter's place in the queue, 0 at the head
+	)
 	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Hub:     s.cfg.HubFor(s.client),
-		Channel: s.channel,
-		Policy:  notify.WakeCount,
-		Need:    int(min(n, 1<<30)),
+		Client:  s.client,
+		Kind:    "semaphore",
+		Name:    s.name,
+		Hub:     hub,
+		Channel: s.hubs + ":" + hub.ID(),
+		Policy:  notify.WakeOne,
+		Key:     key,
+		Letter: func(body string, at time.Time) (bool, time.Duration) {
+			within, head := letter(body, at)
+			if head {
+				rank = 0 // heed Redisson's messages from now on
+			}
+			return false, within // never done on a letter alone: the attempt takes the grant
+		},
+		// Redisson's releases grant nothing: the waiter hears them on
+		// Redisson's channel, counting only those that leave enough
+		// permits for it; latchkey's leave none that the queue could use.
+		// Only the head of the queue attempts on them: its attempt hands
+		// what it leaves to those behind it, so that a release the head
+		// cannot use wakes no herd behind it.
+		Hint:       s.channel,
+		HintPolicy: available,
+		HintNeed:   int(min(n, 1<<30)),
+		Expect:     func() int { return 1 },
+		Heard:      func(int) (bool, time.Duration) { return rank <= 0, 0 },
 		Attempt: func(ctx context.Context) (bool, time.Duration, error) {
-			rep := acquireScript.Exec(ctx, s.client, w)
-			ok, _, err := scripts.Pair(rep.Cmd)
+			w.Args[3] = time.Now().UnixMilli()
+			rep := opsScript.Exec(ctx, s.client, w)
+			vs, err := scripts.Ints(rep.Cmd)
 			switch {
 			case err != nil:
 				unsure = true
 				return false, 0, err
-			case ok && !rep.Replicated():
+			case len(vs) < 2 || vs[0] == 0 && len(vs) < 3:
+				return false, 0, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
+			case vs[0] == 1 && !rep.Replicated():
 				// Given back at once: a failover now would lose the grant.
+				// The request's record answers for any earlier attempt
+				// that went unanswered: this was its one acquisition.
 				_ = s.release(scripts.Undo(ctx), n)
+				unsure = false
 				return false, 0, rep.SyncErr()
+			case vs[0] == 1:
+				return true, 0, nil
 			}
-			// A refusal has no bound: only a release says when permits
-			// come back, and the wait loop's backstop covers a lost one.
-			return ok, -1, nil
+			rank = vs[1]
+			// A refusal has no bound, but for the grace of a grant not
+			// taken yet: a release grants the permits and says so, and
+			// the wait loop's backstop covers a lost letter.
+			return false, scripts.Millis(vs[2]), nil
 		},
-		Abandon: func(context.Context) {
-			if unsure {
-				go s.resolve(w, n)
-			}
-		},
+		Abandon: func(ctx context.Context) { s.abandon(ctx, w, entry, pub, n, unsure) },
 	})
 	if err != nil {
-		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, err)
+		return fail(err)
 	}
 	return ok, nil
 }
 
-// resolve finds out, in the background, whether the acquisition w of n
-// permits, given up on without an answer, took them, and gives them back if
-// it did; if it did not, it makes sure a late copy of it does not. It has
-// until the request record expires: past that, what a request took that
-// could not be reached all along is lost, as a crashed holder's permits are.
-func (s *Semaphore) resolve(w scripts.Write, n int64) {
-	ctx, cancel := context.WithTimeout(context.Background(), scripts.RecordTTL(s.client))
-	defer cancel()
-	rep, applied, err := acquireScript.Resolve(ctx, s.client, w)
-	if ok, _, _ := scripts.Pair(rep.Cmd); err == nil && applied && ok {
-		_ = s.release(ctx, n)
+// available is the wake policy of Redisson's channel, whose messages are
+// the permits available: a waiter counts those that leave enough for it.
+func available(payload string) int {
+	n, err := strconv.Atoi(payload)
+	if err != nil || n < 1 {
+		return 0
 	}
+	return n
 }
 
-// Release gives n permits back and wakes the waiters they may satisfy. It
-// does not check that the caller acquired them: any goroutine or process
-// may release, and releasing more than was acquired raises the count, as in
-// Redisson. A semaphore that was never set is created. Release returns an
-// error matching latchkey.ErrInvalidPermits if n < 1, or the Redis error wrapped; in
-// the latter case the permits may or may not have been given back.
+// Release gives n permits back and hands them to the waiters at the head
+// of the queue that they satisfy, in order. It does not check that the
+// caller acquired them: any goroutine or process may release, and
+// releasing more than was acquired raises the count, as in Redisson. A
+// semaphore that was never set is created. Release returns an error
+// matching latchkey.ErrInvalidPermits if n < 1, or the Redis error
+// wrapped; in the latter case the permits may or may not have been given
+// back.
 func (s *Semaphore) Release(ctx context.Context, n int64) error {
 	if n < 1 {
 		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
-	return s.release(ctx, n)
+	err := s.release(ctx, n)
+	if err == nil {
+		observe.Report(s.client, observe.Released, observe.Event{Kind: "semaphore", Name: s.name})
+	}
+	return err
 }
 
 func (s *Semaphore) release(ctx context.Context, n int64) error {
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
-		rep := s.write(ctx, releaseScript, []string{s.name, s.channel}, keys.Once(s.name, owner.New()), n, pub)
+		rep := s.resend(ctx, s.write(opRelease, "", n, pub, keys.Once(s.name, owner.New())))
 		if err = rep.Err(); err == nil {
 			err = rep.SyncErr()
 		}
@@ -161,11 +222,4 @@ func (s *Semaphore) release(ctx context.Context, n int64) error {
 		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, err)
 	}
 	return nil
-}
-
-// write runs script as exec does, sending it again through transient
-// faults: a request recorded against req is safe to send twice.
-func (s *Semaphore) write(ctx context.Context, script *scripts.Script, keys []string, req string, args ...any) scripts.Reply {
-	r, _ := script.Resend(ctx, s.client, scripts.Write{Keys: keys, Args: args, Once: req, Sync: s.cfg.Sync.Timeout()})
-	return r
 }

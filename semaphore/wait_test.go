@@ -35,10 +35,11 @@ func TestSemaphore_Acquire_waitsForRelease(t *testing.T) {
 	}
 }
 
-// Waiters of one process share a subscription. A release of 1 permit must
-// wake the waiter for 1, even when an older waiter needs 3 (Redisson's
-// #6664/#6687): it may not be spent on a waiter it cannot satisfy.
-func TestSemaphore_wakesWaitersThatFit(t *testing.T) {
+// Waiters are served in order, as in golang.org/x/sync/semaphore: a
+// release of 1 permit does not let a waiter for 1 overtake an older waiter
+// for 3; once 3 are available the older one gets them, and the next
+// release the younger. Waiters of one process share a connection.
+func TestSemaphore_servesInOrder(t *testing.T) {
 	s := server(t)
 	ctx := context.Background()
 	name := semName(t)
@@ -53,13 +54,26 @@ func TestSemaphore_wakesWaitersThatFit(t *testing.T) {
 	}
 
 	other := semaphore.New(client(t, s), name)
-	woken(t, small, "the waiter for 1", func() error { return other.Release(ctx, 1) })
+	if err := other.Release(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
 	select {
+	case err := <-small:
+		t.Fatalf("the waiter for 1 overtook the older waiter for 3: %v", err)
 	case err := <-big:
 		t.Fatalf("the waiter for 3 returned %v after a release of 1", err)
-	default:
+	case <-time.After(100 * time.Millisecond):
 	}
-	woken(t, big, "the waiter for 3", func() error { return other.Release(ctx, 3) })
+	woken(t, big, "the waiter for 3", func() error { return other.Release(ctx, 2) })
+	select {
+	case err := <-small:
+		t.Fatalf("the waiter for 1 returned %v with no permit left", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	woken(t, small, "the waiter for 1", func() error { return other.Release(ctx, 1) })
+	if n, _ := sem.AvailablePermits(ctx); n != 0 {
+		t.Errorf("AvailablePermits = %d, want 0", n)
+	}
 }
 
 // woken runs release and checks that it ends the call whose result done

@@ -159,7 +159,11 @@ func (h *Hub) deliver(c *conn, name, payload string) {
 		return
 	}
 	if ch.counting {
+		k := ch.policy(payload)
 		for _, s := range ch.subs {
+			if k != All && k < s.need {
+				continue // see SubscribeCounterNeed
+			}
 			if s.count++; s.count >= s.expect {
 				s.signal()
 			}

@@ -108,6 +108,16 @@ func (h *Hub) SubscribeCounter(ctx context.Context, name string) (*Subscription,
 	return h.subscribe(ctx, name, WakeAll, sub{counter: true})
 }
 
+// SubscribeCounterNeed is SubscribeCounter for a waiter that counts only
+// the messages that policy counts as All or as at least need (see
+// WakePolicy): a semaphore waiter for need permits counts only the
+// releases that leave that many available. Every waiter of the channel
+// must be a counter and pass the same policy; SubscribeCounter's policy
+// counts every message.
+func (h *Hub) SubscribeCounterNeed(ctx context.Context, name string, policy WakePolicy, need int) (*Subscription, error) {
+	return h.subscribe(ctx, name, policy, sub{counter: true, need: need})
+}
+
 // sub is what a waiter asks of a subscription besides its channel.
 type sub struct {
 	need    int    // see SubscribeNeed

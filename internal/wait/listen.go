@@ -57,6 +57,9 @@ func (l *listener) join(ctx context.Context, s Spec, live bool) error {
 		var sub *notify.Subscription
 		var err error
 		switch {
+		case p == nil && s.HintPolicy != nil:
+			sub, err = s.Hub.SubscribeCounterNeed(ctx, name, s.HintPolicy, s.HintNeed)
+			l.counter = sub
 		case p == nil:
 			sub, err = s.Hub.SubscribeCounter(ctx, name)
 			l.counter = sub

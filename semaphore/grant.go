@@ -1,0 +1,106 @@
+package semaphore
+
+import (
+	"context"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/internal/scripts"
+	"github.com/latchkey/latchkey/internal/wait"
+)
+
+var opsScript = scripts.Get("sem_ops")
+
+// The operations of sem_ops.lua.
+const (
+	opAcquire = "acquire" // try (taking a grant), and join the waiter queue if not acquired
+	opTry     = "try"     // try once, leaving no trace
+	opRelease = "release"
+	opDequeue = "dequeue"
+	opAdd     = "add"
+	opSet     = "set"
+	opTrySet  = "tryset"
+)
+
+// queueTimeout is how long a waiter's queue entry lives unless it attempts
+// again. Waiters attempt at least every wait.Backstop, refreshing it.
+const queueTimeout = 3 * wait.Backstop
+
+// letter reads a letter to an Acquire call: it returns how soon to attempt
+// again, and whether the call now heads the queue. A grant's letter,
+// "<permits> <server clock in µs>", asks for an attempt at once: the
+// attempt takes the grant, and only its answer, that the grant was still
+// there, lets Acquire return (the server takes a grant back after
+// lockcore.Grace, and hands its permits on). "next" says that the waiter
+// ahead was granted permits: the call heads the queue, and tries once the
+// grace is over, should that waiter never take them; so does an empty
+// letter, the Hub's word that a letter for a call of this client that
+// left went astray.
+func letter(body string, at time.Time) (within time.Duration, head bool) {
+	if body == "next" || body == "" {
+		return time.Until(at.Add(lockcore.Grace + 10*time.Millisecond)), body == "next"
+	}
+	return 0, false
+}
+
+// abandon undoes what the Acquire call with request w and queue entry
+// entry ("" for a single attempt) left behind when it gave up: its queue
+// entry, and permits granted to it meanwhile, given back. When an attempt
+// went unanswered (unsure) it may have taken n permits: that is resolved
+// first, in the background (see resolve), so that a copy of it still on
+// its way cannot take them after the queue entry is gone.
+func (s *Semaphore) abandon(ctx context.Context, w scripts.Write, entry, pub string, n int64, unsure bool) {
+	if !unsure {
+		s.dequeue(ctx, entry, pub)
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), scripts.RecordTTL(s.client))
+		defer cancel()
+		s.resolve(ctx, w, n)
+		s.dequeue(ctx, entry, pub)
+	}()
+}
+
+// resolve finds out whether the acquisition w of n permits, given up on
+// without an answer, took them (a grant taken, or permits found free), and
+// gives them back if it did; if it did not, it makes sure a late copy of
+// it does not. It has until the request record expires: past that, what a
+// request took that could not be reached all along is lost, as a crashed
+// holder's permits are. The record makes the give-back happen once: the
+// dequeue that follows finds no grant of a taken one.
+func (s *Semaphore) resolve(ctx context.Context, w scripts.Write, n int64) {
+	rep, applied, err := opsScript.Resolve(ctx, s.client, w)
+	if vs, _ := scripts.Ints(rep.Cmd); err == nil && applied && len(vs) > 0 && vs[0] == 1 {
+		_ = s.release(ctx, n)
+	}
+}
+
+// dequeue takes the queue entry of a call that gave up out of the queue,
+// giving back permits granted to it and not taken. A single attempt
+// (entry "") left none.
+func (s *Semaphore) dequeue(ctx context.Context, entry, pub string) {
+	if entry != "" {
+		_ = opsScript.Exec(ctx, s.client, s.write(opDequeue, entry, 0, pub, "")).Err()
+	}
+}
+
+// write is the request of an operation of sem_ops on n permits for the
+// queue entry entry, recorded against req unless that is "".
+func (s *Semaphore) write(op, entry string, n int64, pub, req string) scripts.Write {
+	return scripts.Write{
+		Keys: s.keys,
+		Args: []any{op, entry, n, time.Now().UnixMilli(), scripts.Ms(queueTimeout), pub,
+			scripts.Ms(lockcore.Grace), lockcore.Counted(s.client, pub)},
+		Once: req,
+		Sync: s.cfg.Sync.Timeout(),
+	}
+}
+
+// resend runs w, sending it again through transient faults: a request
+// recorded against its Once, or one whose repeat changes nothing, is safe
+// to send twice.
+func (s *Semaphore) resend(ctx context.Context, w scripts.Write) scripts.Reply {
+	r, _ := opsScript.Resend(ctx, s.client, w)
+	return r
+}
