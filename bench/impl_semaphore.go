@@ -13,7 +13,7 @@ func init() {
 		Color: "#00897b",
 		Kind:  KindSemaphore,
 		Rank:  50,
-		About: "latchkey semaphore: a release wakes as many local waiters as permits it frees.",
+		About: "latchkey semaphore: waiters of every client queue; a release grants its permits in order to the waiters it can satisfy, in the same script, and tells only them; each confirms with one take.",
 		New:   func(c *Conn, name string) any { return sem{semaphore.New(c.Client, name)} },
 		Prepare: func(ctx context.Context, c *Conn, name string, capacity int) error {
 			return semaphore.New(c.Client, name).SetPermits(ctx, int64(capacity))

@@ -24,10 +24,6 @@ const (
 	opForce   = "force"
 )
 
-// queueTimeout is how long a waiter's queue entry lives unless it attempts
-// again. Waiters attempt at least every wait.Backstop, refreshing it.
-const queueTimeout = 3 * wait.Backstop
-
 // protocol is the mutex's side of lockcore.Protocol: mutex_ops.lua on a
 // Redisson RLock hash, and the waiter queue beside it.
 type protocol struct {
@@ -161,7 +157,7 @@ func (p *protocol) write(op, id, entry, reentry string, queued bool, now time.Ti
 	w := scripts.Write{
 		Keys: p.keys,
 		Args: []any{op, id, entry, scripts.Ms(p.cfg.TTL()), reentry, now.UnixMilli(),
-			scripts.Ms(queueTimeout), pub, scripts.Ms(lockcore.Grace), lockcore.Counted(p.client, pub), q},
+			scripts.Ms(lockcore.QueueTimeout), pub, scripts.Ms(lockcore.Grace), lockcore.Counted(p.client, pub), q},
 		Once: req,
 	}
 	if op != opForce {

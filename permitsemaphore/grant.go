@@ -6,7 +6,6 @@ import (
 
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/latchkey/latchkey/internal/wait"
 )
 
 var opsScript = scripts.Get("pes_ops")
@@ -21,27 +20,6 @@ const (
 	opSet     = "set"
 	opTrySet  = "tryset"
 )
-
-// queueTimeout is how long a waiter's queue entry lives unless it attempts
-// again. Waiters attempt at least every wait.Backstop, refreshing it.
-const queueTimeout = 3 * wait.Backstop
-
-// letter reads a letter to an Acquire call: it returns how soon to attempt
-// again, and whether the call now heads the queue. A grant's letter,
-// "<permits> <server clock in µs>", asks for an attempt at once: the
-// attempt takes the grant, setting the lease the call asked for, and only
-// its answer, that the permits were still held for the call, lets Acquire
-// return (granted permits are held for lockcore.Grace, then expire and go
-// to others). "next" says that the waiter ahead was granted permits: the
-// call heads the queue, and tries once the grace is over, should that
-// waiter never take them; so does an empty letter, the Hub's word that a
-// letter for a call of this client that left went astray.
-func letter(body string, at time.Time) (within time.Duration, head bool) {
-	if body == "next" || body == "" {
-		return time.Until(at.Add(lockcore.Grace + 10*time.Millisecond)), body == "next"
-	}
-	return 0, false
-}
 
 // abandon undoes what the Acquire call with request w, queue entry entry
 // ("" for a single attempt) and permits raw left behind when it gave up:
@@ -88,7 +66,7 @@ func (s *Semaphore) dequeue(ctx context.Context, pub, entry string) {
 // the permits raw, for the queue entry entry, recorded against req unless
 // that is "".
 func (s *Semaphore) write(op, pub, entry string, arg any, req string, raw ...any) scripts.Write {
-	args := append([]any{op, time.Now().UnixMilli(), pub, scripts.Ms(queueTimeout), scripts.Ms(lockcore.Grace),
+	args := append([]any{op, time.Now().UnixMilli(), pub, scripts.Ms(lockcore.QueueTimeout), scripts.Ms(lockcore.Grace),
 		lockcore.Counted(s.client, pub), entry, arg}, raw...)
 	return scripts.Write{Keys: s.keys, Args: args, Once: req, Sync: s.cfg.Sync.Timeout()}
 }

@@ -2,12 +2,11 @@ package permitsemaphore_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/permitsemaphore"
 )
@@ -18,18 +17,8 @@ func TestHooks(t *testing.T) {
 	_, c := mini(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var (
-		mu  sync.Mutex
-		got []string
-	)
-	rec := func(what string) func(observe.Event) {
-		return func(e observe.Event) {
-			mu.Lock()
-			defer mu.Unlock()
-			got = append(got, fmt.Sprintf("%s %s %s waited=%v", what, e.Kind, e.Name, e.Waited))
-		}
-	}
-	observe.Set(c, &observe.Hooks{Acquired: rec("acquired"), Released: rec("released"), Abandoned: rec("abandoned")})
+	var events locktest.Events
+	observe.Set(c, events.Hooks())
 	defer observe.Set(c, nil)
 	name := semName(t)
 	s := permitsemaphore.New(c, name)
@@ -49,8 +38,7 @@ func TestHooks(t *testing.T) {
 	if err := p.Release(ctx); err == nil {
 		t.Fatal("a second Release of the permit succeeded")
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	got := events.Got()
 	want := []string{
 		"acquired permitsemaphore " + name + " waited=false",
 		"abandoned permitsemaphore " + name + " waited=true",

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/owner"
@@ -167,7 +168,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 		Policy:  notify.WakeOne,
 		Key:     ps[0].id,
 		Letter: func(body string, at time.Time) (bool, time.Duration) {
-			within, head := letter(body, at)
+			within, head := lockcore.PermitLetter(body, at)
 			if head {
 				rank = 0 // heed Redisson's messages from now on
 			}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/latchkey/latchkey/internal/wait"
 )
 
 var opsScript = scripts.Get("sem_ops")
@@ -21,27 +20,6 @@ const (
 	opSet     = "set"
 	opTrySet  = "tryset"
 )
-
-// queueTimeout is how long a waiter's queue entry lives unless it attempts
-// again. Waiters attempt at least every wait.Backstop, refreshing it.
-const queueTimeout = 3 * wait.Backstop
-
-// letter reads a letter to an Acquire call: it returns how soon to attempt
-// again, and whether the call now heads the queue. A grant's letter,
-// "<permits> <server clock in µs>", asks for an attempt at once: the
-// attempt takes the grant, and only its answer, that the grant was still
-// there, lets Acquire return (the server takes a grant back after
-// lockcore.Grace, and hands its permits on). "next" says that the waiter
-// ahead was granted permits: the call heads the queue, and tries once the
-// grace is over, should that waiter never take them; so does an empty
-// letter, the Hub's word that a letter for a call of this client that
-// left went astray.
-func letter(body string, at time.Time) (within time.Duration, head bool) {
-	if body == "next" || body == "" {
-		return time.Until(at.Add(lockcore.Grace + 10*time.Millisecond)), body == "next"
-	}
-	return 0, false
-}
 
 // abandon undoes what the Acquire call with request w and queue entry
 // entry ("" for a single attempt) left behind when it gave up: its queue
@@ -90,7 +68,7 @@ func (s *Semaphore) dequeue(ctx context.Context, entry, pub string) {
 func (s *Semaphore) write(op, entry string, n int64, pub, req string) scripts.Write {
 	return scripts.Write{
 		Keys: s.keys,
-		Args: []any{op, entry, n, time.Now().UnixMilli(), scripts.Ms(queueTimeout), pub,
+		Args: []any{op, entry, n, time.Now().UnixMilli(), scripts.Ms(lockcore.QueueTimeout), pub,
 			scripts.Ms(lockcore.Grace), lockcore.Counted(s.client, pub)},
 		Once: req,
 		Sync: s.cfg.Sync.Timeout(),

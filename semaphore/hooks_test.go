@@ -2,12 +2,11 @@ package semaphore_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/semaphore"
 )
@@ -18,18 +17,8 @@ func TestHooks(t *testing.T) {
 	_, c := mini(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var (
-		mu  sync.Mutex
-		got []string
-	)
-	rec := func(what string) func(observe.Event) {
-		return func(e observe.Event) {
-			mu.Lock()
-			defer mu.Unlock()
-			got = append(got, fmt.Sprintf("%s %s %s waited=%v", what, e.Kind, e.Name, e.Waited))
-		}
-	}
-	observe.Set(c, &observe.Hooks{Acquired: rec("acquired"), Released: rec("released"), Abandoned: rec("abandoned")})
+	var events locktest.Events
+	observe.Set(c, events.Hooks())
 	defer observe.Set(c, nil)
 	name := semName(t)
 	s := semaphore.New(c, name)
@@ -48,8 +37,7 @@ func TestHooks(t *testing.T) {
 	if err := s.Release(ctx, 0); err == nil {
 		t.Fatal("Release of 0 permits succeeded")
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	got := events.Got()
 	want := []string{
 		"acquired semaphore " + name + " waited=false",
 		"abandoned semaphore " + name + " waited=true",

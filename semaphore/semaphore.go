@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/observe"
@@ -130,7 +131,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 		Policy:  notify.WakeOne,
 		Key:     key,
 		Letter: func(body string, at time.Time) (bool, time.Duration) {
-			within, head := letter(body, at)
+			within, head := lockcore.PermitLetter(body, at)
 			if head {
 				rank = 0 // heed Redisson's messages from now on
 			}

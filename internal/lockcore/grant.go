@@ -28,6 +28,27 @@ const Grace = 100 * time.Millisecond
 // fifths of the grace to arrive.
 const TakeAfter = Grace / 5
 
+// QueueTimeout is how long a waiter's queue entry lives unless it attempts
+// again. Waiters attempt at least every wait.Backstop, refreshing it.
+const QueueTimeout = 3 * wait.Backstop
+
+// PermitLetter reads a letter to a semaphore's Acquire call: it returns
+// how soon to attempt again, and whether the call now heads the queue. A
+// grant's letter, "<permits> <server clock in µs>", asks for an attempt at
+// once: the attempt takes the grant, and only its answer, that the grant
+// was still there, lets Acquire return (the server takes a grant back
+// after Grace, and hands its permits on). "next" says that the waiter
+// ahead was granted permits: the call heads the queue, and tries once the
+// grace is over, should that waiter never take them; so does an empty
+// letter, the Hub's word that a letter for a call of this client that
+// left went astray.
+func PermitLetter(body string, at time.Time) (within time.Duration, head bool) {
+	if body == "next" || body == "" {
+		return time.Until(at.Add(Grace + 10*time.Millisecond)), body == "next"
+	}
+	return 0, false
+}
+
 // Reentry is the scripts' flag for w's attempts: "0" for a fresh id, "1"
 // for an owner that may re-enter, "2" for one that holds the lock through
 // this handle, whose attempt re-enters and never takes a grant.

@@ -2,9 +2,13 @@ package locktest
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
+	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -41,4 +45,33 @@ func (c *Commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 		}
 		return next(ctx, cmds)
 	}
+}
+
+// Events records what a client's hooks are told (see observe.Hooks), as
+// "<hook> <kind> <name> waited=<Waited>".
+type Events struct {
+	mu  sync.Mutex
+	got []string
+}
+
+// Hooks returns hooks that record into e.
+func (e *Events) Hooks() *observe.Hooks {
+	rec := func(what string) func(observe.Event) {
+		return func(ev observe.Event) {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.got = append(e.got, fmt.Sprintf("%s %s %s waited=%v", what, ev.Kind, ev.Name, ev.Waited))
+		}
+	}
+	return &observe.Hooks{
+		Acquired: rec("acquired"), Released: rec("released"), Lost: rec("lost"),
+		RenewalFailed: rec("renewal-failed"), Abandoned: rec("abandoned"), NotReplicated: rec("not-replicated"),
+	}
+}
+
+// Got returns what was recorded so far.
+func (e *Events) Got() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.got)
 }
