@@ -45,12 +45,20 @@
 // keep a crashed node down for longer than the lease before it rejoins
 // (the "delayed restart" of the Redlock description).
 //
-// Waiters retry after a random delay (WithRetryDelay); WithHub adds early
-// wake-ups from one node's unlock messages.
+// Waiters retry after a random delay (WithRetryDelay); WithHub makes one
+// node keep a queue of waiters, so that an unlock wakes the next waiter
+// alone, at once.
 //
 // Redis keys on each node, as Redisson lays out an RLock named N:
 //
 //	N                            hash {<uuid>:<n>: 1}, TTL = lease
 //	redisson_lock_token:{N}      counter incremented by every grant (unused)
 //	redisson_lock__channel:{N}   unlock channel, message "0"
+//
+// and on the queue node of a Mutex made WithHub, as a mutex keeps them:
+//
+//	latchkey_lock_queue:{N}      list of waiter entries, oldest first
+//	latchkey_lock_timeout:{N}    zset: waiter entry -> deadline (ms)
+//	latchkey_lock_grant:{N}      the entry a release granted the lock to
+//	latchkey_lock__channel:{N}:<hub id>  each Hub's channel, for letters
 package redlock

@@ -79,12 +79,21 @@ func WithRetryDelay(d time.Duration) Option {
 	}
 }
 
-// WithHub makes waiters also listen, through h, for the unlock messages of
-// the node whose client h uses (typically pubsub.Shared of one of the
-// clients), so that an unlock wakes them at once instead of after the
-// random retry delay. A waiter whose subscription fails returns that error,
-// so pick a node you expect to be up. Without a Hub, waiters only retry
-// after the random delay. The default is no Hub.
+// WithHub makes the node whose client h uses (h is typically pubsub.Shared
+// of one of the clients; a Hub of another client is ignored) the queue
+// node: waiters of every client queue there, as a mutex's do on its
+// server, and an unlock grants that node's lock to the first waiter in
+// line and tells it alone through its Hub, so it asks the other nodes at
+// once, while the other waiters sleep. An attempt asks the queue node
+// first and the others only once it has the queue node's lock (one more
+// round trip for an uncontended Lock); should the queue node fail, it asks
+// every node at once, as without a Hub. Handles of one lock should all use
+// the same queue node: a release by a handle without it, or by a Redisson
+// client, wakes the head of the queue only through Redisson's unlock
+// message. A waiter whose subscription fails returns that error, so pick a
+// node you expect to be up. Without a Hub, waiters only retry after the
+// random delay. The default is no Hub: a RedLock then depends on no single
+// node for its wake-ups.
 func WithHub(h *pubsub.Hub) Option {
 	return func(c *config) { c.Hub = notify.Unwrap(h) }
 }

@@ -77,16 +77,45 @@ type nodeCall func(ctx context.Context, c redis.UniversalClient) (int64, error)
 // nil, it receives, from the node's goroutine, the replies that arrived
 // after fanout returned.
 func (m *Mutex) fanout(ctx context.Context, call nodeCall, late func(node int, r reply)) []reply {
+	return m.fanoutTo(ctx, nil, call, late)
+}
+
+// errNotAsked is the reply of a node that fanoutTo did not ask.
+var errNotAsked = errors.New("redlock: node not asked")
+
+// fanoutTo is fanout on the given nodes only (nil: all); the others'
+// replies are errNotAsked.
+func (m *Mutex) fanoutTo(ctx context.Context, nodes []int, call nodeCall, late func(node int, r reply)) []reply {
+	asked := make([]bool, len(m.clients))
+	for i := range m.clients {
+		asked[i] = nodes == nil
+	}
+	for _, i := range nodes {
+		asked[i] = true
+	}
 	var (
 		mu      sync.Mutex
 		out     = make([]reply, len(m.clients))
 		got     = make([]bool, len(m.clients))
-		pending = len(m.clients)
+		pending = 0
 		over    bool
 		all     = make(chan struct{})
 	)
+	for i := range m.clients {
+		if asked[i] {
+			pending++
+		} else {
+			out[i], got[i] = reply{err: errNotAsked}, true
+		}
+	}
+	if pending == 0 {
+		close(all)
+	}
 	timeout := m.nodeTimeout()
 	for i, c := range m.clients {
+		if !asked[i] {
+			continue
+		}
 		go func() {
 			cctx, cancel := context.WithTimeout(ctx, timeout)
 			v, err := call(cctx, c)

@@ -36,6 +36,7 @@ type Mutex struct {
 	channel  string
 	tokenKey string
 	quorum   int
+	queue    int // the node whose waiter queue a Hub listens to, or -1 (see queue.go)
 	cfg      config
 
 	holds *hold.Table // by owner id
@@ -79,6 +80,7 @@ func New(clients []redis.UniversalClient, name string, opts ...Option) *Mutex {
 		quorum:   len(clients)/2 + 1,
 		cfg:      cfg,
 		holds:    hold.New("redlock: " + name),
+		queue:    queueNode(clients, cfg.Hub),
 	}
 	m.holds.Observe(clients[0], "redlock", name)
 	if m.nodeTimeout() >= m.cfg.TTL() {
@@ -134,12 +136,19 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 	if !reentrant {
 		id = owner.New() // goroutines sharing the handle exclude each other
 	}
+	var q *queued
+	if m.queue >= 0 {
+		q = &queued{key: id, single: budget == 0}
+		if reentrant {
+			q.key = id + "/" + owner.New() // one owner may wait in two calls
+		}
+	}
 	var won *attempt // nil after success: the hold was re-entered
 	try := func(ctx context.Context) (bool, time.Duration, error) {
 		if reentrant && m.holds.Again(id, time.Now()) {
 			return true, 0, nil // counted by the handle: the nodes hold once
 		}
-		a, err := m.try(ctx, id)
+		a, err := m.try(ctx, id, q)
 		switch {
 		case a != nil:
 			won = a
@@ -149,7 +158,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 		}
 		return false, rand.N(m.cfg.retryDelay) + 1, nil
 	}
-	ok, err := wait.Until(ctx, budget, wait.Spec{
+	spec := wait.Spec{
 		Client: m.clients[0], Kind: "redlock", Name: m.name, Reentry: reentrant && m.holds.Get(id) != nil,
 		Hub:     m.cfg.Hub,
 		Channel: m.channel,
@@ -158,7 +167,16 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 		// A *QuorumError is final: the nodes that answered have been
 		// undone, and riding out the others is what the quorum is for.
 		Transient: func(error) bool { return false },
-	})
+	}
+	if q != nil {
+		m.listen(&spec, q)
+		spec.Abandon = func(ctx context.Context) {
+			if q.maybe {
+				m.dequeue(ctx, id, q)
+			}
+		}
+	}
+	ok, err := wait.Until(ctx, budget, spec)
 	var qe *QuorumError
 	switch {
 	case errors.As(err, &qe):
@@ -173,54 +191,6 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 		return m.holds.Get(id), true, nil
 	}
 	return m.holds.Acquired(id, id, 0, !reentrant, 0, won.start, keeper{m, won}), true, nil
-}
-
-// try makes one attempt for owner id. It returns the attempt if it won the
-// lock; otherwise it has undone the attempt on every node that may have
-// granted it, and returns a *QuorumError if fewer than a quorum of nodes
-// answered at all.
-func (m *Mutex) try(ctx context.Context, id string) (*attempt, error) {
-	a := &attempt{m: m, owner: id, start: time.Now()}
-	leaseMs := scripts.Ms(m.cfg.TTL())
-	rs := m.fanout(ctx, func(ctx context.Context, c redis.UniversalClient) (int64, error) {
-		rep := acquireScript.Exec(ctx, c, scripts.Write{
-			Keys: []string{m.name, m.tokenKey}, Args: []any{leaseMs, id, "0"}, Sync: m.cfg.Sync.Timeout(),
-		})
-		ok, _, err := scripts.Pair(rep.Cmd)
-		if ok && !rep.Replicated() {
-			// Not granted on a node whose failover could lose the grant;
-			// undone with the others that did not count.
-			return 0, rep.SyncErr()
-		}
-		if ok {
-			return 1, err
-		}
-		return 0, err
-	}, a.late)
-	validity := m.cfg.TTL() - time.Since(a.start) - m.drift()
-	won, failed := count(rs, 1)
-	if won >= m.quorum && validity > 0 {
-		a.settle(stateHeld)
-		return a, nil
-	}
-	a.settle(stateFailed)
-	var granted, unsure []int
-	for i, r := range rs {
-		switch {
-		case r.err != nil:
-			unsure = append(unsure, i)
-		case r.v == 1:
-			granted = append(granted, i)
-		}
-	}
-	// A node that did not answer may have granted it all the same; if its
-	// grant arrives after this undo, attempt.late undoes it again.
-	go m.undo(ctx, id, unsure)
-	m.undo(ctx, id, granted)
-	if answered := len(rs) - failed; answered < m.quorum {
-		return nil, m.quorumError("lock", answered, rs)
-	}
-	return nil, nil
 }
 
 // Unlock releases one hold of m. With an owner in ctx it releases that
@@ -249,6 +219,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	}
 	leaseMs := scripts.Ms(m.cfg.TTL())
 	rs := m.fanout(ctx, func(ctx context.Context, c redis.UniversalClient) (int64, error) {
+		if m.queue >= 0 && c == m.clients[m.queue] {
+			return m.queueRelease(ctx, id)
+		}
 		pub, err := shared.Publish(ctx, c, nil)
 		if err != nil {
 			return 0, err
@@ -303,6 +276,10 @@ func (m *Mutex) undo(ctx context.Context, id string, nodes []int) {
 func (m *Mutex) undoOne(ctx context.Context, id string, node int) {
 	ctx, cancel := context.WithTimeout(ctx, m.nodeTimeout())
 	defer cancel()
+	if node == m.queue {
+		_, _ = m.queueRelease(ctx, id) // grants it to the next in line
+		return
+	}
 	_ = m.clients[node].HDel(ctx, m.name, id).Err()
 }
 

@@ -219,6 +219,9 @@ func (h *Hub) Close() error {
 // waiter of this Hub, rather than every Hub, woken names a channel after it.
 func (h *Hub) ID() string { return h.id }
 
+// Client returns the client whose servers h listens to.
+func (h *Hub) Client() redis.UniversalClient { return h.client }
+
 // PublishCommand returns the command the scripts publish with: SPUBLISH when
 // this Hub uses sharded pub/sub, PUBLISH otherwise.
 func (h *Hub) PublishCommand(ctx context.Context) (string, error) {

@@ -1,0 +1,172 @@
+package redlock
+
+import (
+	"context"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/owner"
+	"github.com/latchkey/latchkey/internal/scripts"
+	"github.com/latchkey/latchkey/internal/shared"
+	"github.com/latchkey/latchkey/internal/wait"
+	"github.com/redis/go-redis/v9"
+)
+
+// With a Hub (WithHub), the node whose client the Hub uses keeps the lock
+// there as the mutex keeps it on its one server (mutex_ops.lua): waiters
+// queue beside it, and a release grants that node's lock to the first
+// waiter in line with a letter on its Hub's channel. An attempt asks that
+// node first, and the others only once it holds that node's lock, so a
+// waiter's attempt costs one round trip until its turn comes, and a
+// release wakes one waiter of all clients rather than one per client. The
+// quorum decides as ever: the queue node's lock counts as one node's. An
+// attempt whose queue node fails asks every node at once, as without a
+// Hub, so that a RedLock never waits on one node.
+
+var queueScript = scripts.Get("mutex_ops")
+
+// The operations of mutex_ops.lua that a RedLock uses.
+const (
+	queueAcquire = "acquire"
+	queueTry     = "try"
+	queueRelease = "release"
+	queueDequeue = "dequeue"
+)
+
+// queueNode returns the index of the client that h uses, or -1.
+func queueNode(clients []redis.UniversalClient, h *notify.Hub) int {
+	if h == nil {
+		return -1
+	}
+	for i, c := range clients {
+		if c == h.Client() {
+			return i
+		}
+	}
+	return -1
+}
+
+// A queued is a Lock call's place in the queue node's waiter queue.
+type queued struct {
+	key    string // the call's letters' key: its owner id, or <id>/<call>
+	maybe  bool   // an attempt may have joined the queue
+	single bool   // a single attempt, which never queues
+	rank   int64  // the call's place in the queue at its latest attempt, 0 at the head
+	// granted: a letter said that a release granted the call the queue
+	// node's lock, so its next attempt asks every node at once
+	granted bool
+}
+
+// entry is q's entry in the queue: the Hub, and the letters' key.
+func (m *Mutex) entry(q *queued) string { return m.cfg.Hub.ID() + "/" + q.key }
+
+// queueWrite is the request of mutex_ops op for owner id on the queue node;
+// q is nil for a release.
+func (m *Mutex) queueWrite(ctx context.Context, op, id string, q *queued, once string) (scripts.Write, error) {
+	c := m.clients[m.queue]
+	pub, err := shared.Publish(ctx, c, m.cfg.Hub)
+	if err != nil {
+		return scripts.Write{}, err
+	}
+	entry, maybe := "", "0"
+	if q != nil {
+		entry = m.entry(q)
+		if q.maybe {
+			maybe = "1"
+		}
+	}
+	return scripts.Write{
+		Keys: []string{m.name, m.tokenKey, keys.Prefix("latchkey_lock_queue", m.name),
+			keys.Prefix("latchkey_lock_timeout", m.name), m.channel, m.hubs(), keys.Prefix("latchkey_lock_grant", m.name)},
+		Args: []any{op, id, entry, scripts.Ms(m.cfg.TTL()), "0", time.Now().UnixMilli(), scripts.Ms(lockcore.QueueTimeout),
+			pub, scripts.Ms(lockcore.Grace), lockcore.Counted(c, pub), maybe},
+		Once: once,
+		Sync: m.cfg.Sync.Timeout(),
+	}, nil
+}
+
+// hubs is the prefix of the Hubs' channels on the queue node.
+func (m *Mutex) hubs() string { return keys.Prefix("latchkey_lock__channel", m.name) }
+
+// queueAttempt asks the queue node for its lock: 1 if it holds it (taken,
+// or granted by a release), 0 if it joined the queue (or, for a single
+// attempt, found the lock held).
+func (m *Mutex) queueAttempt(ctx context.Context, id string, q *queued) (int64, error) {
+	op := queueAcquire
+	if q.single {
+		op = queueTry
+	}
+	w, err := m.queueWrite(ctx, op, id, q, "")
+	if err != nil {
+		return 0, err
+	}
+	rep := queueScript.Exec(ctx, m.clients[m.queue], w)
+	vs, err := scripts.Ints(rep.Cmd)
+	if !q.single && (err != nil || len(vs) > 0 && vs[0] == 0) {
+		q.maybe = true
+	}
+	if err == nil && len(vs) > 2 && vs[0] == 0 {
+		q.rank = vs[2]
+	}
+	switch {
+	case err != nil:
+		return 0, err
+	case len(vs) > 0 && vs[0] == 1 && !rep.Replicated():
+		return 0, rep.SyncErr() // undone with the others
+	case len(vs) > 0 && vs[0] == 1:
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// queueRelease releases owner id's lock on the queue node, granting it to
+// the next waiter in line; it returns mutex_ops's answer: 1 released, 0
+// holds remain, -1 not held.
+func (m *Mutex) queueRelease(ctx context.Context, id string) (int64, error) {
+	w, err := m.queueWrite(ctx, queueRelease, id, nil, keys.Once(m.name, owner.New()))
+	if err != nil {
+		return 0, err
+	}
+	return scripts.Int(queueScript.Exec(ctx, m.clients[m.queue], w).Cmd)
+}
+
+// dequeue takes a call that gave up out of the queue, giving back the
+// queue node's lock if a release granted it meanwhile.
+func (m *Mutex) dequeue(ctx context.Context, id string, q *queued) {
+	ctx, cancel := context.WithTimeout(ctx, m.nodeTimeout())
+	defer cancel()
+	if w, err := m.queueWrite(ctx, queueDequeue, id, q, ""); err == nil {
+		_ = queueScript.Exec(ctx, m.clients[m.queue], w).Err()
+	}
+}
+
+// listen makes a waiter sleep on its Hub's own channel, where the queue
+// node's releases write it letters: a grant asks for an attempt at once,
+// which takes it; "next" (the waiter ahead was granted the lock) or an
+// empty letter asks for one once the grace is over, in case that grant is
+// never taken. A release that grants nothing (by a handle without this
+// Hub, or a Redisson client) only publishes on Redisson's channel, which
+// the head of the queue alone listens to: it attempts shortly after such a
+// message, unless a letter came first. Otherwise the waiter sleeps for the
+// random retry delay, which also covers an expired lease.
+func (m *Mutex) listen(s *wait.Spec, q *queued) {
+	s.Channel = m.hubs() + ":" + m.cfg.Hub.ID()
+	s.Policy = notify.WakeOne
+	s.Key = q.key
+	s.Letter = func(body string, at time.Time) (bool, time.Duration) {
+		within, _ := lockcore.PermitLetter(body, at)
+		q.granted = within <= 0
+		return false, within
+	}
+	s.Hint = m.channel
+	s.Hinted = func() bool { return q.rank == 0 }
+	s.Expect = func() int { return 1 }
+	s.Heard = func(int) (bool, time.Duration) { return false, letterWait }
+}
+
+// letterWait is how long the head of the queue waits, after Redisson's
+// channel said the lock is free, for the letter that a granting release
+// writes right behind that message.
+const letterWait = 5 * time.Millisecond

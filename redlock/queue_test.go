@@ -1,0 +1,90 @@
+package redlock_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/locktest"
+	"github.com/latchkey/latchkey/pubsub"
+	"github.com/latchkey/latchkey/redlock"
+	"github.com/redis/go-redis/v9"
+)
+
+// With a Hub, waiters of every client queue on the Hub's node and an
+// unlock wakes the first of them alone: the others send nothing until
+// their turn, and the waiters get the lock in the order they came.
+func TestMutex_WithHub_queue(t *testing.T) {
+	ms := minis(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	name := lockName(t)
+	open := func(sent *locktest.Commands) *redlock.Mutex {
+		cs := miniClients(t, ms)
+		for _, c := range cs {
+			c.(*redis.Client).AddHook(sent)
+		}
+		return redlock.New(cs, name, redlock.WithHub(pubsub.Shared(cs[0])), redlock.WithRetryDelay(time.Hour))
+	}
+	var holderSent locktest.Commands
+	holder := open(&holderSent)
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	sent := make([]locktest.Commands, n)
+	order := make(chan int, n)
+	errs := make(chan error, n)
+	var inside atomic.Int32
+	ws := make([]*redlock.Mutex, n)
+	for i := range n {
+		ws[i] = open(&sent[i])
+		go func() {
+			if err := ws[i].Lock(ctx); err != nil {
+				errs <- err
+				return
+			}
+			if inside.Add(1) > 1 {
+				errs <- errOverlap
+			}
+			order <- i
+			time.Sleep(5 * time.Millisecond)
+			inside.Add(-1)
+			errs <- ws[i].Unlock(context.WithoutCancel(ctx))
+		}()
+		time.Sleep(50 * time.Millisecond) // queued before the next comes
+	}
+	before := make([]int64, n)
+	for i := range n {
+		before[i] = sent[i].N()
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := <-order
+	if first != 0 {
+		t.Errorf("waiter %d got the lock first, want 0", first)
+	}
+	for i := 1; i < n; i++ {
+		if got := sent[i].N() - before[i]; got != 0 {
+			t.Errorf("waiter %d sent %d commands before its turn, want 0: the unlock woke it", i, got)
+		}
+	}
+	for i := 1; i < n; i++ {
+		if w := <-order; w != i {
+			t.Errorf("waiter %d got the lock in turn %d, want %d", w, i, w)
+		}
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+var errOverlap = errOverlapT{}
+
+type errOverlapT struct{}
+
+func (errOverlapT) Error() string { return "two holders at once" }
