@@ -168,7 +168,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 		Policy:  notify.WakeOne,
 		Key:     ps[0].id,
 		Letter: func(body string, at time.Time) (bool, time.Duration) {
-			within, head := lockcore.PermitLetter(body, at)
+			within, head := lockcore.TakeLetter(body, at)
 			if head {
 				rank = 0 // heed Redisson's messages from now on
 			}

@@ -156,7 +156,7 @@ func (m *Mutex) listen(s *wait.Spec, q *queued) {
 	s.Policy = notify.WakeOne
 	s.Key = q.key
 	s.Letter = func(body string, at time.Time) (bool, time.Duration) {
-		within, _ := lockcore.PermitLetter(body, at)
+		within, _ := lockcore.TakeLetter(body, at)
 		q.granted = within <= 0
 		return false, within
 	}

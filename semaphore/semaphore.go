@@ -131,7 +131,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 		Policy:  notify.WakeOne,
 		Key:     key,
 		Letter: func(body string, at time.Time) (bool, time.Duration) {
-			within, head := lockcore.PermitLetter(body, at)
+			within, head := lockcore.TakeLetter(body, at)
 			if head {
 				rank = 0 // heed Redisson's messages from now on
 			}

@@ -32,17 +32,17 @@ const TakeAfter = Grace / 5
 // again. Waiters attempt at least every wait.Backstop, refreshing it.
 const QueueTimeout = 3 * wait.Backstop
 
-// PermitLetter reads a letter to a semaphore's Acquire call: it returns
-// how soon to attempt again, and whether the call now heads the queue. A
-// grant's letter, "<permits> <server clock in µs>", asks for an attempt at
+// TakeLetter reads a letter to a waiter whose attempt takes what a
+// release granted it (a semaphore's Acquire, a RedLock's Lock): it returns
+// how soon to attempt again, and whether the waiter now heads the queue. A
+// grant's letter, "<what> <server clock in µs>", asks for an attempt at
 // once: the attempt takes the grant, and only its answer, that the grant
-// was still there, lets Acquire return (the server takes a grant back
-// after Grace, and hands its permits on). "next" says that the waiter
-// ahead was granted permits: the call heads the queue, and tries once the
-// grace is over, should that waiter never take them; so does an empty
-// letter, the Hub's word that a letter for a call of this client that
-// left went astray.
-func PermitLetter(body string, at time.Time) (within time.Duration, head bool) {
+// was still there, ends the wait (the server takes a grant back after
+// Grace, and hands it on). "next" says that the waiter ahead was granted:
+// this one heads the queue, and tries once the grace is over, should that
+// waiter never take it; so does an empty letter, the Hub's word that a
+// letter for a call of this client that left went astray.
+func TakeLetter(body string, at time.Time) (within time.Duration, head bool) {
 	if body == "next" || body == "" {
 		return time.Until(at.Add(Grace + 10*time.Millisecond)), body == "next"
 	}
