@@ -53,7 +53,16 @@ func TestMutex_WithHub_queue(t *testing.T) {
 			inside.Add(-1)
 			errs <- ws[i].Unlock(context.WithoutCancel(ctx))
 		}()
-		time.Sleep(50 * time.Millisecond) // queued before the next comes
+		// Queued before the next comes.
+		queue := "latchkey_lock_queue:{" + name + "}"
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			if l, _ := ms[0].List(queue); len(l) == i+1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("waiter %d not queued within 5s", i)
+			}
+		}
 	}
 	before := make([]int64, n)
 	for i := range n {
