@@ -64,9 +64,19 @@ func TestMutex_WithHub_queue(t *testing.T) {
 			}
 		}
 	}
+	// Each waiter looks again once subscribed: wait until all are quiet.
 	before := make([]int64, n)
-	for i := range n {
-		before[i] = sent[i].N()
+	for settled := time.Now().Add(5 * time.Second); time.Now().Before(settled); {
+		quiet := true
+		for i := range n {
+			if v := sent[i].N(); v != before[i] {
+				before[i], quiet = v, false
+			}
+		}
+		if quiet {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatal(err)
