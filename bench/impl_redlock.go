@@ -34,8 +34,8 @@ func init() {
 		Color: "#bcbd22",
 		Kind:  KindRedlock,
 		Rank:  81,
-		About: "latchkey redlock over 5 masters with WithHub(pubsub.Shared(first node)): waiters also " +
-			"wake on that node's unlock messages.",
+		About: "latchkey redlock over 5 masters with WithHub(pubsub.Shared(first node)): waiters queue on that " +
+			"node, and an unlock grants it to the first in line, which then asks every node.",
 		New: func(c *Conn, name string) any {
 			return latchkeyRedlock{redlock.New(universal(c.Nodes), name, redlock.WithHub(pubsub.Shared(c.Nodes[0])))}
 		},
