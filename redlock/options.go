@@ -79,9 +79,8 @@ func WithRetryDelay(d time.Duration) Option {
 	}
 }
 
-// WithHub makes the node whose client h uses (h is typically pubsub.Shared
-// of one of the clients; a Hub of another client is ignored) the queue
-// node: waiters of every client queue there, as a mutex's do on its
+// WithHub makes the node whose client h uses (h should be pubsub.Shared
+// of one of the clients) the queue node: waiters of every client queue there, as a mutex's do on its
 // server, and an unlock grants that node's lock to the first waiter in
 // line and tells it alone through its Hub, so it asks the other nodes at
 // once, while the other waiters sleep. An attempt asks the queue node
