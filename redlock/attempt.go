@@ -18,10 +18,9 @@ func (m *Mutex) try(ctx context.Context, id string, q *queued) (*attempt, error)
 	call := m.acquireOn(id, q)
 	switch {
 	case q == nil:
-	case q.granted:
+	case q.takeGranted():
 		// Granted by a release: every node at once, the queue node to
 		// take the grant.
-		q.granted = false
 	default:
 		first := m.fanoutTo(ctx, []int{m.queue}, call, a.late)
 		r := first[m.queue]

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
@@ -48,15 +49,59 @@ func queueNode(clients []redis.UniversalClient, h *notify.Hub) int {
 	return -1
 }
 
-// A queued is a Lock call's place in the queue node's waiter queue.
+// A queued is a Lock call's place in the queue node's waiter queue. Its
+// attempts' calls to the queue node may outlive them (a node timeout), so
+// what they learn is guarded by mu.
 type queued struct {
 	key    string // the call's letters' key: its owner id, or <id>/<call>
-	maybe  bool   // an attempt may have joined the queue
 	single bool   // a single attempt, which never queues
-	rank   int64  // the call's place in the queue at its latest attempt, 0 at the head
+
+	mu    sync.Mutex
+	maybe bool  // an attempt may have joined the queue
+	rank  int64 // the call's place in the queue at its latest attempt, 0 at the head
 	// granted: a letter said that a release granted the call the queue
 	// node's lock, so its next attempt asks every node at once
 	granted bool
+}
+
+// learn notes what an attempt's call to the queue node said: whether the
+// call may be queued now, and its rank if the answer gave one (rank < 0:
+// none).
+func (q *queued) learn(maybe bool, rank int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.maybe = q.maybe || maybe
+	if rank >= 0 {
+		q.rank = rank
+	}
+}
+
+func (q *queued) mayBeQueued() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.maybe
+}
+
+func (q *queued) head() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.rank == 0
+}
+
+func (q *queued) setGranted(g bool) {
+	q.mu.Lock()
+	q.granted = g
+	q.mu.Unlock()
+}
+
+// takeGranted reports whether a letter said the call was granted, and
+// forgets it.
+func (q *queued) takeGranted() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	g := q.granted
+	q.granted = false
+	return g
 }
 
 // entry is q's entry in the queue: the Hub, and the letters' key.
@@ -73,7 +118,7 @@ func (m *Mutex) queueWrite(ctx context.Context, op, id string, q *queued, once s
 	entry, maybe := "", "0"
 	if q != nil {
 		entry = m.entry(q)
-		if q.maybe {
+		if q.mayBeQueued() {
 			maybe = "1"
 		}
 	}
@@ -104,12 +149,11 @@ func (m *Mutex) queueAttempt(ctx context.Context, id string, q *queued) (int64, 
 	}
 	rep := queueScript.Exec(ctx, m.clients[m.queue], w)
 	vs, err := scripts.Ints(rep.Cmd)
-	if !q.single && (err != nil || len(vs) > 0 && vs[0] == 0) {
-		q.maybe = true
-	}
+	rank := int64(-1)
 	if err == nil && len(vs) > 2 && vs[0] == 0 {
-		q.rank = vs[2]
+		rank = vs[2]
 	}
+	q.learn(!q.single && (err != nil || len(vs) > 0 && vs[0] == 0), rank)
 	switch {
 	case err != nil:
 		return 0, err
@@ -157,11 +201,11 @@ func (m *Mutex) listen(s *wait.Spec, q *queued) {
 	s.Key = q.key
 	s.Letter = func(body string, at time.Time) (bool, time.Duration) {
 		within, _ := lockcore.TakeLetter(body, at)
-		q.granted = within <= 0
+		q.setGranted(within <= 0)
 		return false, within
 	}
 	s.Hint = m.channel
-	s.Hinted = func() bool { return q.rank == 0 }
+	s.Hinted = q.head
 	s.Expect = func() int { return 1 }
 	s.Heard = func(int) (bool, time.Duration) { return false, letterWait }
 }

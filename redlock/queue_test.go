@@ -107,3 +107,24 @@ var errOverlap = errOverlapT{}
 type errOverlapT struct{}
 
 func (errOverlapT) Error() string { return "two holders at once" }
+
+// A queue node that is down costs a RedLock nothing but a failed call per
+// attempt: the attempt then asks every node, and a quorum of the others
+// grants the lock.
+func TestMutex_WithHub_queueNodeDown(t *testing.T) {
+	ms := minis(t, 3)
+	cs := miniClients(t, ms)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	m := redlock.New(cs, lockName(t), redlock.WithHub(pubsub.Shared(cs[0])), redlock.WithNodeTimeout(200*time.Millisecond))
+	ms[0].Close()
+	if err := m.Lock(ctx); err != nil {
+		t.Fatalf("Lock with the queue node down: %v", err)
+	}
+	if n := held(t, cs[1:], lockName(t)); n != 2 {
+		t.Errorf("held on %d of the 2 live nodes, want 2", n)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock with the queue node down: %v", err)
+	}
+}

@@ -171,7 +171,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 	if q != nil {
 		m.listen(&spec, q)
 		spec.Abandon = func(ctx context.Context) {
-			if q.maybe {
+			if q.mayBeQueued() {
 				m.dequeue(ctx, id, q)
 			}
 		}
