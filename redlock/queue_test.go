@@ -128,3 +128,40 @@ func TestMutex_WithHub_queueNodeDown(t *testing.T) {
 		t.Fatalf("Unlock with the queue node down: %v", err)
 	}
 }
+
+// A waiter that gives up leaves the queue, so an unlock grants nothing to
+// it and the next Lock takes the lock at once.
+func TestMutex_WithHub_givenUp(t *testing.T) {
+	ms := minis(t, 3)
+	cs := miniClients(t, ms)
+	ctx := context.Background()
+	name := lockName(t)
+	opts := []redlock.Option{redlock.WithHub(pubsub.Shared(cs[0])), redlock.WithRetryDelay(time.Hour)}
+	holder := redlock.New(cs, name, opts...)
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	err := redlock.New(miniClients(t, ms), name, opts...).Lock(short)
+	cancel()
+	if err == nil {
+		t.Fatal("Lock of a held lock succeeded")
+	}
+	queue := "latchkey_lock_queue:{" + name + "}"
+	if l, _ := ms[0].List(queue); len(l) != 0 {
+		t.Errorf("queue after the waiter gave up: %q, want empty", l)
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if held(t, cs, name) != 0 {
+		t.Errorf("the unlock granted the lock to a waiter that gave up")
+	}
+	next := redlock.New(miniClients(t, ms), name, opts...)
+	if ok, err := next.TryLock(ctx, 0); !ok || err != nil {
+		t.Fatalf("TryLock after the unlock = %v, %v; want the free lock", ok, err)
+	}
+	if err := next.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
