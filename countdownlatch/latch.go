@@ -59,17 +59,11 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Latch {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	l := &Latch{client: client, name: name, channel: channelName(name), cfg: cfg}
+	l := &Latch{client: client, name: name, channel: keys.LatchChannel(name), cfg: cfg}
 	if _, ok := client.(*redis.ClusterClient); ok {
 		l.split = keys.Slot(l.name) != keys.Slot(l.channel)
 	}
 	return l
-}
-
-// channelName is Redisson's latch channel: the name always goes in braces,
-// even when it has a hash tag of its own.
-func channelName(name string) string {
-	return "redisson_countdownlatch__channel__{" + name + "}"
 }
 
 // Name returns the latch's name, which is also its Redis key.

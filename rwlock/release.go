@@ -85,3 +85,23 @@ func (rw *RWMutex) releaseOnce(ctx context.Context, id string, s side) (int64, e
 	}
 	return res, nil
 }
+
+var forceScript = scripts.Get("lock_force_release")
+
+// ForceUnlock deletes the lock whoever holds it, readers and writer alike,
+// and reports whether it was held. It publishes Redisson's write-unlock
+// message, which wakes every waiting reader and writer, latchkey's and
+// Redisson's alike. A handle that held the lock finds its hold lost at its
+// next renewal. (Redisson's readLock().forceUnlock() and
+// writeLock().forceUnlock() delete the lock only in their own mode.)
+func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
+	pub, err := rw.cfg.Publish(ctx, rw.client)
+	if err != nil {
+		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
+	}
+	n, err := scripts.Int(forceScript.Run(ctx, rw.client, []string{rw.name, rw.channel}, pub, "1"))
+	if err != nil {
+		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
+	}
+	return n == 1, nil
+}

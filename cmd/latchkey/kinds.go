@@ -70,8 +70,7 @@ func namesOf(name string) names {
 		lockChannel:    keys.LockChannel(name),
 		rwChannel:      keys.Prefix("redisson_rwlock", name),
 		semChannel:     keys.Prefix("redisson_sc", name),
-		// Redisson always braces the latch's name, hash tag or not.
-		latchChannel: "redisson_countdownlatch__channel__{" + name + "}",
+		latchChannel:   keys.LatchChannel(name),
 	}
 }
 

@@ -13,13 +13,9 @@ import (
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/fairlock"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/latchkey/latchkey/internal/shared"
 	"github.com/latchkey/latchkey/mutex"
+	"github.com/latchkey/latchkey/rwlock"
 )
-
-// forceScript deletes a lock and publishes a message on its channel.
-var forceScript = scripts.Get("lock_force_release")
 
 // runUnlock force-unlocks a lock whoever holds it, through the library's
 // own forced unlock, which wakes latchkey's and Redisson's waiters alike.
@@ -85,10 +81,10 @@ func runUnlock(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// force deletes the lock and publishes what wakes its waiters: for a mutex
-// or fair lock the packages' own ForceUnlock (which also grants the lock to
-// a queued latchkey waiter), for a read-write lock Redisson's "1" on its
-// channel, which wakes every reader and writer.
+// force deletes the lock and publishes what wakes its waiters, through the
+// packages' own ForceUnlock (a mutex's or fair lock's also grants the lock
+// to a queued latchkey waiter; a read-write lock's wakes every reader and
+// writer).
 func force(ctx context.Context, c *conn, st *State) (bool, error) {
 	var held bool
 	var err error
@@ -98,12 +94,7 @@ func force(ctx context.Context, c *conn, st *State) (bool, error) {
 	case kindFairLock:
 		held, err = fairlock.New(c.client, st.Name).ForceUnlock(ctx)
 	case kindRWLock:
-		var pub string
-		if pub, err = shared.Publish(ctx, c.client, nil); err == nil {
-			var n int64
-			n, err = forceScript.Run(ctx, c.client, []string{st.Name, namesOf(st.Name).rwChannel}, pub, "1").Int64()
-			held = n == 1
-		}
+		held, err = rwlock.New(c.client, st.Name).ForceUnlock(ctx)
 	}
 	if err != nil {
 		return false, c.keyErr(st.Name, err)

@@ -34,6 +34,10 @@ func Tag(name string) string {
 // base name: redisson_lock__channel:{name}.
 func LockChannel(name string) string { return Prefix("redisson_lock__channel", name) }
 
+// LatchChannel is RCountDownLatch's channel, which always braces the
+// name, hash tag or not: redisson_countdownlatch__channel__{name}.
+func LatchChannel(name string) string { return "redisson_countdownlatch__channel__{" + name + "}" }
+
 // TokenKey is the fencing counter of RFencedLock: redisson_lock_token:{name}.
 func TokenKey(name string) string { return Prefix("redisson_lock_token", name) }
 
