@@ -13,17 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var opsScript = scripts.Get("mutex_ops")
-
-// The operations of mutex_ops.lua.
-const (
-	opAcquire = "acquire" // try, and join the waiter queue if not acquired
-	opTry     = "try"     // try once, leaving no trace
-	opRelease = "release"
-	opDequeue = "dequeue"
-	opForce   = "force"
-)
-
 // protocol is the mutex's side of lockcore.Protocol: mutex_ops.lua on a
 // Redisson RLock hash, and the waiter queue beside it.
 type protocol struct {
@@ -35,33 +24,23 @@ type protocol struct {
 }
 
 func newProtocol(client redis.UniversalClient, name string, cfg *config) *protocol {
-	channel := keys.LockChannel(name)
-	hubs := keys.Prefix("latchkey_lock__channel", name)
 	return &protocol{
 		client:  client,
 		cfg:     cfg,
-		channel: channel,
-		hubs:    hubs,
-		keys: []string{
-			name,
-			keys.TokenKey(name),
-			keys.Prefix("latchkey_lock_queue", name),
-			keys.Prefix("latchkey_lock_timeout", name),
-			channel,
-			hubs,
-			keys.Prefix("latchkey_lock_grant", name),
-		},
+		channel: keys.LockChannel(name),
+		hubs:    lockcore.HubChannels(name),
+		keys:    lockcore.MutexKeys(name),
 	}
 }
 
 func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.Attempt, error) {
-	op := opAcquire
+	op := lockcore.OpAcquire
 	if w.Try {
-		op = opTry
+		op = lockcore.OpTry
 	}
-	rep := opsScript.Exec(ctx, p.client, p.write(op, w.ID, p.entry(w), w.Reentry(), w.Queued, w.Started, w.Pub, w.Req))
+	rep := lockcore.MutexOps.Exec(ctx, p.client, p.write(op, w.ID, p.entry(w), w.Reentry(), w.Queued, w.Started, w.Pub, w.Req))
 	vs, err := scripts.Ints(rep.Cmd)
-	if op == opAcquire && (err != nil || len(vs) > 0 && vs[0] == 0) {
+	if op == lockcore.OpAcquire && (err != nil || len(vs) > 0 && vs[0] == 0) {
 		w.Queued = true // maybe: a reply that was lost may have said so
 	}
 	switch {
@@ -119,12 +98,12 @@ func (p *protocol) Listen(w *lockcore.Waiter, s *wait.Spec) {
 }
 
 func (p *protocol) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
-	_, applied, err := opsScript.Resolve(ctx, p.client, p.write(opAcquire, w.ID, p.entry(w), w.Reentry(), w.Queued, w.Started, w.Pub, w.Req))
+	_, applied, err := lockcore.MutexOps.Resolve(ctx, p.client, p.write(lockcore.OpAcquire, w.ID, p.entry(w), w.Reentry(), w.Queued, w.Started, w.Pub, w.Req))
 	return applied, err
 }
 
 func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
-	_ = p.exec(ctx, opDequeue, w.ID, p.entry(w), w.Reentry(), time.Now(), w.Pub, "").Err()
+	_ = p.exec(ctx, lockcore.OpDequeue, w.ID, p.entry(w), w.Reentry(), time.Now(), w.Pub, "").Err()
 }
 
 func (p *protocol) Release(ctx context.Context, pub, id string, reentrant bool, req string) scripts.Reply {
@@ -132,36 +111,28 @@ func (p *protocol) Release(ctx context.Context, pub, id string, reentrant bool, 
 	if reentrant {
 		flag = "1"
 	}
-	return p.exec(ctx, opRelease, id, "", flag, time.Now(), pub, req)
+	return p.exec(ctx, lockcore.OpRelease, id, "", flag, time.Now(), pub, req)
 }
 
 func (p *protocol) Force(ctx context.Context, pub string) scripts.Reply {
-	return p.exec(ctx, opForce, "", "", "0", time.Now(), pub, "")
+	return p.exec(ctx, lockcore.OpForce, "", "", "0", time.Now(), pub, "")
 }
 
 // exec runs mutex_ops for owner id waiting as the queue entry entry, with
 // the flag reentry (see lockcore.Waiter.Reentry), its script sent at now,
 // recorded against req unless that is "".
-// Acquisitions, releases and the dequeues that may give back a grant wait
-// for replicas; forced unlocks need not.
 func (p *protocol) exec(ctx context.Context, op, id, entry, reentry string, now time.Time, pub, req string) scripts.Reply {
-	return opsScript.Exec(ctx, p.client, p.write(op, id, entry, reentry, false, now, pub, req))
+	return lockcore.MutexOps.Exec(ctx, p.client, p.write(op, id, entry, reentry, false, now, pub, req))
 }
 
 // write is the request of an operation of mutex_ops (see exec).
+// Acquisitions, releases and the dequeues that may give back a grant wait
+// for replicas; forced unlocks need not.
 func (p *protocol) write(op, id, entry, reentry string, queued bool, now time.Time, pub, req string) scripts.Write {
-	q := "0"
-	if queued {
-		q = "1"
+	c := lockcore.MutexCall{Op: op, Owner: id, Entry: entry, Reentry: reentry, Queued: queued,
+		Lease: p.cfg.TTL(), Now: now, Pub: pub, Req: req}
+	if op != lockcore.OpForce {
+		c.Sync = p.cfg.Sync.Timeout()
 	}
-	w := scripts.Write{
-		Keys: p.keys,
-		Args: []any{op, id, entry, scripts.Ms(p.cfg.TTL()), reentry, now.UnixMilli(),
-			scripts.Ms(lockcore.QueueTimeout), pub, scripts.Ms(lockcore.Grace), lockcore.Counted(p.client, pub), q},
-		Once: req,
-	}
-	if op != opForce {
-		w.Sync = p.cfg.Sync.Timeout()
-	}
-	return w
+	return c.Write(p.client, p.keys)
 }

@@ -26,16 +26,6 @@ import (
 // attempt whose queue node fails asks every node at once, as without a
 // Hub, so that a RedLock never waits on one node.
 
-var queueScript = scripts.Get("mutex_ops")
-
-// The operations of mutex_ops.lua that a RedLock uses.
-const (
-	queueAcquire = "acquire"
-	queueTry     = "try"
-	queueRelease = "release"
-	queueDequeue = "dequeue"
-)
-
 // queueNode returns the index of the client that h uses, or -1.
 func queueNode(clients []redis.UniversalClient, h *notify.Hub) int {
 	if h == nil {
@@ -115,39 +105,27 @@ func (m *Mutex) queueWrite(ctx context.Context, op, id string, q *queued, once s
 	if err != nil {
 		return scripts.Write{}, err
 	}
-	entry, maybe := "", "0"
+	call := lockcore.MutexCall{Op: op, Owner: id, Reentry: "0", Lease: m.cfg.TTL(), Now: time.Now(),
+		Pub: pub, Req: once, Sync: m.cfg.Sync.Timeout()}
 	if q != nil {
-		entry = m.entry(q)
-		if q.mayBeQueued() {
-			maybe = "1"
-		}
+		call.Entry, call.Queued = m.entry(q), q.mayBeQueued()
 	}
-	return scripts.Write{
-		Keys: []string{m.name, m.tokenKey, keys.Prefix("latchkey_lock_queue", m.name),
-			keys.Prefix("latchkey_lock_timeout", m.name), m.channel, m.hubs(), keys.Prefix("latchkey_lock_grant", m.name)},
-		Args: []any{op, id, entry, scripts.Ms(m.cfg.TTL()), "0", time.Now().UnixMilli(), scripts.Ms(lockcore.QueueTimeout),
-			pub, scripts.Ms(lockcore.Grace), lockcore.Counted(c, pub), maybe},
-		Once: once,
-		Sync: m.cfg.Sync.Timeout(),
-	}, nil
+	return call.Write(c, lockcore.MutexKeys(m.name)), nil
 }
-
-// hubs is the prefix of the Hubs' channels on the queue node.
-func (m *Mutex) hubs() string { return keys.Prefix("latchkey_lock__channel", m.name) }
 
 // queueAttempt asks the queue node for its lock: 1 if it holds it (taken,
 // or granted by a release), 0 if it joined the queue (or, for a single
 // attempt, found the lock held).
 func (m *Mutex) queueAttempt(ctx context.Context, id string, q *queued) (int64, error) {
-	op := queueAcquire
+	op := lockcore.OpAcquire
 	if q.single {
-		op = queueTry
+		op = lockcore.OpTry
 	}
 	w, err := m.queueWrite(ctx, op, id, q, "")
 	if err != nil {
 		return 0, err
 	}
-	rep := queueScript.Exec(ctx, m.clients[m.queue], w)
+	rep := lockcore.MutexOps.Exec(ctx, m.clients[m.queue], w)
 	vs, err := scripts.Ints(rep.Cmd)
 	rank := int64(-1)
 	if err == nil && len(vs) > 2 && vs[0] == 0 {
@@ -169,11 +147,11 @@ func (m *Mutex) queueAttempt(ctx context.Context, id string, q *queued) (int64, 
 // the next waiter in line; it returns mutex_ops's answer: 1 released, 0
 // holds remain, -1 not held.
 func (m *Mutex) queueRelease(ctx context.Context, id string) (int64, error) {
-	w, err := m.queueWrite(ctx, queueRelease, id, nil, keys.Once(m.name, owner.New()))
+	w, err := m.queueWrite(ctx, lockcore.OpRelease, id, nil, keys.Once(m.name, owner.New()))
 	if err != nil {
 		return 0, err
 	}
-	return scripts.Int(queueScript.Exec(ctx, m.clients[m.queue], w).Cmd)
+	return scripts.Int(lockcore.MutexOps.Exec(ctx, m.clients[m.queue], w).Cmd)
 }
 
 // dequeue takes a call that gave up out of the queue, giving back the
@@ -181,8 +159,8 @@ func (m *Mutex) queueRelease(ctx context.Context, id string) (int64, error) {
 func (m *Mutex) dequeue(ctx context.Context, id string, q *queued) {
 	ctx, cancel := context.WithTimeout(ctx, m.nodeTimeout())
 	defer cancel()
-	if w, err := m.queueWrite(ctx, queueDequeue, id, q, ""); err == nil {
-		_ = queueScript.Exec(ctx, m.clients[m.queue], w).Err()
+	if w, err := m.queueWrite(ctx, lockcore.OpDequeue, id, q, ""); err == nil {
+		_ = lockcore.MutexOps.Exec(ctx, m.clients[m.queue], w).Err()
 	}
 }
 
@@ -196,7 +174,7 @@ func (m *Mutex) dequeue(ctx context.Context, id string, q *queued) {
 // message, unless a letter came first. Otherwise the waiter sleeps for the
 // random retry delay, which also covers an expired lease.
 func (m *Mutex) listen(s *wait.Spec, q *queued) {
-	s.Channel = m.hubs() + ":" + m.cfg.Hub.ID()
+	s.Channel = lockcore.HubChannels(m.name) + ":" + m.cfg.Hub.ID()
 	s.Policy = notify.WakeOne
 	s.Key = q.key
 	s.Letter = func(body string, at time.Time) (bool, time.Duration) {
