@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
@@ -94,30 +94,6 @@ func TestExec_oncePlainReleaseResent(t *testing.T) {
 	}
 }
 
-// waitCounter counts the WAIT commands a client sends, in pipelines too.
-type waitCounter struct{ n atomic.Int32 }
-
-func (w *waitCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (w *waitCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		w.count(cmd)
-		return next(ctx, cmd)
-	}
-}
-func (w *waitCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, cmd := range cmds {
-			w.count(cmd)
-		}
-		return next(ctx, cmds)
-	}
-}
-func (w *waitCounter) count(cmd redis.Cmder) {
-	if strings.EqualFold(cmd.Name(), "wait") {
-		w.n.Add(1)
-	}
-}
-
 // With a replica, a synced write comes back acknowledged by it, and the
 // replica has the write; with the replica frozen, the write comes back
 // unacknowledged after the timeout, with an error matching
@@ -130,7 +106,7 @@ func TestExec_syncWaitsForReplicas(t *testing.T) {
 	if err := scripts.Preload(ctx, c); err != nil { // no NOSCRIPT round to count
 		t.Fatal(err)
 	}
-	var waits waitCounter
+	waits := locktest.Commands{Only: "wait"}
 	c.AddHook(&waits)
 	name := "exec-sync"
 	w := opsWrite(name, "acquire", "c:1", "0", "")
@@ -158,17 +134,17 @@ func TestExec_syncWaitsForReplicas(t *testing.T) {
 	}
 
 	lone := redistest.SharedServer(t).Client(t)
-	var loneWaits waitCounter
+	loneWaits := locktest.Commands{Only: "wait"}
 	lone.AddHook(&loneWaits)
 	w = opsWrite("exec-sync-lone", "acquire", "d:1", "0", "")
 	w.Sync = time.Second
 	if rep := ops.Exec(ctx, lone, w); rep.Err() != nil || rep.Replicas != 0 || rep.SyncErr() != nil {
 		t.Fatalf("synced write without replicas: err %v, %d replicas", rep.Err(), rep.Replicas)
 	}
-	if n := loneWaits.n.Load(); n != 0 {
+	if n := loneWaits.N(); n != 0 {
 		t.Fatalf("%d WAIT commands sent to a master without replicas", n)
 	}
-	if n := waits.n.Load(); n != 2 {
+	if n := waits.N(); n != 2 {
 		t.Fatalf("%d WAIT commands sent to the master with a replica, want 2", n)
 	}
 }
