@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/latchkey/latchkey/internal/wait"
 )
 
 // A Member is a lock that can be acquired with a context, blocking or
@@ -178,7 +180,12 @@ func (m *MultiLock) release(ctx context.Context, taken []int) error {
 // members' errors joined, each naming its member; a member that was not held
 // gives an error matching latchkey.ErrNotHeld. The other members are
 // released all the same.
+//
+// Unlock is not cut short by ctx: see "Deadlines and clean-up" in the
+// latchkey package doc.
 func (m *MultiLock) Unlock(ctx context.Context) error {
+	ctx, cancel := wait.Detach(ctx, nil)
+	defer cancel()
 	all := make([]int, len(m.locks))
 	for i := range all {
 		all[i] = i

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/acquire"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockerr"
@@ -155,10 +156,35 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 	}
 	// One request for the whole wait: a resend finds its record.
 	w := s.write(op, pub, entry, 0, keys.Once(s.name, owner.New()), raw...)
-	var (
-		unsure bool  // an attempt failed without a reply: it may have landed
-		rank   int64 // the waiter's place in the queue, 0 at the head
-	)
+	var rank int64 // the waiter's place in the queue, 0 at the head
+	m := acquire.New(acquire.Steps{
+		Client: s.client,
+		Send: func(ctx context.Context) (acquire.Answer, error) {
+			if err := ctx.Err(); err != nil {
+				return acquire.Answer{Refused: err}, nil // nothing sent
+			}
+			sent := time.Now()
+			w.Args[1], w.Args[7] = sent.UnixMilli(), leaseEnd(sent, lease)
+			rep := opsScript.Exec(ctx, s.client, w)
+			vs, err := scripts.Ints(rep.Cmd)
+			switch {
+			case err != nil:
+				return acquire.Answer{}, err
+			case len(vs) < 2 || vs[0] == 0 && len(vs) < 3:
+				return acquire.Answer{}, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
+			case vs[0] < 0:
+				return acquire.Answer{Refused: fmt.Errorf("%w: the semaphore has %d in all", lockerr.ErrInvalidPermits, vs[1])}, nil
+			case vs[0] == 1:
+				return acquire.Answer{Granted: true, Reply: rep}, nil
+			}
+			rank = vs[2]
+			// retry: until the earliest lease ends, when the next attempt
+			// takes the expired permit back even if nobody publishes.
+			return acquire.Answer{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
+		},
+		Undo:    func(ctx context.Context) { _, _ = s.release(ctx, false, raw...) },
+		Abandon: func(ctx context.Context, unsure bool) { s.abandon(ctx, w, pub, entry, raw, unsure) },
+	})
 	ok, err := wait.Until(ctx, budget, wait.Spec{
 		Client:  s.client,
 		Kind:    "permitsemaphore",
@@ -185,36 +211,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 		HintNeed:   1,
 		Expect:     func() int { return 1 },
 		Heard:      func(int) (bool, time.Duration) { return rank <= 0, 0 },
-		Attempt: func(ctx context.Context) (bool, time.Duration, error) {
-			if err := ctx.Err(); err != nil {
-				return false, 0, err
-			}
-			sent := time.Now()
-			w.Args[1], w.Args[7] = sent.UnixMilli(), leaseEnd(sent, lease)
-			rep := opsScript.Exec(ctx, s.client, w)
-			vs, err := scripts.Ints(rep.Cmd)
-			switch {
-			case err == nil && (len(vs) < 2 || vs[0] == 0 && len(vs) < 3):
-				err = fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
-			case err != nil:
-			case vs[0] < 0:
-				return false, 0, fmt.Errorf("%w: the semaphore has %d in all", lockerr.ErrInvalidPermits, vs[1])
-			case vs[0] == 1 && !rep.Replicated():
-				// Given back at once: a failover now would lose the grant.
-				_, _ = s.release(scripts.Undo(ctx), false, raw...)
-				return false, 0, rep.SyncErr()
-			case vs[0] == 1:
-				return true, 0, nil
-			default:
-				rank = vs[2]
-				// retry: until the earliest lease ends, when the next attempt
-				// takes the expired permit back even if nobody publishes.
-				return false, scripts.Millis(vs[1]), nil
-			}
-			unsure = true
-			return false, 0, err
-		},
-		Abandon: func(ctx context.Context) { s.abandon(ctx, w, pub, entry, raw, unsure) },
+		Attempt:    m.Attempt,
+		Abandon:    m.Abandon,
 	})
 	if err != nil {
 		return fail(err)

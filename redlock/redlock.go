@@ -203,7 +203,12 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 // *QuorumError if too few nodes answered to tell. Whatever it returns, the
 // handle no longer counts the hold: what unreachable nodes still keep
 // expires with the lease, since nothing renews it.
+//
+// Unlock is not cut short by ctx: see "Deadlines and clean-up" in the
+// latchkey package doc.
 func (m *Mutex) Unlock(ctx context.Context) error {
+	ctx, cancel := wait.Detach(ctx, m.clients[0])
+	defer cancel()
 	id, ok := owner.FromContext(ctx)
 	if !ok {
 		if id, ok = m.holds.ClaimPlain(hold.Any); !ok {

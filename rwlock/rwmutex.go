@@ -6,7 +6,6 @@ import (
 
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/scripts"
@@ -116,6 +115,9 @@ func (rw *RWMutex) TryRLock(ctx context.Context, wait time.Duration) (bool, erro
 // woken. RUnlock returns an error matching latchkey.ErrNotHeld if the owner
 // holds no read lock, including when its hold was lost; the lock is then
 // left untouched.
+//
+// RUnlock is not cut short by ctx: see "Deadlines and clean-up" in the
+// latchkey package doc.
 func (rw *RWMutex) RUnlock(ctx context.Context) error {
 	return rw.unlock(ctx, read)
 }
@@ -152,6 +154,9 @@ func (rw *RWMutex) TryLock(ctx context.Context, wait time.Duration) (bool, error
 // latchkey.ErrNotHeld if the owner holds no write lock (a read hold is not
 // released by Unlock), including when its hold was lost; the lock is then
 // left untouched.
+//
+// Unlock is not cut short by ctx: see "Deadlines and clean-up" in the
+// latchkey package doc.
 func (rw *RWMutex) Unlock(ctx context.Context) error {
 	return rw.unlock(ctx, write)
 }
@@ -177,13 +182,6 @@ func field(id string, s side) string {
 		return id + ":write"
 	}
 	return id
-}
-
-// tooLate reports whether a hold granted by a request sent at since may
-// have expired already: its lease, less the drift allowance, has passed.
-func (rw *RWMutex) tooLate(since time.Time) bool {
-	ttl := rw.cfg.TTL()
-	return time.Since(since) >= ttl-lease.Drift(ttl)
 }
 
 // timeoutPrefix returns {name}:<id>:rwlock_timeout, the prefix of owner

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/fault"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -47,8 +48,10 @@ func masterFor(ctx context.Context, client redis.UniversalClient, key string) (*
 }
 
 // replicasOf returns how many replicas node has online, reading INFO the
-// first time and refreshing it in the background when it is old.
-func replicasOf(ctx context.Context, client redis.UniversalClient, node *redis.Client) int {
+// first time and refreshing it in the background when it is old. The
+// error is that of a first read that could not reach node: the write
+// would fail the same way, so it is not sent.
+func replicasOf(ctx context.Context, client redis.UniversalClient, node *redis.Client) (int, error) {
 	masters.Lock()
 	if masters.m == nil {
 		masters.m = make(map[redis.UniversalClient]map[*redis.Client]*replicaCount)
@@ -69,27 +72,33 @@ func replicasOf(ctx context.Context, client redis.UniversalClient, node *redis.C
 		if err == nil {
 			rc.at = time.Now()
 		} // else zero: read again in the background by the next write
+		if fault.Network(err) {
+			delete(nodes, node) // read again by the next write
+		}
 		close(rc.ready)
 		masters.Unlock()
-		return n
+		if fault.Network(err) {
+			return 0, err
+		}
+		return n, nil
 	}
 	ready := rc.ready
 	masters.Unlock()
 	select {
 	case <-ready:
 	case <-ctx.Done():
-		return 0 // the write fails on ctx anyway
+		return 0, nil // the write fails on ctx anyway
 	}
 	masters.Lock()
 	defer masters.Unlock()
 	if rc.noWait {
-		return 0
+		return 0, nil
 	}
 	if !rc.reading && time.Since(rc.at) > replicaRecheck {
 		rc.reading = true
 		go refresh(rc, node)
 	}
-	return rc.n
+	return rc.n, nil
 }
 
 // recheck reads node's replica count again soon: WAIT answered a number

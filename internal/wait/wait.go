@@ -22,6 +22,7 @@ import (
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/observe"
+	"github.com/latchkey/latchkey/internal/settings"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -80,34 +81,29 @@ type Spec struct {
 	Key    string
 	Letter func(body string, at time.Time) (done bool, within time.Duration)
 	// Transient, if set, replaces fault.Transient in telling which errors
-	// of Attempt to ride out (see Outage). RedLock sets it: a node down is
+	// of Attempt to ride out (see Retry). RedLock sets it: a node down is
 	// what its quorum is for, and no quorum is an answer, not an outage.
 	Transient func(error) bool
 	// Abandon, if set, undoes what unsuccessful attempts left behind (a
 	// fair-lock queue entry, a grant whose reply was lost). It runs whenever
-	// Until returns without success, with a context that is not cancelled.
+	// Until returns without success, off the caller's path (see Behind).
 	Abandon func(ctx context.Context)
 }
 
-// AbandonTimeout bounds the clean-up that runs after giving up.
-const AbandonTimeout = 5 * time.Second
-
 // Until runs s until an attempt succeeds, ctx ends, or the budget wait runs
-// out. A negative wait means no budget; zero means a single attempt.
-// Running out of budget returns (false, nil), even during an outage (see
-// Outage), unless no attempt of the wait had an answer: then it returns the
-// outage's error, since the lock was never even seen. An ended ctx returns
-// an error matching ctx.Err(); a closed Hub returns an error matching
-// ErrClosed.
+// out. A negative wait means no budget; zero means a single attempt, which
+// rides out nothing. Running out of budget returns (false, nil), even during
+// an outage (see Retry), unless no attempt of the wait had an answer: then
+// it returns the outage's error, since the lock was never even seen. An
+// ended ctx returns an error matching ctx.Err(); a closed Hub returns an
+// error matching ErrClosed.
 func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error) {
 	if observe.For(s.Client) != nil {
 		defer s.report(time.Now(), wait, &s.Attempt)(&ok, &err)
 	}
 	defer func() {
 		if !ok && s.Abandon != nil {
-			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), AbandonTimeout)
-			s.Abandon(actx)
-			cancel()
+			Behind(ctx, err == nil, s.Abandon)
 		}
 	}()
 	var deadline time.Time
@@ -126,7 +122,7 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 		ok, _, err := attempt(ctx, s)
 		return ok, err
 	}
-	f := faults{deadline: deadline}
+	f := faults{rideOut: settings.RideOut(s.Client), deadline: deadline}
 	ok, retry, err := f.attempt(ctx, s)
 	if ok || err != nil {
 		return ok, f.final(err)
@@ -141,6 +137,7 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 			if wait > 0 {
 				subCtx, cancel = context.WithDeadline(ctx, deadline)
 			}
+			f.began(time.Now())
 			err := l.join(subCtx, s, false)
 			spent := subCtx.Err() != nil
 			cancel()

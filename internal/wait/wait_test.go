@@ -74,9 +74,10 @@ func (f *fake) gaps() []time.Duration {
 }
 
 // checkAbandoned fails t unless Abandon ran exactly want times, with a
-// live bounded ctx.
+// live bounded ctx, once the clean-ups under way have ended.
 func (f *fake) checkAbandoned(t *testing.T, want int) {
 	t.Helper()
+	wait.Settle()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.abandoned != want {
