@@ -27,12 +27,12 @@ type Member interface {
 
 var _ Member = (*MultiLock)(nil)
 
-// MaxBackoff caps the random pause between two acquisition rounds that
+// maxBackoff caps the random pause between two acquisition rounds that
 // collided with each other (see the package documentation).
-const MaxBackoff = 100 * time.Millisecond
+const maxBackoff = 100 * time.Millisecond
 
 // firstBackoff is the cap of the random pause after the first collision;
-// it doubles with each further one up to MaxBackoff.
+// it doubles with each further one up to maxBackoff.
 const firstBackoff = 5 * time.Millisecond
 
 // releaseTimeout bounds the releases made after a failed attempt.
@@ -217,11 +217,11 @@ func memberErr(ctx context.Context, i int, err error) error {
 }
 
 // backoff returns a random pause for the given round (>= 1): up to
-// firstBackoff, doubling each round, capped at MaxBackoff.
+// firstBackoff, doubling each round, capped at maxBackoff.
 func backoff(round int) time.Duration {
-	limit := MaxBackoff
+	limit := maxBackoff
 	if round < 8 {
-		limit = min(firstBackoff<<(round-1), MaxBackoff)
+		limit = min(firstBackoff<<(round-1), maxBackoff)
 	}
 	return rand.N(limit) + 1
 }

@@ -73,13 +73,6 @@ func Network(err error) bool {
 	return errors.As(err, &operr) || strings.Contains(err.Error(), "connection pool timeout")
 }
 
-// WrongType reports whether Redis refused a command because the key holds
-// another type of value: another primitive, or anything else, uses the name.
-func WrongType(err error) bool {
-	var rerr redis.Error
-	return errors.As(err, &rerr) && strings.Contains(rerr.Error(), "WRONGTYPE")
-}
-
 // NeverSent reports whether a request on client that failed with err
 // provably never reached a server, so that nothing it asked for can have
 // been applied: its connection could not be made (a dial error, a refused
