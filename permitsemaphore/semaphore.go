@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/acquire"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -156,7 +157,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 	}
 	// One request for the whole wait: a resend finds its record.
 	w := s.write(op, pub, entry, 0, keys.Once(s.name, owner.New()), raw...)
-	var rank int64 // the waiter's place in the queue, 0 at the head
+	// Redisson's releases, and permits whose lease ended, grant nothing:
+	// the waiter hears them on Redisson's channel, counting the messages
+	// that say some permits are available.
+	place := handoff.NewPlace(ps[0].id, wait.Channel{Name: s.channel, Policy: available, Need: 1})
 	m := acquire.New(acquire.Steps{
 		Client: s.client,
 		Send: func(ctx context.Context) (acquire.Answer, error) {
@@ -177,7 +181,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 			case vs[0] == 1:
 				return acquire.Answer{Granted: true, Reply: rep}, nil
 			}
-			rank = vs[2]
+			place.Rank = vs[2]
 			// retry: until the earliest lease ends, when the next attempt
 			// takes the expired permit back even if nobody publishes.
 			return acquire.Answer{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
@@ -186,33 +190,13 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 		Abandon: func(ctx context.Context, unsure bool) { s.abandon(ctx, w, pub, entry, raw, unsure) },
 	})
 	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Client:  s.client,
-		Kind:    "permitsemaphore",
-		Name:    s.name,
-		Hub:     hub,
-		Channel: s.hubs + ":" + hub.ID(),
-		Policy:  notify.WakeOne,
-		Key:     ps[0].id,
-		Letter: func(body string, at time.Time) (bool, time.Duration) {
-			within, head := lockcore.TakeLetter(body, at)
-			if head {
-				rank = 0 // heed Redisson's messages from now on
-			}
-			return false, within // never done on a letter alone: the attempt takes the grant
-		},
-		// Redisson's releases, and permits whose lease ended, grant
-		// nothing: the waiter hears them on Redisson's channel, counting
-		// the messages that say some permits are available. Only the
-		// head of the queue attempts on them: its attempt hands what it
-		// leaves to those behind it, so that a release the head cannot
-		// use wakes no herd behind it.
-		Hint:       s.channel,
-		HintPolicy: available,
-		HintNeed:   1,
-		Expect:     func() int { return 1 },
-		Heard:      func(int) (bool, time.Duration) { return rank <= 0, 0 },
-		Attempt:    m.Attempt,
-		Abandon:    m.Abandon,
+		Client: s.client,
+		Event:  observe.Event{Kind: "permitsemaphore", Name: s.name},
+		Hub:    hub,
+		Wake:   wait.Channel{Name: s.hubs + ":" + hub.ID(), Policy: notify.WakeOne},
+		Mail:   place,
+		Hint:   place,
+		Call:   m,
 	})
 	if err != nil {
 		return fail(err)

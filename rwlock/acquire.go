@@ -10,6 +10,7 @@ import (
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -98,13 +99,11 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 		},
 	})
 	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Client: rw.client, Kind: "rwlock", Name: rw.name, Reentry: reentrant && hadLocal,
-		Hub:     rw.cfg.HubFor(rw.client),
-		Channel: rw.channel,
-		Policy:  wakePolicy,
-		Need:    need(s),
-		Attempt: m.Attempt,
-		Abandon: m.Abandon,
+		Client: rw.client,
+		Event:  observe.Event{Kind: "rwlock", Name: rw.name, Reentered: reentrant && hadLocal},
+		Hub:    rw.cfg.HubFor(rw.client),
+		Wake:   wait.Channel{Name: rw.channel, Policy: wakePolicy, Need: need(s)},
+		Call:   m,
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("rwlock: %s lock %s: %w", s, rw.name, err)

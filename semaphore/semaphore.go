@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/acquire"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/observe"
@@ -119,7 +119,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 	// permits, by go-redis or by the wait loop after an error, finds its
 	// record instead of taking them again.
 	w := s.write(op, entry, n, pub, keys.Once(s.name, owner.New()))
-	var rank int64 // the waiter's place in the queue, 0 at the head
+	// Redisson's releases grant nothing: the waiter hears them on
+	// Redisson's channel, counting only those that leave enough permits
+	// for it; latchkey's leave none that the queue could use.
+	place := handoff.NewPlace(key, wait.Channel{Name: s.channel, Policy: available, Need: int(min(n, 1<<30))})
 	m := acquire.New(acquire.Steps{
 		Client: s.client,
 		Send: func(ctx context.Context) (acquire.Answer, error) {
@@ -134,7 +137,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 			case vs[0] == 1:
 				return acquire.Answer{Granted: true, Reply: rep}, nil
 			}
-			rank = vs[1]
+			place.Rank = vs[1]
 			// A refusal has no bound, but for the grace of a grant not
 			// taken yet: a release grants the permits and says so, and
 			// the wait loop's backstop covers a lost letter.
@@ -144,33 +147,13 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 		Abandon: func(ctx context.Context, unsure bool) { s.abandon(ctx, w, entry, pub, n, unsure) },
 	})
 	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Client:  s.client,
-		Kind:    "semaphore",
-		Name:    s.name,
-		Hub:     hub,
-		Channel: s.hubs + ":" + hub.ID(),
-		Policy:  notify.WakeOne,
-		Key:     key,
-		Letter: func(body string, at time.Time) (bool, time.Duration) {
-			within, head := lockcore.TakeLetter(body, at)
-			if head {
-				rank = 0 // heed Redisson's messages from now on
-			}
-			return false, within // never done on a letter alone: the attempt takes the grant
-		},
-		// Redisson's releases grant nothing: the waiter hears them on
-		// Redisson's channel, counting only those that leave enough
-		// permits for it; latchkey's leave none that the queue could use.
-		// Only the head of the queue attempts on them: its attempt hands
-		// what it leaves to those behind it, so that a release the head
-		// cannot use wakes no herd behind it.
-		Hint:       s.channel,
-		HintPolicy: available,
-		HintNeed:   int(min(n, 1<<30)),
-		Expect:     func() int { return 1 },
-		Heard:      func(int) (bool, time.Duration) { return rank <= 0, 0 },
-		Attempt:    m.Attempt,
-		Abandon:    m.Abandon,
+		Client: s.client,
+		Event:  observe.Event{Kind: "semaphore", Name: s.name},
+		Hub:    hub,
+		Wake:   wait.Channel{Name: s.hubs + ":" + hub.ID(), Policy: notify.WakeOne},
+		Mail:   place,
+		Hint:   place,
+		Call:   m,
 	})
 	if err != nil {
 		return fail(err)

@@ -3,6 +3,7 @@ package lockcore
 import (
 	"time"
 
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
@@ -64,7 +65,7 @@ func (c MutexCall) Write(client redis.UniversalClient, ks []string) scripts.Writ
 	return scripts.Write{
 		Keys: ks,
 		Args: []any{c.Op, c.Owner, c.Entry, scripts.Ms(c.Lease), c.Reentry, c.Now.UnixMilli(),
-			scripts.Ms(QueueTimeout), c.Pub, scripts.Ms(Grace), Counted(client, c.Pub), queued},
+			scripts.Ms(handoff.QueueTimeout), c.Pub, scripts.Ms(handoff.Grace), handoff.Counted(client, c.Pub), queued},
 		Once: c.Req,
 		Sync: c.Sync,
 	}
