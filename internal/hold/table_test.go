@@ -443,6 +443,25 @@ func TestTable_WasLost_bound(t *testing.T) {
 	}
 }
 
+// Only an owner's unlock or re-entry asks WasLost; a plain hold's id is
+// never held again. Lost plain holds (a fixed lease left to run out) must
+// not fill the bounded memory of losses, lest a long-lived handle forget
+// its owners' losses.
+func TestTable_WasLost_plainDoesNotCrowdOutOwners(t *testing.T) {
+	tb := New(what)
+	k := &fakeKeeper{}
+	for i := range maxLost {
+		id := fmt.Sprint("p", i)
+		tb.Acquired(id, id, 0, true, 0, t0, k)
+		tb.NotHeld(id, "lease ran out")
+	}
+	tb.Acquired("o", "o", 0, false, 0, t0, k)
+	tb.NotHeld("o", "gone")
+	if !tb.WasLost("o") {
+		t.Error("an owner's loss was forgotten after many plain holds were lost")
+	}
+}
+
 func TestTable_Detach_Finish(t *testing.T) {
 	tb := New(what)
 	k := &fakeKeeper{}
