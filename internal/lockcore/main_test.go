@@ -94,9 +94,8 @@ func (f *fake) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.Attemp
 }
 
 func (f *fake) Listen(w *lockcore.Waiter, s *wait.Spec) {
-	s.Channel = f.channel
-	s.Policy = notify.WakeOne
-	s.Key, s.Letter = w.Key, w.Letter
+	s.Wake = wait.Channel{Name: f.channel, Policy: notify.WakeOne}
+	s.Mail = w.Mail()
 }
 
 func (f *fake) Dequeue(ctx context.Context, w *lockcore.Waiter) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockcore"
@@ -26,31 +27,6 @@ func TestWaiter_Reentry(t *testing.T) {
 	} {
 		if got := tc.w.Reentry(); got != tc.want {
 			t.Errorf("Reentry of %+v = %q, want %q", tc.w, got, tc.want)
-		}
-	}
-}
-
-func TestTakeLetter(t *testing.T) {
-	at := time.Now().Add(time.Hour) // far off: no timing in the bounds below
-	for _, tc := range []struct {
-		body   string
-		head   bool
-		within bool // a positive bound, of the grace past at
-	}{
-		{"next", true, true},
-		{"", false, true},
-		{"42 1700000000000000", false, false},
-	} {
-		most := time.Until(at.Add(lockcore.Grace + 10*time.Millisecond))
-		within, head := lockcore.TakeLetter(tc.body, at)
-		if head != tc.head {
-			t.Errorf("TakeLetter(%q): head %v, want %v", tc.body, head, tc.head)
-		}
-		if tc.within && (within <= time.Hour || within > most) {
-			t.Errorf("TakeLetter(%q): within %v, want the grace past the letter", tc.body, within)
-		}
-		if !tc.within && within != 0 {
-			t.Errorf("TakeLetter(%q): within %v, want 0 (attempt at once)", tc.body, within)
 		}
 	}
 }
@@ -78,7 +54,7 @@ func TestWaiter_Letter(t *testing.T) {
 		{"fresh", dated(0), letter(now, 0, time.Second), true},
 		{"fresh, server ahead", dated(time.Minute), letter(now, time.Minute, time.Second), true},
 		{"fresh, server behind", dated(-time.Minute), letter(now, -time.Minute, time.Second), true},
-		{"older than half the grace", dated(0), letter(now, 0, -lockcore.Grace), false},
+		{"older than half the grace", dated(0), letter(now, 0, -handoff.Grace), false},
 		{"undated", &lockcore.Waiter{}, letter(now, 0, time.Second), false},
 		{"synced", func() *lockcore.Waiter { w := dated(0); w.Synced = true; return w }(), letter(now, 0, time.Second), false},
 		{"no time", dated(0), "42", false},
@@ -93,7 +69,7 @@ func TestWaiter_Letter(t *testing.T) {
 	}
 	for _, body := range []string{"next", ""} {
 		at := time.Now().Add(time.Hour)
-		most := time.Until(at.Add(lockcore.Grace + 10*time.Millisecond))
+		most := time.Until(at.Add(handoff.Grace + 10*time.Millisecond))
 		done, within := dated(0).Letter(body, at)
 		if done || within <= time.Hour || within > most {
 			t.Errorf("Letter(%q) = %v, %v; want false and the grace past the letter", body, done, within)
@@ -170,30 +146,6 @@ func TestLock_grantedByLetter(t *testing.T) {
 	}
 }
 
-func TestCounted(t *testing.T) {
-	single := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
-	defer single.Close()
-	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
-	defer cluster.Close()
-	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}})
-	defer ring.Close()
-	for _, tc := range []struct {
-		name   string
-		client redis.UniversalClient
-		pub    string
-		want   string
-	}{
-		{"single", single, "PUBLISH", "1"},
-		{"cluster", cluster, "PUBLISH", "0"},
-		{"cluster sharded", cluster, "SPUBLISH", "1"},
-		{"ring", ring, "PUBLISH", "0"},
-	} {
-		if got := lockcore.Counted(tc.client, tc.pub); got != tc.want {
-			t.Errorf("Counted(%s, %s) = %q, want %q", tc.name, tc.pub, got, tc.want)
-		}
-	}
-}
-
 func TestMutexCall(t *testing.T) {
 	name := "orders"
 	ks := lockcore.MutexKeys(name)
@@ -213,8 +165,8 @@ func TestMutexCall(t *testing.T) {
 		if w.Once != "req" || w.Sync != time.Second || len(w.Keys) != len(ks) {
 			t.Errorf("Write: Once %q, Sync %v, %d keys", w.Once, w.Sync, len(w.Keys))
 		}
-		want := []any{lockcore.OpAcquire, "o", "", int64(2), "", int64(1234), scripts.Ms(lockcore.QueueTimeout),
-			"PUBLISH", scripts.Ms(lockcore.Grace), "1", map[bool]string{false: "0", true: "1"}[queued]}
+		want := []any{lockcore.OpAcquire, "o", "", int64(2), "", int64(1234), scripts.Ms(handoff.QueueTimeout),
+			"PUBLISH", scripts.Ms(handoff.Grace), "1", map[bool]string{false: "0", true: "1"}[queued]}
 		if fmt.Sprint(w.Args) != fmt.Sprint(want) {
 			t.Errorf("ARGV = %v, want %v (as mutex_ops.lua's header)", w.Args, want)
 		}
