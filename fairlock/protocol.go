@@ -36,22 +36,13 @@ type protocol struct {
 }
 
 func newProtocol(client redis.UniversalClient, name string, cfg *config) *protocol {
-	channel := keys.LockChannel(name)
-	hubs := keys.Prefix("latchkey_lock__channel", name)
+	l := keys.LockOf(name)
 	return &protocol{
-		client: client,
-		cfg:    cfg,
-		keys: []string{
-			name,
-			keys.Prefix("redisson_lock_queue", name),
-			keys.Prefix("redisson_lock_timeout", name),
-			keys.Prefix("latchkey_lock_heartbeat", name),
-			channel,
-			keys.Prefix("latchkey_lock_grant", name),
-			hubs,
-		},
-		channel: channel,
-		hubs:    hubs,
+		client:  client,
+		cfg:     cfg,
+		keys:    []string{l.Name, l.FairQueue, l.FairDeadlines, l.Heartbeats, l.Channel, l.Grant, l.Hubs},
+		channel: l.Channel,
+		hubs:    l.Hubs,
 	}
 }
 

@@ -29,7 +29,7 @@ func newProtocol(client redis.UniversalClient, name string, cfg *config) *protoc
 		client:  client,
 		cfg:     cfg,
 		channel: keys.LockChannel(name),
-		hubs:    lockcore.HubChannels(name),
+		hubs:    keys.LockOf(name).Hubs,
 		keys:    lockcore.MutexKeys(name),
 	}
 }

@@ -58,21 +58,15 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	l := keys.SemaphoreOf(name)
 	s := &Semaphore{
 		client:  client,
 		name:    name,
-		timeout: keys.Suffix(name, "timeout"),
-		channel: keys.Prefix("redisson_sc", name),
-		hubs:    keys.Prefix("latchkey_semaphore__channel", name),
+		timeout: l.Leases,
+		channel: l.Channel,
+		hubs:    l.Hubs,
 		cfg:     cfg,
-	}
-	s.keys = []string{
-		name,
-		s.timeout,
-		s.channel,
-		keys.Prefix("latchkey_semaphore_queue", name),
-		keys.Prefix("latchkey_semaphore_timeout", name),
-		s.hubs,
+		keys:    []string{l.Name, l.Leases, l.Channel, l.Queue, l.Deadlines, l.Hubs},
 	}
 	return s
 }

@@ -175,7 +175,7 @@ func (m *Mutex) dequeue(ctx context.Context, id string, q *queued) {
 // message, unless a letter came first. Otherwise the waiter sleeps for the
 // random retry delay, which also covers an expired lease.
 func (m *Mutex) listen(s *wait.Spec, q *queued) {
-	s.Wake = wait.Channel{Name: lockcore.HubChannels(m.name) + ":" + m.cfg.Hub.ID(), Policy: notify.WakeOne}
+	s.Wake = wait.Channel{Name: keys.LockOf(m.name).Hubs + ":" + m.cfg.Hub.ID(), Policy: notify.WakeOne}
 	s.Mail = queueMail{q}
 	s.Hint = queueHint{q, m.channel}
 }

@@ -37,9 +37,9 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 		mark = newMarking(budget)
 		script, args = writeAcquireScript, []any{ttl, field(id, write), id, mark.entry, scripts.Ms(mark.life), "0"}
 	}
-	ks := []string{rw.name, rw.timeoutPrefix(id), rw.writers}
+	ks := []string{rw.name, rw.timeoutPrefix(id), rw.layout.Writers}
 	if s == read {
-		ks = append(ks, rw.epoch)
+		ks = append(ks, rw.layout.Epoch)
 	}
 	hadLocal := rw.holds.Get(field(id, s)) != nil
 	// One request for the whole wait: a resend of an attempt that took the
@@ -102,7 +102,7 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 		Client: rw.client,
 		Event:  observe.Event{Kind: "rwlock", Name: rw.name, Reentered: reentrant && hadLocal},
 		Hub:    rw.cfg.HubFor(rw.client),
-		Wake:   wait.Channel{Name: rw.channel, Policy: wakePolicy, Need: need(s)},
+		Wake:   wait.Channel{Name: rw.layout.Channel, Policy: wakePolicy, Need: need(s)},
 		Call:   m,
 	})
 	if err != nil {

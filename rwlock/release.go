@@ -68,7 +68,7 @@ func (rw *RWMutex) releaseOnce(ctx context.Context, id string, s side) (int64, e
 			return err
 		}
 		rep = releaseScript.Exec(ctx, rw.client, scripts.Write{ // recorded: safe to resend
-			Keys: []string{rw.name, rw.channel, rw.timeoutPrefix(id), rw.tag, rw.epoch},
+			Keys: []string{rw.name, rw.layout.Channel, rw.timeoutPrefix(id), rw.tag, rw.layout.Epoch},
 			Args: []any{field(id, s), s.String(), pub},
 			Once: req,
 			Sync: rw.cfg.Sync.Timeout(),
@@ -106,7 +106,7 @@ func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
 	}
-	n, err := scripts.Int(forceScript.Run(ctx, rw.client, []string{rw.name, rw.channel}, pub, "1"))
+	n, err := scripts.Int(forceScript.Run(ctx, rw.client, []string{rw.name, rw.layout.Channel}, pub, "1"))
 	if err != nil {
 		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
 	}

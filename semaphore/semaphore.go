@@ -52,20 +52,14 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	l := keys.SemaphoreOf(name)
 	s := &Semaphore{
 		client:  client,
 		name:    name,
-		channel: keys.Prefix("redisson_sc", name),
-		hubs:    keys.Prefix("latchkey_semaphore__channel", name),
+		channel: l.Channel,
+		hubs:    l.Hubs,
 		cfg:     cfg,
-	}
-	s.keys = []string{
-		name,
-		s.channel,
-		keys.Prefix("latchkey_semaphore_queue", name),
-		keys.Prefix("latchkey_semaphore_timeout", name),
-		keys.Prefix("latchkey_semaphore_grant", name),
-		s.hubs,
+		keys:    []string{l.Name, l.Channel, l.Queue, l.Deadlines, l.Grants, l.Hubs},
 	}
 	return s
 }

@@ -24,21 +24,9 @@ const (
 
 // MutexKeys returns mutex_ops's KEYS for the lock called name.
 func MutexKeys(name string) []string {
-	return []string{
-		name,
-		keys.TokenKey(name),
-		keys.Prefix("latchkey_lock_queue", name),
-		keys.Prefix("latchkey_lock_timeout", name),
-		keys.LockChannel(name),
-		HubChannels(name),
-		keys.Prefix("latchkey_lock_grant", name),
-	}
+	l := keys.LockOf(name)
+	return []string{l.Name, l.Token, l.Queue, l.Deadlines, l.Channel, l.Hubs, l.Grant}
 }
-
-// HubChannels is the prefix of the channels, one per Hub
-// (<prefix>:<hub id>), on which mutex_ops writes letters for the lock
-// called name.
-func HubChannels(name string) string { return keys.Prefix("latchkey_lock__channel", name) }
 
 // A MutexCall is one request of mutex_ops.lua (its header says what each
 // argument means).
