@@ -117,12 +117,26 @@
 //	  +pubsub|shardnumsub +cluster|slots +cluster|shards +cluster|nodes
 //	  +readonly ~app:* ~*{app:* &*{app:*
 //
-// INFO tells latchkey whether a master has replicas to wait for (see
-// Replicas): without it, writes are not synced. The last line grants the
-// keys and channels; a name that carries its own hash tag ({app}:orders)
-// needs patterns that match its derived keys (~*{app}* &*{app}*). The
-// conformance suite runs once as exactly this user and checks that Redis
-// logged no denial.
+// The last line grants the keys and channels; a name that carries its own
+// hash tag ({app}:orders) needs patterns that match its derived keys
+// (~*{app}* &*{app}*).
+//
+// A user set up by ACL categories, as Redisson's users often are, needs
+// TIME by name: it is only in @fast, and the scripts date the grants they
+// write with the server's clock:
+//
+//	ACL SETUSER locker on >password resetkeys resetchannels -@all
+//	  +@read +@write +@scripting +@pubsub +@connection -@dangerous +time
+//	  ~app:* ~*{app:* &*{app:*
+//
+// Such a user may not run INFO (@dangerous), which tells latchkey whether
+// a master has replicas to wait for (see Replicas): latchkey then counts
+// them with WAIT, in @connection. A user that may run neither gets every
+// synced write refused with an error that says to grant +info or +wait, or
+// to turn replica sync off; replica sync never turns itself off in
+// silence. On a Redis Cluster, go-redis itself also needs +cluster|slots,
+// which the categories above deny. The conformance suite runs once as
+// each of these two users and checks that Redis logged no denial.
 //
 // # Resources
 //
