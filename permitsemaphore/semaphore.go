@@ -11,8 +11,6 @@ import (
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/notify"
-	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -183,15 +181,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 		Undo:    func(ctx context.Context) { _, _ = s.release(ctx, false, raw...) },
 		Abandon: func(ctx context.Context, unsure bool) { s.abandon(ctx, w, pub, entry, raw, unsure) },
 	})
-	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Client: s.client,
-		Event:  observe.Event{Kind: "permitsemaphore", Name: s.name},
-		Hub:    hub,
-		Wake:   wait.Channel{Name: s.hubs + ":" + hub.ID(), Policy: notify.WakeOne},
-		Mail:   place,
-		Hint:   place,
-		Call:   m,
-	})
+	ok, err := wait.Until(ctx, budget, place.Spec(s.client, "permitsemaphore", s.name, hub, s.hubs, m))
 	if err != nil {
 		return fail(err)
 	}

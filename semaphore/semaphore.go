@@ -10,7 +10,6 @@ import (
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
@@ -140,15 +139,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 		Undo:    func(ctx context.Context) { _ = s.release(ctx, n) },
 		Abandon: func(ctx context.Context, unsure bool) { s.abandon(ctx, w, entry, pub, n, unsure) },
 	})
-	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Client: s.client,
-		Event:  observe.Event{Kind: "semaphore", Name: s.name},
-		Hub:    hub,
-		Wake:   wait.Channel{Name: s.hubs + ":" + hub.ID(), Policy: notify.WakeOne},
-		Mail:   place,
-		Hint:   place,
-		Call:   m,
-	})
+	ok, err := wait.Until(ctx, budget, place.Spec(s.client, "semaphore", s.name, hub, s.hubs, m))
 	if err != nil {
 		return fail(err)
 	}

@@ -3,7 +3,10 @@ package handoff
 import (
 	"time"
 
+	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/wait"
+	"github.com/redis/go-redis/v9"
 )
 
 // A Place is a permit waiter's place in a semaphore's queue, as the wait
@@ -25,6 +28,21 @@ type Place struct {
 // at least redisson.Need.
 func NewPlace(key string, redisson wait.Channel) *Place {
 	return &Place{key: key, redisson: redisson}
+}
+
+// Spec returns the wait loop's Spec of the permit waiter at p: a call of
+// the primitive kind named name on client, whose attempts are call, woken
+// on hub's own letter channel under the prefix hubs.
+func (p *Place) Spec(client redis.UniversalClient, kind, name string, hub *notify.Hub, hubs string, call wait.Call) wait.Spec {
+	return wait.Spec{
+		Client: client,
+		Event:  observe.Event{Kind: kind, Name: name},
+		Hub:    hub,
+		Wake:   wait.Channel{Name: hubs + ":" + hub.ID(), Policy: notify.WakeOne},
+		Mail:   p,
+		Hint:   p,
+		Call:   call,
+	}
 }
 
 // Key returns the letters' key.
