@@ -22,7 +22,6 @@ func TestNewPanics(t *testing.T) {
 		want string
 	}{
 		{"nil client", func() { fairlock.New(nil, "x") }, "nil client"},
-		{"empty name", func() { fairlock.New(c, "") }, "empty name"},
 		{"zero lease", func() { fairlock.New(c, "x", fairlock.WithLease(0)) }, "WithLease"},
 		{"tiny watchdog", func() { fairlock.New(c, "x", fairlock.WithWatchdogTimeout(time.Millisecond)) }, "WithWatchdogTimeout"},
 		{"zero wait timeout", func() { fairlock.New(c, "x", fairlock.WithWaitTimeout(0)) }, "WithWaitTimeout"},

@@ -96,7 +96,6 @@ func TestMutex_badInput(t *testing.T) {
 	defer c.Close()
 	for name, f := range map[string]func(){
 		"nil client":        func() { mutex.New(nil, "x") },
-		"empty name":        func() { mutex.New(c, "") },
 		"negative lease":    func() { mutex.New(c, "x", mutex.WithLease(-time.Second)) },
 		"zero lease":        func() { mutex.New(c, "x", mutex.WithLease(0)) },
 		"tiny watchdog":     func() { mutex.New(c, "x", mutex.WithWatchdogTimeout(time.Millisecond)) },

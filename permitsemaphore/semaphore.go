@@ -39,20 +39,17 @@ type Semaphore struct {
 }
 
 // New returns a Semaphore for the semaphore called name on client. It does
-// no I/O: the permits are set with TrySetPermits, SetPermits or
-// AddPermits, and a semaphore that was never set has none. New panics if
-// client is nil, name is empty or its braces would split its keys across
-// cluster hash slots (see the package latchkey doc on names): these are
-// programming errors.
+// no I/O: the permits are set with TrySetPermits, SetPermits or AddPermits,
+// and a semaphore that was never set has none. Any string is a valid name,
+// the empty one included (see the package latchkey doc on names): on a
+// Redis Cluster, a name whose keys would not share a hash slot makes every
+// method of the Semaphore and of its Permits that talks to Redis return an
+// error matching latchkey.ErrCrossSlot, without sending anything. New
+// panics if client is nil or an option is invalid: these are programming
+// errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
 	if client == nil {
 		panic("permitsemaphore: New: nil client")
-	}
-	if name == "" {
-		panic("permitsemaphore: New: empty name")
-	}
-	if err := keys.Check(name); err != nil {
-		panic("permitsemaphore: New: " + err.Error())
 	}
 	var cfg config
 	for _, o := range opts {
@@ -130,6 +127,9 @@ func (s *Semaphore) TryAcquireN(ctx context.Context, n int, wait time.Duration, 
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, lease Lease) ([]*Permit, bool, error) {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
+	}
 	if n < 1 {
 		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
