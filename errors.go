@@ -52,4 +52,9 @@ var (
 	// that answers a script with CROSSSLOT (a cluster reached through a
 	// client that is not a *redis.ClusterClient) is reported with it too.
 	ErrCrossSlot = lockerr.ErrCrossSlot
+
+	// ErrInvalidLease is returned by a call given a permit lease that is
+	// negative, or positive but below MinLease (see package
+	// permitsemaphore). Such a call does no I/O and changes nothing.
+	ErrInvalidLease = lockerr.ErrInvalidLease
 )

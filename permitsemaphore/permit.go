@@ -71,9 +71,10 @@ func (p *Permit) Release(ctx context.Context) error {
 }
 
 // Extend sets the permit's lease to end lease from now, or makes it
-// permanent if lease is zero or less. It returns an error matching
+// permanent if lease is Forever. It returns an error matching
 // latchkey.ErrNotHeld if the permit is no longer held (released, or its
-// lease already ended).
+// lease already ended), and one matching latchkey.ErrInvalidLease, changing
+// nothing, if lease is negative or below latchkey.MinLease.
 func (p *Permit) Extend(ctx context.Context, lease Lease) error {
 	if p == nil {
 		return fmt.Errorf("permitsemaphore: extend a nil permit: %w", lockerr.ErrNotHeld)
@@ -153,10 +154,15 @@ func (s *Semaphore) release(ctx context.Context, strict bool, raw ...any) (int64
 }
 
 // UpdateLeaseTime sets the lease of the permit with the given id to end
-// lease from now, or makes it permanent if lease is zero or less. It
+// lease from now, or makes it permanent if lease is Forever. It
 // reports whether the permit was held; if it was not (unknown id, released,
-// or its lease already ended) nothing changes.
+// or its lease already ended) nothing changes. A negative lease, or one
+// below latchkey.MinLease, returns an error matching
+// latchkey.ErrInvalidLease and changes nothing.
 func (s *Semaphore) UpdateLeaseTime(ctx context.Context, id string, lease Lease) (bool, error) {
+	if err := lease.check(); err != nil {
+		return false, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
+	}
 	now := time.Now()
 	ms, err := s.lease(ctx, id, now, leaseEnd(now, lease))
 	return ms != -2, err

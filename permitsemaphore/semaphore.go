@@ -11,6 +11,7 @@ import (
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
@@ -80,8 +81,10 @@ func (s *Semaphore) Name() string { return s.name }
 // Acquire takes a permit, blocking until one is available to it or ctx is
 // done, and returns it. Waiters are served in order (see the package
 // doc). The permit returns to the pool by itself lease after it
-// was taken unless released or extended before; a lease of zero or less
-// makes it permanent. When ctx ends first Acquire returns an error that
+// was taken unless released or extended before; Forever makes it
+// permanent. A negative lease, or one below latchkey.MinLease, fails at
+// once with an error matching latchkey.ErrInvalidLease (see Lease). When
+// ctx ends first Acquire returns an error that
 // matches ctx.Err(); otherwise it returns the Redis error, wrapped. On
 // failure the semaphore is left unchanged: a permit whose grant landed
 // while Acquire was giving up is released. Asking a semaphore for more
@@ -132,6 +135,9 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 	}
 	if n < 1 {
 		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
+	}
+	if err := lease.check(); err != nil {
+		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
 	}
 	fail := func(err error) ([]*Permit, bool, error) {
 		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
@@ -219,17 +225,32 @@ func available(payload string) int {
 
 // A Lease is how long a permit stays held unless released or extended:
 // when it runs out, the permit returns to the pool by itself, so a crashed
-// holder's permits come back. A lease of zero or less, Forever, makes the
-// permit permanent. It has a type of its own so that it cannot be swapped
-// with a wait by mistake: TryAcquire(ctx, time.Second, permitsemaphore.Lease(time.Minute)).
+// holder's permits come back. Forever, the zero Lease, makes the permit
+// permanent, and it is the only lease that does. A negative lease, such as
+// Lease(time.Until(deadline)) once the deadline has passed, and one below
+// latchkey.MinLease (10ms), too short to outlive the round trip that takes
+// the permit, are refused: a call given one returns an error matching
+// latchkey.ErrInvalidLease, does no I/O and changes nothing. Lease has a
+// type of its own so that it cannot be swapped with a wait by mistake:
+// TryAcquire(ctx, time.Second, permitsemaphore.Lease(time.Minute)).
 type Lease time.Duration
 
 // Forever is the lease of a permanent permit.
 const Forever Lease = 0
 
-// leaseEnd returns the lease end a permit taken at now stores.
+// check returns nil if l is Forever or a lease a permit can have, and
+// otherwise an error matching lockerr.ErrInvalidLease.
+func (l Lease) check() error {
+	if l == Forever {
+		return nil
+	}
+	return lockopt.CheckLease(time.Duration(l))
+}
+
+// leaseEnd returns the lease end a permit taken at now stores; lease has
+// passed check.
 func leaseEnd(now time.Time, lease Lease) int64 {
-	if lease <= 0 {
+	if lease == Forever {
 		return permanent
 	}
 	return now.UnixMilli() + scripts.Ms(time.Duration(lease))

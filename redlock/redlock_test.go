@@ -27,6 +27,7 @@ func TestNew_panics(t *testing.T) {
 		{"nil client", func() { redlock.New([]redis.UniversalClient{c, nil}, "x") }},
 		{"repeated client", func() { redlock.New([]redis.UniversalClient{c, d, c}, "x") }},
 		{"zero lease", func() { redlock.New(two, "x", redlock.WithLease(0)) }},
+		{"1ns lease", func() { redlock.New(two, "x", redlock.WithLease(time.Nanosecond)) }},
 		{"short watchdog", func() { redlock.New(two, "x", redlock.WithWatchdogTimeout(time.Millisecond)) }},
 		{"zero node timeout", func() { redlock.New(two, "x", redlock.WithNodeTimeout(0)) }},
 		{"node timeout = lease", func() {

@@ -22,4 +22,6 @@ var (
 	ErrInvalidCount = errors.New("latchkey: invalid count")
 	// ErrCrossSlot: a name whose keys would not share one cluster hash slot.
 	ErrCrossSlot = errors.New("latchkey: keys in different cluster hash slots")
+	// ErrInvalidLease: a lease that is negative or too short to outlive a round trip.
+	ErrInvalidLease = errors.New("latchkey: invalid lease")
 )
