@@ -80,11 +80,16 @@
 // A primitive's name is its Redis key, and its other keys and channels are
 // derived from it as Redisson derives them: prefix:{name}, or prefix:name
 // when the name already carries a hash tag, so that on Redis Cluster they
-// all share one hash slot. A name whose braces would break that (a '{'
-// without a non-empty hash tag after it, such as "a{b", "{}x" or "x{}", or
-// a '}' without any '{', such as "a}b") is refused by every New with a
-// panic, on a single server too, so that code does not break when it moves
-// to a cluster.
+// all share one hash slot. A name is data ("order:" + id): every string is
+// accepted, New never panics for one, and on a single server every name
+// works as it does with Redisson, the empty one and unbalanced braces
+// included. On a Redis Cluster a name must keep all its keys in one slot:
+// it must not be empty, and if it has braces they must make a non-empty
+// hash tag (a '{' followed later by a '}' with something between them), so
+// that names such as "a{b", "{}x", "x{}" or "a}b" do not. Every call on a
+// primitive with such a name on a cluster client returns an error matching
+// [ErrCrossSlot], which says why, without sending anything; give the name
+// a hash tag, such as {id} in "order:{id}", to use it there.
 //
 // # Replicas
 //

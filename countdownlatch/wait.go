@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -31,6 +32,9 @@ func (l *Latch) TryWait(ctx context.Context, wait time.Duration) (bool, error) {
 }
 
 func (l *Latch) wait(ctx context.Context, budget time.Duration) (bool, error) {
+	if err := keys.Usable(l.name, l.client); err != nil {
+		return false, fmt.Errorf("countdownlatch: wait for %s: %w", l.name, err)
+	}
 	looks := joinLooks(l.client, l.name)
 	defer looks.leave()
 	began := time.Now()

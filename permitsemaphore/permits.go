@@ -41,6 +41,9 @@ func (s *Semaphore) Permits(ctx context.Context) (int64, error) {
 // whether it set them; if the semaphore was already set it changes
 // nothing. It returns an error matching latchkey.ErrInvalidPermits if n < 0.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return false, fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, err)
+	}
 	if n < 0 {
 		return false, fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
@@ -82,6 +85,9 @@ func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
 
 // add runs the add or set operation with n.
 func (s *Semaphore) add(ctx context.Context, op string, n int64) error {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return fmt.Errorf("permitsemaphore: %s %d permits of %s: %w", op, n, s.name, err)
+	}
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
 		rep := s.resend(ctx, opsScript, s.write(op, pub, "", n, keys.Once(s.name, owner.New())))
@@ -97,6 +103,9 @@ func (s *Semaphore) add(ctx context.Context, op string, n int64) error {
 
 // count runs the count script and returns {available, held}.
 func (s *Semaphore) count(ctx context.Context) ([2]int64, error) {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return [2]int64{}, fmt.Errorf("permitsemaphore: permits of %s: %w", s.name, err)
+	}
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err != nil {
 		return [2]int64{}, fmt.Errorf("permitsemaphore: permits of %s: %w", s.name, err)

@@ -44,11 +44,13 @@ type Mutex struct {
 }
 
 // New returns a Mutex for the lock called name on the independent masters
-// reached by clients; the quorum is len(clients)/2 + 1. It does no I/O. New
-// panics if clients is empty, holds a nil or repeated client, name is empty
-// or its braces would split its keys across cluster hash slots (see the
-// package latchkey doc on names), or an option is invalid: these are
-// programming errors.
+// reached by clients; the quorum is len(clients)/2 + 1. It does no I/O. Any
+// string is a valid name, the empty one included (see the package latchkey
+// doc on names): if one of clients is a Redis Cluster client and the name's
+// keys would not share a hash slot, every method of the Mutex that talks to
+// Redis returns an error matching latchkey.ErrCrossSlot, without sending
+// anything. New panics if clients is empty, holds a nil or repeated client,
+// or an option is invalid: these are programming errors.
 func New(clients []redis.UniversalClient, name string, opts ...Option) *Mutex {
 	if len(clients) == 0 {
 		panic("redlock: New: no clients")
@@ -62,12 +64,6 @@ func New(clients []redis.UniversalClient, name string, opts ...Option) *Mutex {
 				panic(fmt.Sprintf("redlock: New: client %d repeats client %d", i, j))
 			}
 		}
-	}
-	if name == "" {
-		panic("redlock: New: empty name")
-	}
-	if err := keys.Check(name); err != nil {
-		panic("redlock: New: " + err.Error())
 	}
 	cfg := config{Common: lockopt.Common{Watchdog: DefaultWatchdogTimeout}, retryDelay: DefaultRetryDelay}
 	for _, o := range opts {
@@ -133,6 +129,9 @@ func (m *Mutex) LockContext(ctx context.Context) (context.Context, error) {
 }
 
 func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool, error) {
+	if err := keys.Usable(m.name, m.clients...); err != nil {
+		return nil, false, fmt.Errorf("redlock: lock %s: %w", m.name, err)
+	}
 	id, reentrant := owner.FromContext(ctx)
 	if !reentrant {
 		id = owner.New() // goroutines sharing the handle exclude each other
@@ -208,6 +207,9 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 // Unlock is not cut short by ctx: see "Deadlines and clean-up" in the
 // latchkey package doc.
 func (m *Mutex) Unlock(ctx context.Context) error {
+	if err := keys.Usable(m.name, m.clients...); err != nil {
+		return fmt.Errorf("redlock: unlock %s: %w", m.name, err)
+	}
 	ctx, cancel := wait.Detach(ctx, m.clients[0])
 	defer cancel()
 	id, ok := owner.FromContext(ctx)

@@ -26,8 +26,8 @@ func TestNew_panics(t *testing.T) {
 		{"no clients", func() { redlock.New(nil, "x") }},
 		{"nil client", func() { redlock.New([]redis.UniversalClient{c, nil}, "x") }},
 		{"repeated client", func() { redlock.New([]redis.UniversalClient{c, d, c}, "x") }},
-		{"empty name", func() { redlock.New(two, "") }},
 		{"zero lease", func() { redlock.New(two, "x", redlock.WithLease(0)) }},
+		{"1ns lease", func() { redlock.New(two, "x", redlock.WithLease(time.Nanosecond)) }},
 		{"short watchdog", func() { redlock.New(two, "x", redlock.WithWatchdogTimeout(time.Millisecond)) }},
 		{"zero node timeout", func() { redlock.New(two, "x", redlock.WithNodeTimeout(0)) }},
 		{"node timeout = lease", func() {

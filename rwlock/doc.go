@@ -83,6 +83,8 @@
 //	                                     kept while readers are held back
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
+// Any string is a name; those that a Redis Cluster cannot serve, and the
+// error their calls return there, are in the package latchkey doc on names.
 //
 // Values of type RWMutex must not be copied after first use.
 package rwlock

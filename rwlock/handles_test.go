@@ -117,8 +117,8 @@ func TestNew_panics(t *testing.T) {
 	c := s.Client(t)
 	for name, f := range map[string]func(){
 		"nil client":     func() { rwlock.New(nil, "x") },
-		"empty name":     func() { rwlock.New(c, "") },
 		"zero lease":     func() { rwlock.New(c, "x", rwlock.WithLease(0)) },
+		"1ns lease":      func() { rwlock.New(c, "x", rwlock.WithLease(time.Nanosecond)) },
 		"tiny watchdog":  func() { rwlock.New(c, "x", rwlock.WithWatchdogTimeout(time.Millisecond)) },
 		"negative lease": func() { rwlock.New(c, "x", rwlock.WithLease(-time.Second)) },
 	} {

@@ -13,6 +13,9 @@ import (
 )
 
 func (rw *RWMutex) unlock(ctx context.Context, s side) error {
+	if err := keys.Usable(rw.name, rw.client); err != nil {
+		return fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
+	}
 	ctx, cancel := wait.Detach(ctx, rw.client)
 	defer cancel()
 	id, reentrant := owner.FromContext(ctx)
@@ -100,6 +103,9 @@ var forceScript = scripts.Get("lock_force_release")
 // ForceUnlock is not cut short by ctx: see "Deadlines and clean-up" in the
 // latchkey package doc.
 func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := keys.Usable(rw.name, rw.client); err != nil {
+		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
+	}
 	ctx, cancel := wait.Detach(ctx, rw.client)
 	defer cancel()
 	pub, err := rw.cfg.Publish(ctx, rw.client)

@@ -45,18 +45,15 @@ type RWMutex struct {
 }
 
 // New returns an RWMutex for the lock called name on client. It does no
-// I/O. New panics if client is nil, name is empty, its braces would split
-// its keys across cluster hash slots (see the package latchkey doc on
-// names), or an option is invalid: these are programming errors.
+// I/O. Any string is a valid name, the empty one included (see the package
+// latchkey doc on names): on a Redis Cluster, a name whose keys would not
+// share a hash slot makes every method of the RWMutex that talks to Redis
+// return an error matching latchkey.ErrCrossSlot, without sending anything.
+// New panics if client is nil or an option is invalid: these are
+// programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *RWMutex {
 	if client == nil {
 		panic("rwlock: New: nil client")
-	}
-	if name == "" {
-		panic("rwlock: New: empty name")
-	}
-	if err := keys.Check(name); err != nil {
-		panic("rwlock: New: " + err.Error())
 	}
 	cfg := config{Common: lockopt.Common{Watchdog: DefaultWatchdogTimeout}}
 	for _, o := range opts {

@@ -74,4 +74,6 @@
 //	                                     letters to its waiters
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
+// Any string is a name; those that a Redis Cluster cannot serve, and the
+// error their calls return there, are in the package latchkey doc on names.
 package semaphore

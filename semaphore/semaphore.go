@@ -33,19 +33,15 @@ type Semaphore struct {
 
 // New returns a Semaphore for the semaphore called name on client. It does
 // no I/O: the permits are set with TrySetPermits, SetPermits, AddPermits or
-// Release, and a semaphore that was never set has none. New panics if
-// client is nil, name is empty or its braces would split its keys across
-// cluster hash slots (see the package latchkey doc on names): these are
-// programming errors.
+// Release, and a semaphore that was never set has none. Any string is a
+// valid name, the empty one included (see the package latchkey doc on
+// names): on a Redis Cluster, a name whose keys would not share a hash slot
+// makes every method of the Semaphore that talks to Redis return an error
+// matching latchkey.ErrCrossSlot, without sending anything. New panics if
+// client is nil or an option is invalid: these are programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
 	if client == nil {
 		panic("semaphore: New: nil client")
-	}
-	if name == "" {
-		panic("semaphore: New: empty name")
-	}
-	if err := keys.Check(name); err != nil {
-		panic("semaphore: New: " + err.Error())
 	}
 	var cfg config
 	for _, o := range opts {
@@ -92,6 +88,9 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration)
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) (bool, error) {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, err)
+	}
 	if n < 1 {
 		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
@@ -168,6 +167,9 @@ func available(payload string) int {
 // Release is not cut short by ctx: see "Deadlines and clean-up" in the
 // latchkey package doc.
 func (s *Semaphore) Release(ctx context.Context, n int64) error {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, err)
+	}
 	if n < 1 {
 		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}

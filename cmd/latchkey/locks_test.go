@@ -62,6 +62,26 @@ func TestCLI(t *testing.T) {
 	t.Run("watch", func(t *testing.T) { testWatch(t, c, rdb) })
 	t.Run("usage", func(t *testing.T) { testUsage(t, c) })
 	t.Run("cluster", func(t *testing.T) { testCluster(t, c.bin) })
+	t.Run("awkward name", func(t *testing.T) { testAwkwardName(t, c, rdb) })
+}
+
+// A name with an unbalanced brace is served on a single server, as the
+// library serves it.
+func testAwkwardName(t *testing.T, c cli, rdb redis.UniversalClient) {
+	name := "a}b" + testName(t, "cli")
+	m := mutex.New(rdb, name)
+	if err := m.Lock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.inspect(t, name); st.Kind != kindMutex || len(st.Holders) != 1 {
+		t.Fatalf("inspect %q: %+v", name, st)
+	}
+	if out, errOut, code := c.run(t, "unlock", "-yes", name); code != 0 || !strings.Contains(out, "force-unlocked") {
+		t.Fatalf("unlock %q: exit %d: %s%s", name, code, out, errOut)
+	}
+	if locked, err := m.IsLocked(t.Context()); locked || err != nil {
+		t.Fatalf("IsLocked after the CLI's unlock = %v, %v", locked, err)
+	}
 }
 
 func testMutex(t *testing.T, c cli, rdb redis.UniversalClient) {

@@ -285,4 +285,8 @@ func testCluster(t *testing.T, bin string) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the waiter did not get the lock after a cluster unlock")
 	}
+	// A name whose keys a cluster would split is refused, saying why.
+	if _, errOut, code := c.run(t, "unlock", "-yes", "a}b"+prefix); code != 2 || !strings.Contains(errOut, "non-empty hash tag") {
+		t.Errorf("cluster unlock of a}b...: exit %d: %s; want 2 and how to fix the name", code, errOut)
+	}
 }

@@ -107,7 +107,7 @@ func (s *Script) Run(ctx context.Context, c redis.Scripter, keys []string, args 
 	if s.once {
 		panic("scripts: " + s.name + " takes a request record: use Exec")
 	}
-	return s.s.Run(ctx, c, keys, args...)
+	return crossSlot(s.s.Run(ctx, c, keys, args...))
 }
 
 // Preload loads every script on every master of client, so that the first
