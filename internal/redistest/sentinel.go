@@ -78,7 +78,7 @@ func SentinelFailover(ctx context.Context, sentinel *Server, masterName string, 
 	if err != nil {
 		return fmt.Errorf("redistest: failover of %s to %s: %w", masterName, to.Addr(), err)
 	}
-	if err := fc.SlaveOf(ctx, Host, strconv.Itoa(to.Port())).Err(); err != nil {
+	if err := fc.ReplicaOf(ctx, Host, strconv.Itoa(to.Port())).Err(); err != nil {
 		return fmt.Errorf("redistest: REPLICAOF on the old master %s: %w", from.Addr(), err)
 	}
 	return WaitReplicaLinked(ctx, to, from)
