@@ -43,6 +43,38 @@
 // latchkey.ErrNotHeld) holds for an error from any primitive. A call whose
 // ctx ends returns an error matching ctx.Err().
 //
+// # Deadlines and clean-up
+//
+// A blocking call (Lock, RLock, Acquire, Wait and their Try forms) returns
+// by its ctx deadline. What a call that gave up leaves behind (its place in
+// a queue, a grant that reached it too late, an attempt whose answer was
+// lost) is undone off the caller's path, detached and bounded: the caller
+// does not wait for it once its ctx has ended. A wait budget that ran out
+// while Redis answered (TryLock returning false) cleans up before it
+// returns. A single attempt (TryLock(ctx, 0) and the like) is one request,
+// answered with its result or its error.
+//
+// Against a server that cannot be reached, a call rides out the outage
+// (retrying with a backoff up to a second) until its ctx ends or the
+// outage has lasted the client's ride-out, 30s unless [SetRideOut] says
+// otherwise; then it returns the outage's error. go-redis may take its own
+// retries to fail one request (about 1.7s against a refused port with its
+// default options), which comes on top.
+//
+// A clean-up call (Unlock, RUnlock, Release, ReleaseAll, CountDown,
+// ForceUnlock, and MultiLock's and RedLock's Unlock) is not cut short by
+// its ctx: its request is sent detached from ctx's cancellation and
+// deadline, with ctx's values (an owner among them), and it returns when
+// Redis answered or the ride-out ran out. An ended ctx thus never strands
+// a hold, and `defer m.Unlock(ctx)` with a request's ctx frees the lock.
+// Its answer is the release's own, so there is nothing to retry after
+// success or after an answer such as ErrNotHeld. go-redis's resends of a
+// release count once (each carries a request record). Only when no answer
+// came within the ride-out is the outcome unknown: a lock handle then ends
+// its hold all the same (nothing renews it, and the lock expires with its
+// lease if the release did not apply), and a retried Release of permits
+// may count twice.
+//
 // # Names
 //
 // A primitive's name is its Redis key, and its other keys and channels are
@@ -85,12 +117,26 @@
 //	  +pubsub|shardnumsub +cluster|slots +cluster|shards +cluster|nodes
 //	  +readonly ~app:* ~*{app:* &*{app:*
 //
-// INFO tells latchkey whether a master has replicas to wait for (see
-// Replicas): without it, writes are not synced. The last line grants the
-// keys and channels; a name that carries its own hash tag ({app}:orders)
-// needs patterns that match its derived keys (~*{app}* &*{app}*). The
-// conformance suite runs once as exactly this user and checks that Redis
-// logged no denial.
+// The last line grants the keys and channels; a name that carries its own
+// hash tag ({app}:orders) needs patterns that match its derived keys
+// (~*{app}* &*{app}*).
+//
+// A user set up by ACL categories, as Redisson's users often are, needs
+// TIME by name: it is only in @fast, and the scripts date the grants they
+// write with the server's clock:
+//
+//	ACL SETUSER locker on >password resetkeys resetchannels -@all
+//	  +@read +@write +@scripting +@pubsub +@connection -@dangerous +time
+//	  ~app:* ~*{app:* &*{app:*
+//
+// Such a user may not run INFO (@dangerous), which tells latchkey whether
+// a master has replicas to wait for (see Replicas): latchkey then counts
+// them with WAIT, in @connection. A user that may run neither gets every
+// synced write refused with an error that says to grant +info or +wait, or
+// to turn replica sync off; replica sync never turns itself off in
+// silence. On a Redis Cluster, go-redis itself also needs +cluster|slots,
+// which the categories above deny. The conformance suite runs once as
+// each of these two users and checks that Redis logged no denial.
 //
 // # Resources
 //

@@ -10,6 +10,7 @@ import (
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
+	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -102,7 +103,12 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 // that does not exist does nothing: the count never goes below zero. On
 // failure CountDown returns an error wrapping the Redis error. A request
 // whose reply was lost and that go-redis sent again counts once.
+//
+// CountDown is not cut short by ctx: see "Deadlines and clean-up" in the
+// latchkey package doc.
 func (l *Latch) CountDown(ctx context.Context) error {
+	ctx, cancel := wait.Detach(ctx, l.client)
+	defer cancel()
 	ks, pub, err := l.target(ctx)
 	if err != nil {
 		return fmt.Errorf("countdownlatch: count down %s: %w", l.name, err)

@@ -87,4 +87,7 @@ func (m *Mutex) LockContext(ctx context.Context) (context.Context, error) {
 // untouched. Redisson's fair unlock reports success when the lock key is
 // gone; Unlock reports ErrNotHeld like every other latchkey unlock, but
 // like Redisson it still wakes the first waiter if the lock is free.
+//
+// Unlock is not cut short by ctx: see "Deadlines and clean-up" in the
+// latchkey package doc.
 func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/fairlock"
+	cleanup "github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -120,6 +121,7 @@ func TestLayout(t *testing.T) {
 		if r := await(t, done, 5*time.Second); !errors.Is(r.err, context.Canceled) {
 			t.Fatalf("cancelled Lock = %v", r.err)
 		}
+		cleanup.Settle()
 		if n, z := queueState(t, c, name); n != 0 || z != 0 {
 			t.Fatalf("after cancel: queue %d, deadlines %d; want none", n, z)
 		}
@@ -229,6 +231,7 @@ func TestCancelLeavesNoEntry(t *testing.T) {
 		if err := m.Lock(tctx); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Lock past its deadline = %v, want DeadlineExceeded", err)
 		}
+		cleanup.Settle() // its clean-up runs off the caller's path
 		if n, z := queueState(t, c, name); n != 0 || z != 0 {
 			t.Fatalf("after a cancelled Lock: queue %d, deadlines %d", n, z)
 		}

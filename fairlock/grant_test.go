@@ -9,7 +9,7 @@ import (
 
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/fairlock"
-	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/locktest"
 )
 
@@ -48,7 +48,7 @@ func TestGrantOneTrip(t *testing.T) {
 	if n, z := queueState(t, c, name); n != 0 || z != 0 {
 		t.Errorf("queue %d, deadlines %d after the grant; want none", n, z)
 	}
-	time.Sleep(lockcore.Grace)
+	time.Sleep(handoff.Grace)
 	if ttl := c.PTTL(ctx, name).Val(); ttl < 20*time.Second {
 		t.Errorf("PTTL %v after the grace: the grant was not extended to the 30s lease", ttl)
 	}

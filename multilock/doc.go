@@ -14,7 +14,7 @@
 // again. Because nothing is held while waiting, two MultiLocks that take the
 // same members in opposite orders cannot deadlock. Should they keep
 // colliding, a short random pause that grows with every collision (capped
-// at MaxBackoff) separates them.
+// at 100ms) separates them.
 //
 // A failed or abandoned acquisition leaves nothing held: the members taken
 // are released, with a context that is not cancelled, before Lock or

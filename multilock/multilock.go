@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/latchkey/latchkey/internal/wait"
 )
 
 // A Member is a lock that can be acquired with a context, blocking or
@@ -25,12 +27,12 @@ type Member interface {
 
 var _ Member = (*MultiLock)(nil)
 
-// MaxBackoff caps the random pause between two acquisition rounds that
+// maxBackoff caps the random pause between two acquisition rounds that
 // collided with each other (see the package documentation).
-const MaxBackoff = 100 * time.Millisecond
+const maxBackoff = 100 * time.Millisecond
 
 // firstBackoff is the cap of the random pause after the first collision;
-// it doubles with each further one up to MaxBackoff.
+// it doubles with each further one up to maxBackoff.
 const firstBackoff = 5 * time.Millisecond
 
 // releaseTimeout bounds the releases made after a failed attempt.
@@ -178,7 +180,12 @@ func (m *MultiLock) release(ctx context.Context, taken []int) error {
 // members' errors joined, each naming its member; a member that was not held
 // gives an error matching latchkey.ErrNotHeld. The other members are
 // released all the same.
+//
+// Unlock is not cut short by ctx: see "Deadlines and clean-up" in the
+// latchkey package doc.
 func (m *MultiLock) Unlock(ctx context.Context) error {
+	ctx, cancel := wait.Detach(ctx, nil)
+	defer cancel()
 	all := make([]int, len(m.locks))
 	for i := range all {
 		all[i] = i
@@ -210,11 +217,11 @@ func memberErr(ctx context.Context, i int, err error) error {
 }
 
 // backoff returns a random pause for the given round (>= 1): up to
-// firstBackoff, doubling each round, capped at MaxBackoff.
+// firstBackoff, doubling each round, capped at maxBackoff.
 func backoff(round int) time.Duration {
-	limit := MaxBackoff
+	limit := maxBackoff
 	if round < 8 {
-		limit = min(firstBackoff<<(round-1), MaxBackoff)
+		limit = min(firstBackoff<<(round-1), maxBackoff)
 	}
 	return rand.N(limit) + 1
 }

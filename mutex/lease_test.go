@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey"
-	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/redis/go-redis/v9"
@@ -236,7 +236,7 @@ func TestMutex_deadWaiterCostsAtMostTheGrace(t *testing.T) {
 			t.Fatal("Lock failed")
 		}
 		d := at.Sub(released)
-		t.Logf("the next waiter acquired %v after the release (grace %v)", d, lockcore.Grace)
+		t.Logf("the next waiter acquired %v after the release (grace %v)", d, handoff.Grace)
 		if d > 2*time.Second {
 			t.Errorf("a dead first waiter held things up for %v", d)
 		}

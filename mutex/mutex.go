@@ -83,11 +83,15 @@ func (m *Mutex) LockContext(ctx context.Context) (context.Context, error) {
 // renews it, and if the release did not apply the lock expires with its
 // lease. One that the master applied but no replica acknowledged returns an
 // error matching latchkey.ErrNotReplicated (see WithReplicaSync).
+//
+// Unlock is not cut short by ctx: see "Deadlines and clean-up" in the
+// latchkey package doc.
 func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 
 // ForceUnlock deletes the lock whoever holds it and wakes a waiter
 // (Redisson's forceUnlock). It reports whether the lock was held. The
 // holder's hold is lost: its Done closes at its next renewal or lease end.
+// Like Unlock, it is not cut short by ctx.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
 
 // IsLocked reports whether anyone holds the lock.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/scripts"
 )
 
@@ -66,7 +66,7 @@ func (s *Semaphore) dequeue(ctx context.Context, pub, entry string) {
 // the permits raw, for the queue entry entry, recorded against req unless
 // that is "".
 func (s *Semaphore) write(op, pub, entry string, arg any, req string, raw ...any) scripts.Write {
-	args := append([]any{op, time.Now().UnixMilli(), pub, scripts.Ms(lockcore.QueueTimeout), scripts.Ms(lockcore.Grace),
-		lockcore.Counted(s.client, pub), entry, arg}, raw...)
+	args := append([]any{op, time.Now().UnixMilli(), pub, scripts.Ms(handoff.QueueTimeout), scripts.Ms(handoff.Grace),
+		handoff.Counted(s.client, pub), entry, arg}, raw...)
 	return scripts.Write{Keys: s.keys, Args: args, Once: req, Sync: s.cfg.Sync.Timeout()}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
+	"github.com/latchkey/latchkey/internal/wait"
 )
 
 var leaseScript = scripts.Get("pes_lease")
@@ -59,6 +60,9 @@ func (p *Permit) ID() string {
 }
 
 // Release gives the permit back, as Semaphore.Release does with its ID.
+//
+// Release is not cut short by ctx: see "Deadlines and clean-up" in the
+// latchkey package doc.
 func (p *Permit) Release(ctx context.Context) error {
 	if p == nil {
 		return fmt.Errorf("permitsemaphore: release a nil permit: %w", lockerr.ErrNotHeld)
@@ -86,6 +90,9 @@ func (p *Permit) Extend(ctx context.Context, lease Lease) error {
 // matching latchkey.ErrNotHeld, and changes nothing, if no such permit is
 // held: the id is unknown, was released already, or its lease ended (the
 // permit was then returned to the pool when it expired).
+//
+// Release is not cut short by ctx: see "Deadlines and clean-up" in the
+// latchkey package doc.
 func (s *Semaphore) Release(ctx context.Context, id string) error {
 	return s.ReleaseAll(ctx, id)
 }
@@ -93,6 +100,9 @@ func (s *Semaphore) Release(ctx context.Context, id string) error {
 // ReleaseAll gives back the permits with the given ids, all or none: if
 // one of them is not held it releases none and returns an error matching
 // latchkey.ErrNotHeld (Redisson's release of a list).
+//
+// ReleaseAll is not cut short by ctx: see "Deadlines and clean-up" in the
+// latchkey package doc.
 func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
 	raw := make([]any, len(ids))
 	for i, id := range ids {
@@ -105,6 +115,8 @@ func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
 	if len(raw) == 0 {
 		return nil
 	}
+	ctx, cancel := wait.Detach(ctx, s.client)
+	defer cancel()
 	n, err := s.release(ctx, true, raw...)
 	if err == nil && n != int64(len(raw)) {
 		err = fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.name, lockerr.ErrNotHeld)

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/acquire"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -56,21 +56,15 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	l := keys.SemaphoreOf(name)
 	s := &Semaphore{
 		client:  client,
 		name:    name,
-		timeout: keys.Suffix(name, "timeout"),
-		channel: keys.Prefix("redisson_sc", name),
-		hubs:    keys.Prefix("latchkey_semaphore__channel", name),
+		timeout: l.Leases,
+		channel: l.Channel,
+		hubs:    l.Hubs,
 		cfg:     cfg,
-	}
-	s.keys = []string{
-		name,
-		s.timeout,
-		s.channel,
-		keys.Prefix("latchkey_semaphore_queue", name),
-		keys.Prefix("latchkey_semaphore_timeout", name),
-		s.hubs,
+		keys:    []string{l.Name, l.Leases, l.Channel, l.Queue, l.Deadlines, l.Hubs},
 	}
 	return s
 }
@@ -155,67 +149,39 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 	}
 	// One request for the whole wait: a resend finds its record.
 	w := s.write(op, pub, entry, 0, keys.Once(s.name, owner.New()), raw...)
-	var (
-		unsure bool  // an attempt failed without a reply: it may have landed
-		rank   int64 // the waiter's place in the queue, 0 at the head
-	)
-	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Client:  s.client,
-		Kind:    "permitsemaphore",
-		Name:    s.name,
-		Hub:     hub,
-		Channel: s.hubs + ":" + hub.ID(),
-		Policy:  notify.WakeOne,
-		Key:     ps[0].id,
-		Letter: func(body string, at time.Time) (bool, time.Duration) {
-			within, head := lockcore.TakeLetter(body, at)
-			if head {
-				rank = 0 // heed Redisson's messages from now on
-			}
-			return false, within // never done on a letter alone: the attempt takes the grant
-		},
-		// Redisson's releases, and permits whose lease ended, grant
-		// nothing: the waiter hears them on Redisson's channel, counting
-		// the messages that say some permits are available. Only the
-		// head of the queue attempts on them: its attempt hands what it
-		// leaves to those behind it, so that a release the head cannot
-		// use wakes no herd behind it.
-		Hint:       s.channel,
-		HintPolicy: available,
-		HintNeed:   1,
-		Expect:     func() int { return 1 },
-		Heard:      func(int) (bool, time.Duration) { return rank <= 0, 0 },
-		Attempt: func(ctx context.Context) (bool, time.Duration, error) {
+	// Redisson's releases, and permits whose lease ended, grant nothing:
+	// the waiter hears them on Redisson's channel, counting the messages
+	// that say some permits are available.
+	place := handoff.NewPlace(ps[0].id, wait.Channel{Name: s.channel, Policy: available, Need: 1})
+	m := acquire.New(acquire.Steps{
+		Client: s.client,
+		Send: func(ctx context.Context) (acquire.Answer, error) {
 			if err := ctx.Err(); err != nil {
-				return false, 0, err
+				return acquire.Answer{Refused: err}, nil // nothing sent
 			}
 			sent := time.Now()
 			w.Args[1], w.Args[7] = sent.UnixMilli(), leaseEnd(sent, lease)
 			rep := opsScript.Exec(ctx, s.client, w)
 			vs, err := scripts.Ints(rep.Cmd)
 			switch {
-			case err == nil && (len(vs) < 2 || vs[0] == 0 && len(vs) < 3):
-				err = fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
 			case err != nil:
+				return acquire.Answer{}, err
+			case len(vs) < 2 || vs[0] == 0 && len(vs) < 3:
+				return acquire.Answer{}, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
 			case vs[0] < 0:
-				return false, 0, fmt.Errorf("%w: the semaphore has %d in all", lockerr.ErrInvalidPermits, vs[1])
-			case vs[0] == 1 && !rep.Replicated():
-				// Given back at once: a failover now would lose the grant.
-				_, _ = s.release(scripts.Undo(ctx), false, raw...)
-				return false, 0, rep.SyncErr()
+				return acquire.Answer{Refused: fmt.Errorf("%w: the semaphore has %d in all", lockerr.ErrInvalidPermits, vs[1])}, nil
 			case vs[0] == 1:
-				return true, 0, nil
-			default:
-				rank = vs[2]
-				// retry: until the earliest lease ends, when the next attempt
-				// takes the expired permit back even if nobody publishes.
-				return false, scripts.Millis(vs[1]), nil
+				return acquire.Answer{Granted: true, Reply: rep}, nil
 			}
-			unsure = true
-			return false, 0, err
+			place.Rank = vs[2]
+			// retry: until the earliest lease ends, when the next attempt
+			// takes the expired permit back even if nobody publishes.
+			return acquire.Answer{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
 		},
-		Abandon: func(ctx context.Context) { s.abandon(ctx, w, pub, entry, raw, unsure) },
+		Undo:    func(ctx context.Context) { _, _ = s.release(ctx, false, raw...) },
+		Abandon: func(ctx context.Context, unsure bool) { s.abandon(ctx, w, pub, entry, raw, unsure) },
 	})
+	ok, err := wait.Until(ctx, budget, place.Spec(s.client, "permitsemaphore", s.name, hub, s.hubs, m))
 	if err != nil {
 		return fail(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/notify"
@@ -174,21 +175,41 @@ func (m *Mutex) dequeue(ctx context.Context, id string, q *queued) {
 // message, unless a letter came first. Otherwise the waiter sleeps for the
 // random retry delay, which also covers an expired lease.
 func (m *Mutex) listen(s *wait.Spec, q *queued) {
-	s.Channel = lockcore.HubChannels(m.name) + ":" + m.cfg.Hub.ID()
-	s.Policy = notify.WakeOne
-	s.Key = q.key
-	s.Letter = func(body string, at time.Time) (bool, time.Duration) {
-		within, _ := lockcore.TakeLetter(body, at)
-		q.setGranted(within <= 0)
-		return false, within
-	}
-	s.Hint = m.channel
-	s.Hinted = q.head
-	s.Expect = func() int { return 1 }
-	s.Heard = func(int) (bool, time.Duration) { return false, letterWait }
+	s.Wake = wait.Channel{Name: keys.LockOf(m.name).Hubs + ":" + m.cfg.Hub.ID(), Policy: notify.WakeOne}
+	s.Mail = queueMail{q}
+	s.Hint = queueHint{q, m.channel}
 }
 
-// letterWait is how long the head of the queue waits, after Redisson's
-// channel said the lock is free, for the letter that a granting release
-// writes right behind that message.
-const letterWait = 5 * time.Millisecond
+// queueMail takes the queue node's letters to a queued call: a grant asks
+// for an attempt at once, which takes it.
+type queueMail struct{ q *queued }
+
+func (m queueMail) Key() string { return m.q.key }
+
+func (m queueMail) Letter(body string, at time.Time) (bool, time.Duration) {
+	within, _ := handoff.TakeLetter(body, at)
+	m.q.setGranted(within <= 0)
+	return false, within
+}
+
+// queueHint is Redisson's channel, which the head of the queue alone
+// listens to, for releases that grant nothing.
+type queueHint struct {
+	q       *queued
+	channel string
+}
+
+func (h queueHint) Channel() wait.Channel         { return wait.Channel{Name: h.channel} }
+func (h queueHint) Active() bool                  { return h.q.head() }
+func (queueHint) Expect() int                     { return 1 }
+func (queueHint) Heard(int) (bool, time.Duration) { return false, handoff.LetterWait }
+
+// queuedCall is a queued call's attempts, and its leaving of the queue
+// when it gives up.
+type queuedCall struct {
+	attempt wait.Attempt
+	abandon func(ctx context.Context)
+}
+
+func (c queuedCall) Attempt(ctx context.Context) (bool, time.Duration, error) { return c.attempt(ctx) }
+func (c queuedCall) Abandon(ctx context.Context)                              { c.abandon(ctx) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/lockopt"
+	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/shared"
 
 	"github.com/latchkey/latchkey/internal/keys"
@@ -159,22 +160,22 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 		return false, rand.N(m.cfg.retryDelay) + 1, nil
 	}
 	spec := wait.Spec{
-		Client: m.clients[0], Kind: "redlock", Name: m.name, Reentry: reentrant && m.holds.Get(id) != nil,
-		Hub:     m.cfg.Hub,
-		Channel: m.channel,
-		Policy:  notify.WakeOne,
-		Attempt: try,
+		Client: m.clients[0],
+		Event:  observe.Event{Kind: "redlock", Name: m.name, Reentered: reentrant && m.holds.Get(id) != nil},
+		Hub:    m.cfg.Hub,
+		Wake:   wait.Channel{Name: m.channel, Policy: notify.WakeOne},
+		Call:   wait.Attempt(try),
 		// A *QuorumError is final: the nodes that answered have been
 		// undone, and riding out the others is what the quorum is for.
 		Transient: func(error) bool { return false },
 	}
 	if q != nil {
 		m.listen(&spec, q)
-		spec.Abandon = func(ctx context.Context) {
+		spec.Call = queuedCall{try, func(ctx context.Context) {
 			if q.mayBeQueued() {
 				m.dequeue(ctx, id, q)
 			}
-		}
+		}}
 	}
 	ok, err := wait.Until(ctx, budget, spec)
 	var qe *QuorumError
@@ -203,7 +204,12 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 // *QuorumError if too few nodes answered to tell. Whatever it returns, the
 // handle no longer counts the hold: what unreachable nodes still keep
 // expires with the lease, since nothing renews it.
+//
+// Unlock is not cut short by ctx: see "Deadlines and clean-up" in the
+// latchkey package doc.
 func (m *Mutex) Unlock(ctx context.Context) error {
+	ctx, cancel := wait.Detach(ctx, m.clients[0])
+	defer cancel()
 	id, ok := owner.FromContext(ctx)
 	if !ok {
 		if id, ok = m.holds.ClaimPlain(hold.Any); !ok {

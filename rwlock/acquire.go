@@ -6,9 +6,11 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/acquire"
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -35,76 +37,45 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 		mark = newMarking(budget)
 		script, args = writeAcquireScript, []any{ttl, field(id, write), id, mark.entry, scripts.Ms(mark.life), "0"}
 	}
-	ks := []string{rw.name, rw.timeoutPrefix(id), rw.writers}
+	ks := []string{rw.name, rw.timeoutPrefix(id), rw.layout.Writers}
 	if s == read {
-		ks = append(ks, rw.epoch)
+		ks = append(ks, rw.layout.Epoch)
 	}
-	var (
-		started  time.Time
-		unsure   bool // an attempt failed without a reply: it may have been applied
-		hadLocal = rw.holds.Get(field(id, s)) != nil
-	)
+	hadLocal := rw.holds.Get(field(id, s)) != nil
 	// One request for the whole wait: a resend of an attempt that took the
-	// hold finds its record, whatever attempt it belongs to; the hold is
-	// then valid from since, when the earliest attempt that may have been
-	// granted was sent.
+	// hold finds its record, whatever attempt it belongs to.
 	w := scripts.Write{Keys: ks, Args: args, Once: keys.Once(rw.name, owner.New()), Sync: rw.cfg.Sync.Timeout()}
-	var since time.Time
-	attempt := func(ctx context.Context) (bool, time.Duration, error) {
-		if since.IsZero() {
-			since = time.Now()
-		}
-		if mark != nil {
-			w.Args[5] = flag(mark.sent)
-			mark.sent = mark.life > 0
-		}
-		rep := script.Exec(ctx, rw.client, w)
-		res, err := scripts.Ints(rep.Cmd)
-		if err == nil && len(res) == 2 && res[0] == 1 && rep.Replicated() && rw.tooLate(since) {
-			// The answer came back after the lease may have run out: the
-			// lock may be someone else's by now. Give it back and start
-			// again, under a new request.
-			_, _ = rw.releaseOnce(scripts.Undo(ctx), id, s)
-			since, unsure = time.Time{}, false
-			w.Once = keys.Once(rw.name, owner.New())
-			return false, 0, nil
-		}
-		if err == nil && (len(res) < 2 || res[0] != 1) {
-			defer func() { since = time.Time{} }() // refused: nothing of this request was granted
-		}
-		started = since
-		switch {
-		case err != nil:
-			unsure = true
-			return false, 0, err
-		case len(res) < 2:
-			return false, 0, fmt.Errorf("latchkey: script reply: want 2 or 3 integers, got %d", len(res))
-		case res[0] == 1 && !rep.Replicated():
-			// Undone at once: a failover now would hand the lock to another.
-			_, _ = rw.releaseOnce(scripts.Undo(ctx), id, s)
-			return false, 0, rep.SyncErr()
-		case res[0] == 1:
-			return true, 0, nil
-		case res[0] < 0:
-			return false, 0, fmt.Errorf("%w: the owner holds a read lock, and a writer waits for every reader",
-				lockerr.ErrWouldDeadlock)
-		default:
+	m := acquire.New(acquire.Steps{
+		Client: rw.client,
+		Send: func(ctx context.Context) (acquire.Answer, error) {
+			if mark != nil {
+				w.Args[5] = flag(mark.sent)
+				mark.sent = mark.life > 0
+			}
+			rep := script.Exec(ctx, rw.client, w)
+			res, err := scripts.Ints(rep.Cmd)
+			switch {
+			case err != nil:
+				return acquire.Answer{}, err
+			case len(res) < 2:
+				return acquire.Answer{}, fmt.Errorf("latchkey: script reply: want 2 or 3 integers, got %d", len(res))
+			case res[0] == 1:
+				return acquire.Answer{Granted: true, Reply: rep}, nil
+			case res[0] < 0:
+				return acquire.Answer{Refused: fmt.Errorf("%w: the owner holds a read lock, and a writer waits for every reader",
+					lockerr.ErrWouldDeadlock)}, nil
+			}
 			if len(res) > 2 && w.Args[4] == "" {
 				// Held back: a write release from now on lets this call
 				// in even if another writer waits by then.
 				w.Args[4] = strconv.FormatInt(res[2], 10)
 			}
-			return false, mark.bound(scripts.Millis(res[1])), nil
-		}
-	}
-	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Client: rw.client, Kind: "rwlock", Name: rw.name, Reentry: reentrant && hadLocal,
-		Hub:     rw.cfg.HubFor(rw.client),
-		Channel: rw.channel,
-		Policy:  wakePolicy,
-		Need:    need(s),
-		Attempt: attempt,
-		Abandon: func(ctx context.Context) {
+			return acquire.Answer{Retry: mark.bound(scripts.Millis(res[1])), Reply: rep}, nil
+		},
+		Undo:    func(ctx context.Context) { _, _ = rw.releaseOnce(ctx, id, s) },
+		Lease:   rw.cfg.TTL(),
+		Restart: func() { w.Once = keys.Once(rw.name, owner.New()) },
+		Abandon: func(ctx context.Context, unsure bool) {
 			if mark != nil && mark.sent {
 				rw.withdraw(ctx, mark.entry)
 			}
@@ -127,11 +98,18 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 			}
 		},
 	})
+	ok, err := wait.Until(ctx, budget, wait.Spec{
+		Client: rw.client,
+		Event:  observe.Event{Kind: "rwlock", Name: rw.name, Reentered: reentrant && hadLocal},
+		Hub:    rw.cfg.HubFor(rw.client),
+		Wake:   wait.Channel{Name: rw.layout.Channel, Policy: wakePolicy, Need: need(s)},
+		Call:   m,
+	})
 	if err != nil {
 		return nil, false, fmt.Errorf("rwlock: %s lock %s: %w", s, rw.name, err)
 	}
 	if !ok {
 		return nil, false, nil
 	}
-	return rw.acquired(id, s, !reentrant, started), true, nil
+	return rw.acquired(id, s, !reentrant, m.Since()), true, nil
 }

@@ -23,14 +23,18 @@ func TestRWMutex_WithLease_expires(t *testing.T) {
 	for _, side := range []struct {
 		what         string
 		lock, unlock func(context.Context) error
-	}{{"read", rw.RLock, rw.RUnlock}, {"write", rw.Lock, rw.Unlock}} {
+		hold         interface {
+			Done() <-chan struct{}
+			Err() error
+		}
+	}{{"read", rw.RLock, rw.RUnlock, rw.ReadLock()}, {"write", rw.Lock, rw.Unlock, rw.WriteLock()}} {
 		start := time.Now()
 		must(t, side.lock(bg))
-		within(t, rw.Done(), 5*time.Second, side.what+" hold's Done")
+		within(t, side.hold.Done(), 5*time.Second, side.what+" hold's Done")
 		if d := time.Since(start); d < 250*time.Millisecond {
 			t.Errorf("%s hold lost after %v, before its 300ms lease", side.what, d)
 		}
-		if err := rw.Err(); !errors.Is(err, latchkey.ErrLost) {
+		if err := side.hold.Err(); !errors.Is(err, latchkey.ErrLost) {
 			t.Errorf("%s Err = %v, want ErrLost", side.what, err)
 		}
 		if err := side.unlock(bg); !errors.Is(err, latchkey.ErrNotHeld) {
@@ -98,7 +102,7 @@ func TestRWMutex_watchdogRenews(t *testing.T) {
 			t.Fatalf("RUnlock after 6 watchdog timeouts = %v", err)
 		}
 	}
-	if err := rw.Err(); err != nil {
+	if err := rw.ReadLock().Err(); err != nil {
 		t.Fatalf("Err = %v", err)
 	}
 }

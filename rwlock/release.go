@@ -13,6 +13,8 @@ import (
 )
 
 func (rw *RWMutex) unlock(ctx context.Context, s side) error {
+	ctx, cancel := wait.Detach(ctx, rw.client)
+	defer cancel()
 	id, reentrant := owner.FromContext(ctx)
 	if !reentrant {
 		var ok bool
@@ -60,13 +62,13 @@ func (rw *RWMutex) release(ctx context.Context, id string, s side) (int64, error
 func (rw *RWMutex) releaseOnce(ctx context.Context, id string, s side) (int64, error) {
 	req := keys.Once(rw.name, owner.New())
 	var rep scripts.Reply
-	err := wait.Retry(ctx, func(ctx context.Context) error {
+	err := wait.Retry(ctx, rw.client, func(ctx context.Context) error {
 		pub, err := rw.cfg.Publish(ctx, rw.client)
 		if err != nil {
 			return err
 		}
 		rep = releaseScript.Exec(ctx, rw.client, scripts.Write{ // recorded: safe to resend
-			Keys: []string{rw.name, rw.channel, rw.timeoutPrefix(id), rw.tag, rw.epoch},
+			Keys: []string{rw.name, rw.layout.Channel, rw.timeoutPrefix(id), rw.tag, rw.layout.Epoch},
 			Args: []any{field(id, s), s.String(), pub},
 			Once: req,
 			Sync: rw.cfg.Sync.Timeout(),
@@ -94,12 +96,17 @@ var forceScript = scripts.Get("lock_force_release")
 // Redisson's alike. A handle that held the lock finds its hold lost at its
 // next renewal. (Redisson's readLock().forceUnlock() and
 // writeLock().forceUnlock() delete the lock only in their own mode.)
+//
+// ForceUnlock is not cut short by ctx: see "Deadlines and clean-up" in the
+// latchkey package doc.
 func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
+	ctx, cancel := wait.Detach(ctx, rw.client)
+	defer cancel()
 	pub, err := rw.cfg.Publish(ctx, rw.client)
 	if err != nil {
 		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
 	}
-	n, err := scripts.Int(forceScript.Run(ctx, rw.client, []string{rw.name, rw.channel}, pub, "1"))
+	n, err := scripts.Int(forceScript.Run(ctx, rw.client, []string{rw.name, rw.layout.Channel}, pub, "1"))
 	if err != nil {
 		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/scripts"
@@ -31,13 +30,11 @@ var (
 // goroutines; goroutines sharing it behave as with a shared sync.RWMutex.
 // An RWMutex must not be copied after first use.
 type RWMutex struct {
-	client  redis.UniversalClient
-	name    string
-	channel string
-	tag     string // {name}: the prefix of every owner's timeout keys
-	writers string // the writers' marker (see writers.go)
-	epoch   string // the epoch of held-back readers (see writers.go)
-	cfg     config
+	client redis.UniversalClient
+	name   string
+	layout keys.RWLock // its keys and channel; Writers and Epoch: see writers.go
+	tag    string      // {name}: the prefix of every owner's timeout keys
+	cfg    config
 
 	holds     *hold.Table // by hash field, of class read or write
 	readKeep  hold.Keeper
@@ -66,14 +63,12 @@ func New(client redis.UniversalClient, name string, opts ...Option) *RWMutex {
 		o(&cfg)
 	}
 	rw := &RWMutex{
-		client:  client,
-		name:    name,
-		channel: keys.Prefix("redisson_rwlock", name),
-		tag:     keys.Tag(name),
-		writers: keys.Prefix("latchkey_rwlock_writers", name),
-		epoch:   keys.Prefix("latchkey_rwlock_epoch", name),
-		cfg:     cfg,
-		holds:   hold.New("rwlock: " + name),
+		client: client,
+		name:   name,
+		layout: keys.RWLockOf(name),
+		tag:    keys.Tag(name),
+		cfg:    cfg,
+		holds:  hold.New("rwlock: " + name),
 	}
 	rw.holds.Observe(client, "rwlock", name)
 	rw.readKeep, rw.writeKeep = rw.keepers()
@@ -116,6 +111,9 @@ func (rw *RWMutex) TryRLock(ctx context.Context, wait time.Duration) (bool, erro
 // woken. RUnlock returns an error matching latchkey.ErrNotHeld if the owner
 // holds no read lock, including when its hold was lost; the lock is then
 // left untouched.
+//
+// RUnlock is not cut short by ctx: see "Deadlines and clean-up" in the
+// latchkey package doc.
 func (rw *RWMutex) RUnlock(ctx context.Context) error {
 	return rw.unlock(ctx, read)
 }
@@ -152,6 +150,9 @@ func (rw *RWMutex) TryLock(ctx context.Context, wait time.Duration) (bool, error
 // latchkey.ErrNotHeld if the owner holds no write lock (a read hold is not
 // released by Unlock), including when its hold was lost; the lock is then
 // left untouched.
+//
+// Unlock is not cut short by ctx: see "Deadlines and clean-up" in the
+// latchkey package doc.
 func (rw *RWMutex) Unlock(ctx context.Context) error {
 	return rw.unlock(ctx, write)
 }
@@ -179,15 +180,8 @@ func field(id string, s side) string {
 	return id
 }
 
-// tooLate reports whether a hold granted by a request sent at since may
-// have expired already: its lease, less the drift allowance, has passed.
-func (rw *RWMutex) tooLate(since time.Time) bool {
-	ttl := rw.cfg.TTL()
-	return time.Since(since) >= ttl-lease.Drift(ttl)
-}
-
 // timeoutPrefix returns {name}:<id>:rwlock_timeout, the prefix of owner
 // id's per-read-hold timeout keys.
 func (rw *RWMutex) timeoutPrefix(id string) string {
-	return keys.Suffix(rw.name, id+":rwlock_timeout")
+	return rw.layout.ReadTimeouts(id)
 }

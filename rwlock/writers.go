@@ -73,12 +73,12 @@ func (m *marking) bound(retry time.Duration) time.Duration {
 // wakes the readers it held back if it was the last. A failure leaves the
 // entry to its deadline.
 func (rw *RWMutex) withdraw(ctx context.Context, entry string) {
-	_ = wait.Retry(ctx, func(ctx context.Context) error {
+	_ = wait.Retry(ctx, rw.client, func(ctx context.Context) error {
 		pub, err := rw.cfg.Publish(ctx, rw.client)
 		if err != nil {
 			return err
 		}
-		return withdrawScript.Run(ctx, rw.client, []string{rw.writers, rw.name, rw.channel}, entry, pub).Err()
+		return withdrawScript.Run(ctx, rw.client, []string{rw.layout.Writers, rw.name, rw.layout.Channel}, entry, pub).Err()
 	})
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/scripts"
 )
 
@@ -68,8 +68,8 @@ func (s *Semaphore) dequeue(ctx context.Context, entry, pub string) {
 func (s *Semaphore) write(op, entry string, n int64, pub, req string) scripts.Write {
 	return scripts.Write{
 		Keys: s.keys,
-		Args: []any{op, entry, n, time.Now().UnixMilli(), scripts.Ms(lockcore.QueueTimeout), pub,
-			scripts.Ms(lockcore.Grace), lockcore.Counted(s.client, pub)},
+		Args: []any{op, entry, n, time.Now().UnixMilli(), scripts.Ms(handoff.QueueTimeout), pub,
+			scripts.Ms(handoff.Grace), handoff.Counted(s.client, pub)},
 		Once: req,
 		Sync: s.cfg.Sync.Timeout(),
 	}

@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/acquire"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
@@ -51,20 +51,14 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	l := keys.SemaphoreOf(name)
 	s := &Semaphore{
 		client:  client,
 		name:    name,
-		channel: keys.Prefix("redisson_sc", name),
-		hubs:    keys.Prefix("latchkey_semaphore__channel", name),
+		channel: l.Channel,
+		hubs:    l.Hubs,
 		cfg:     cfg,
-	}
-	s.keys = []string{
-		name,
-		s.channel,
-		keys.Prefix("latchkey_semaphore_queue", name),
-		keys.Prefix("latchkey_semaphore_timeout", name),
-		keys.Prefix("latchkey_semaphore_grant", name),
-		s.hubs,
+		keys:    []string{l.Name, l.Channel, l.Queue, l.Deadlines, l.Grants, l.Hubs},
 	}
 	return s
 }
@@ -118,64 +112,34 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 	// permits, by go-redis or by the wait loop after an error, finds its
 	// record instead of taking them again.
 	w := s.write(op, entry, n, pub, keys.Once(s.name, owner.New()))
-	var (
-		unsure bool  // an attempt ended without an answer: it may have taken them
-		rank   int64 // the waiter's place in the queue, 0 at the head
-	)
-	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Client:  s.client,
-		Kind:    "semaphore",
-		Name:    s.name,
-		Hub:     hub,
-		Channel: s.hubs + ":" + hub.ID(),
-		Policy:  notify.WakeOne,
-		Key:     key,
-		Letter: func(body string, at time.Time) (bool, time.Duration) {
-			within, head := lockcore.TakeLetter(body, at)
-			if head {
-				rank = 0 // heed Redisson's messages from now on
-			}
-			return false, within // never done on a letter alone: the attempt takes the grant
-		},
-		// Redisson's releases grant nothing: the waiter hears them on
-		// Redisson's channel, counting only those that leave enough
-		// permits for it; latchkey's leave none that the queue could use.
-		// Only the head of the queue attempts on them: its attempt hands
-		// what it leaves to those behind it, so that a release the head
-		// cannot use wakes no herd behind it.
-		Hint:       s.channel,
-		HintPolicy: available,
-		HintNeed:   int(min(n, 1<<30)),
-		Expect:     func() int { return 1 },
-		Heard:      func(int) (bool, time.Duration) { return rank <= 0, 0 },
-		Attempt: func(ctx context.Context) (bool, time.Duration, error) {
+	// Redisson's releases grant nothing: the waiter hears them on
+	// Redisson's channel, counting only those that leave enough permits
+	// for it; latchkey's leave none that the queue could use.
+	place := handoff.NewPlace(key, wait.Channel{Name: s.channel, Policy: available, Need: int(min(n, 1<<30))})
+	m := acquire.New(acquire.Steps{
+		Client: s.client,
+		Send: func(ctx context.Context) (acquire.Answer, error) {
 			w.Args[3] = time.Now().UnixMilli()
 			rep := opsScript.Exec(ctx, s.client, w)
 			vs, err := scripts.Ints(rep.Cmd)
 			switch {
 			case err != nil:
-				unsure = true
-				return false, 0, err
+				return acquire.Answer{}, err
 			case len(vs) < 2 || vs[0] == 0 && len(vs) < 3:
-				return false, 0, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
-			case vs[0] == 1 && !rep.Replicated():
-				// Given back at once: a failover now would lose the grant.
-				// The request's record answers for any earlier attempt
-				// that went unanswered: this was its one acquisition.
-				_ = s.release(scripts.Undo(ctx), n)
-				unsure = false
-				return false, 0, rep.SyncErr()
+				return acquire.Answer{}, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
 			case vs[0] == 1:
-				return true, 0, nil
+				return acquire.Answer{Granted: true, Reply: rep}, nil
 			}
-			rank = vs[1]
+			place.Rank = vs[1]
 			// A refusal has no bound, but for the grace of a grant not
 			// taken yet: a release grants the permits and says so, and
 			// the wait loop's backstop covers a lost letter.
-			return false, scripts.Millis(vs[2]), nil
+			return acquire.Answer{Retry: scripts.Millis(vs[2]), Reply: rep}, nil
 		},
-		Abandon: func(ctx context.Context) { s.abandon(ctx, w, entry, pub, n, unsure) },
+		Undo:    func(ctx context.Context) { _ = s.release(ctx, n) },
+		Abandon: func(ctx context.Context, unsure bool) { s.abandon(ctx, w, entry, pub, n, unsure) },
 	})
+	ok, err := wait.Until(ctx, budget, place.Spec(s.client, "semaphore", s.name, hub, s.hubs, m))
 	if err != nil {
 		return fail(err)
 	}
@@ -200,10 +164,15 @@ func available(payload string) int {
 // matching latchkey.ErrInvalidPermits if n < 1, or the Redis error
 // wrapped; in the latter case the permits may or may not have been given
 // back.
+//
+// Release is not cut short by ctx: see "Deadlines and clean-up" in the
+// latchkey package doc.
 func (s *Semaphore) Release(ctx context.Context, n int64) error {
 	if n < 1 {
 		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
+	ctx, cancel := wait.Detach(ctx, s.client)
+	defer cancel()
 	err := s.release(ctx, n)
 	if err == nil {
 		observe.Report(s.client, observe.Released, observe.Event{Kind: "semaphore", Name: s.name})

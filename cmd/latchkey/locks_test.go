@@ -72,7 +72,7 @@ func testMutex(t *testing.T, c cli, rdb redis.UniversalClient) {
 	if err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	queue := namesOf(name).lockQueue
+	queue := namesOf(name).lock.Queue
 	var ws []*waiter
 	for i := range 2 {
 		h := mutex.New(rdb, name)
@@ -151,7 +151,7 @@ func testFairLock(t *testing.T, c cli, rdb redis.UniversalClient) {
 	for i := range 3 {
 		h := fairlock.New(rdb, name)
 		ws = append(ws, wait(h.Lock, h.Unlock))
-		queued(t, rdb, namesOf(name).fairQueue, int64(i+1))
+		queued(t, rdb, namesOf(name).lock.FairQueue, int64(i+1))
 	}
 	defer func() {
 		for _, w := range ws {
@@ -159,7 +159,7 @@ func testFairLock(t *testing.T, c cli, rdb redis.UniversalClient) {
 		}
 	}()
 	st := c.inspect(t, name)
-	want := rdb.LRange(t.Context(), namesOf(name).fairQueue, 0, -1).Val()
+	want := rdb.LRange(t.Context(), namesOf(name).lock.FairQueue, 0, -1).Val()
 	if st.Kind != kindFairLock || len(st.Holders) != 1 || len(st.Queue) != 3 {
 		t.Fatalf("inspect: %+v", st)
 	}
@@ -199,7 +199,7 @@ func testRWLock(t *testing.T, c cli, rdb redis.UniversalClient) {
 	ww := wait(w.Lock, w.Unlock)
 	defer ww.stop()
 	eventually(t, "a waiting writer", func() bool {
-		return rdb.ZCard(context.Background(), namesOf(name).writers).Val() == 1
+		return rdb.ZCard(context.Background(), namesOf(name).rw.Writers).Val() == 1
 	})
 	if st := c.inspect(t, name); len(st.Queue) != 1 || st.Queue[0].Mode != "write" {
 		t.Errorf("queue with a writer: %+v", st.Queue)

@@ -36,6 +36,18 @@ func testCounters(t *testing.T, c cli, rdb redis.UniversalClient) {
 	if st := c.inspect(t, sem, "-kind", "semaphore"); st.Kind != kindSemaphore || st.Permits == nil || *st.Permits != 3 || st.Count != nil {
 		t.Errorf("semaphore: %+v", st)
 	}
+	// A grant not taken yet, as a release leaves it for a waiter: shown
+	// with its permits, its waiter and the end of its grace.
+	layout := namesOf(sem).sem
+	end := time.Now().Add(100 * time.Millisecond).UnixMilli()
+	if err := rdb.ZAdd(ctx, layout.Grants, redis.Z{Score: float64(end), Member: "hub/2/waiter-key"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	st := c.inspect(t, sem, "-kind", "semaphore")
+	if len(st.Grants) != 1 || st.Grants[0].Owner != "waiter-key" || st.Grants[0].Permits != 2 || st.Grants[0].DeadlineMs != end {
+		t.Errorf("semaphore grants: %+v, want 2 permits to waiter-key until %d", st.Grants, end)
+	}
+	rdb.Del(ctx, layout.Grants)
 
 	pes := testName(t, "pes")
 	ps := permitsemaphore.New(rdb, pes)
@@ -47,7 +59,7 @@ func testCounters(t *testing.T, c cli, rdb redis.UniversalClient) {
 		t.Fatal(err)
 	}
 	defer func() { _ = p.Release(context.Background()) }()
-	st := c.inspect(t, pes)
+	st = c.inspect(t, pes)
 	if st.Kind != kindPermits || st.Permits == nil || *st.Permits != 2 || len(st.Leases) != 1 {
 		t.Fatalf("permitsemaphore: %+v", st)
 	}
@@ -90,16 +102,16 @@ func testRedisson(t *testing.T, c cli, rdb redis.UniversalClient) {
 	n := namesOf(fair)
 	deadline := time.Now().Add(5 * time.Minute).UnixMilli()
 	rdb.HSet(ctx, fair, java+":1", 1)
-	rdb.RPush(ctx, n.fairQueue, java+":2", java+":3")
-	rdb.ZAdd(ctx, n.fairDeadlines, redis.Z{Score: float64(deadline), Member: java + ":2"}, redis.Z{Score: float64(deadline + 300000), Member: java + ":3"})
+	rdb.RPush(ctx, n.lock.FairQueue, java+":2", java+":3")
+	rdb.ZAdd(ctx, n.lock.FairDeadlines, redis.Z{Score: float64(deadline), Member: java + ":2"}, redis.Z{Score: float64(deadline + 300000), Member: java + ":3"})
 	st = c.inspect(t, fair)
 	if st.Kind != kindFairLock || len(st.Queue) != 2 || st.Queue[0].Owner != java+":2" || st.Queue[1].DeadlineMs != deadline+300000 || st.Queue[0].Client != "redisson" {
 		t.Fatalf("redisson fair lock: %+v", st)
 	}
-	defer rdb.Del(context.Background(), fair, n.fairQueue, n.fairDeadlines)
+	defer rdb.Del(context.Background(), fair, n.lock.FairQueue, n.lock.FairDeadlines)
 
 	// unlock publishes Redisson's "0" on the lock's channel.
-	sub := rdb.Subscribe(ctx, namesOf(name).lockChannel)
+	sub := rdb.Subscribe(ctx, namesOf(name).lock.Channel)
 	defer sub.Close()
 	if _, err := sub.Receive(ctx); err != nil {
 		t.Fatal(err)
@@ -303,7 +315,7 @@ func testCluster(t *testing.T, bin string) {
 	w := mutex.New(cc, names[0])
 	ww := wait(w.Lock, w.Unlock)
 	defer ww.stop()
-	queued(t, cc, namesOf(names[0]).lockQueue, 1)
+	queued(t, cc, namesOf(names[0]).lock.Queue, 1)
 	st := c.inspect(t, names[0])
 	if st.Kind != kindMutex || len(st.Holders) != 1 || len(st.Queue) != 1 {
 		t.Fatalf("cluster inspect: %+v", st)

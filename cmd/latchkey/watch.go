@@ -116,11 +116,11 @@ func (w *watcher) look(ctx context.Context) (time.Duration, error) {
 // subscriber there would make a release think a dead waiter alive.
 func channels(st *State) []string {
 	n := namesOf(st.Name)
-	chs := []string{n.lockChannel, n.rwChannel, n.semChannel, n.latchChannel}
+	chs := []string{n.lock.Channel, n.rw.Channel, n.sem.Channel, n.latchChannel}
 	if st.Kind == kindFairLock {
 		for _, q := range st.Queue {
 			if q.Client == "redisson" {
-				chs = append(chs, n.lockChannel+":"+q.Owner)
+				chs = append(chs, n.lock.Channel+":"+q.Owner)
 			}
 		}
 	}

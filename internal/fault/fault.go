@@ -73,9 +73,29 @@ func Network(err error) bool {
 	return errors.As(err, &operr) || strings.Contains(err.Error(), "connection pool timeout")
 }
 
-// WrongType reports whether Redis refused a command because the key holds
-// another type of value: another primitive, or anything else, uses the name.
-func WrongType(err error) bool {
-	var rerr redis.Error
-	return errors.As(err, &rerr) && strings.Contains(rerr.Error(), "WRONGTYPE")
+// NeverSent reports whether a request on client that failed with err
+// provably never reached a server, so that nothing it asked for can have
+// been applied: its connection could not be made (a dial error, a refused
+// connection, the pool's wait for a connection timed out), and client makes
+// no retries of its own. With retries (go-redis's MaxRetries, 3 unless
+// set), the error is that of the last try only: an earlier try may have
+// been sent and its reply lost, so nothing is proved.
+func NeverSent(client redis.UniversalClient, err error) bool {
+	if err == nil || retries(client) {
+		return false
+	}
+	var operr *net.OpError
+	return errors.As(err, &operr) && operr.Op == "dial" || strings.Contains(err.Error(), "connection pool timeout")
+}
+
+// retries reports whether client may send a request more than once.
+func retries(client redis.UniversalClient) bool {
+	switch c := client.(type) {
+	case *redis.Client:
+		return c.Options().MaxRetries > 0
+	case *redis.ClusterClient:
+		o := c.Options()
+		return o.MaxRetries > 0 || o.MaxRedirects > 0
+	}
+	return true
 }

@@ -184,9 +184,10 @@ func (t *Table) Acquired(key, id string, c int, plain bool, token int64, started
 	return h
 }
 
-// WasLost reports whether the last hold under key ended by loss and none
-// was taken since: an unlock by its owner then reports it not held, as
-// Done and Err said, even if the release found it still there to clean up.
+// WasLost reports whether the last hold under key, an owner's, ended by
+// loss and none was taken since: an unlock by its owner then reports it
+// not held, as Done and Err said, even if the release found it still there
+// to clean up.
 func (t *Table) WasLost(key string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -310,7 +311,9 @@ func (t *Table) Finish(h *Hold, err error) {
 
 func (t *Table) endLocked(h *Hold, err error) {
 	delete(t.holds, h.key)
-	if err != nil && len(t.lost) < maxLost {
+	// A plain hold's id is never held again, and only an owner's unlock
+	// asks WasLost: remembering plain losses would only fill the bound.
+	if err != nil && !h.plain && len(t.lost) < maxLost {
 		t.lost[h.key] = struct{}{}
 	}
 	h.keep.Stop()

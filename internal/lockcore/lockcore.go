@@ -7,15 +7,14 @@ package lockcore
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/acquire"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lease"
-	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/observe"
@@ -57,8 +56,7 @@ type Waiter struct {
 
 	grantedAt  time.Time // when the grant was made, at the soonest (see Letter)
 	grantToken int64
-	ahead      int64 // the most the server's clock is ahead of ours, µs
-	dated      bool  // ahead is known
+	clock      handoff.Clock // dates grants
 }
 
 // An Attempt is what one acquisition attempt answered.
@@ -123,26 +121,6 @@ func New(client redis.UniversalClient, pkg, name string, cfg *lockopt.Common, pr
 	return l
 }
 
-// record applies a release's answer for owner id: -1 not held (the hold,
-// if recorded, was lost), 0 holds remain, 1 released.
-func (l *Lock) record(id string, res int64) {
-	switch {
-	case res < 0:
-		l.Holds.NotHeld(id, "found not held on unlock")
-	case res == 0:
-		l.Holds.Decremented(id)
-	default:
-		l.Holds.Released(id)
-	}
-}
-
-// tooLate reports whether a hold granted by a request sent at since may
-// have expired already: its lease, less the drift allowance, has passed.
-func (l *Lock) tooLate(since time.Time) bool {
-	ttl := l.Cfg.TTL()
-	return time.Since(since) >= ttl-lease.Drift(ttl)
-}
-
 // errorf wraps err with the lock's package, the operation and its name.
 func (l *Lock) errorf(op string, err error) error {
 	return fmt.Errorf("%s: %s %s: %w", l.Pkg, op, l.Name, err)
@@ -178,75 +156,32 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 	}
 	w.Pub = pub
 	var (
-		token  int64
-		holds  int64 // the owner's holds on the server after the acquisition
-		unsure bool  // an attempt failed without a reply: it may have been applied
+		token int64
+		holds int64 // the owner's holds on the server after the acquisition
 	)
-	spec := wait.Spec{Hub: w.Hub, Client: l.Client, Kind: l.Pkg, Name: l.Name, Reentry: w.Holding}
+	spec := wait.Spec{Client: l.Client, Event: observe.Event{Kind: l.Pkg, Name: l.Name, Reentered: w.Holding}, Hub: w.Hub}
 	l.Proto.Listen(w, &spec)
-	// since is when the earliest attempt that may have been granted was
-	// sent: an attempt without an answer may have been applied, and a later
-	// one (a resend, or one that finds the hold its request record keeps)
-	// then answers for it. The hold is valid from there.
-	var since time.Time
-	spec.Attempt = func(ctx context.Context) (bool, time.Duration, error) {
-		now := time.Now()
-		if since.IsZero() {
-			since = now
-		}
-		w.Started = now
-		a, err := l.Proto.Attempt(ctx, w)
-		w.Synced = a.Reply.Replicas > 0
-		switch {
-		case err != nil:
-			unsure = true
-			return false, 0, err
-		case a.OK && !a.Reply.Replicated():
-			// Undone at once: a failover now would hand the lock to another.
-			_, _ = l.releaseOnce(scripts.Undo(ctx), w.ID, w.Reentrant)
-			return false, 0, a.Reply.SyncErr()
-		case a.OK && l.tooLate(since):
-			// The answer came back after the lease may have run out: the
-			// lock may be someone else's by now. Give it back and start
-			// again, under a new request.
-			_, _ = l.releaseOnce(scripts.Undo(ctx), w.ID, w.Reentrant)
-			since, unsure = time.Time{}, false
+	m := acquire.New(acquire.Steps{
+		Client: l.Client,
+		Send: func(ctx context.Context) (acquire.Answer, error) {
+			w.Started = time.Now()
+			a, err := l.Proto.Attempt(ctx, w)
+			w.Synced = a.Reply.Replicas > 0
+			token, holds = a.Token, a.Holds
+			return acquire.Answer{Granted: a.OK, Retry: a.Retry, Reply: a.Reply}, err
+		},
+		Undo: func(ctx context.Context) { _, _ = l.releaseOnce(ctx, w.ID, w.Reentrant) },
+		// A re-entry is recorded against its request; a fresh id finds
+		// itself holding instead.
+		Lease: l.Cfg.TTL(),
+		Restart: func() {
 			if w.Reentrant {
 				w.Req = keys.Once(l.Name, owner.New())
 			}
-			return false, 0, nil
-		case a.OK:
-			token, holds, w.Started = a.Token, a.Holds, since
-			return true, 0, nil
-		}
-		since = time.Time{} // refused: nothing of this request was granted
-		return false, a.Retry, nil
-	}
-	spec.Abandon = func(ctx context.Context) {
-		if !w.Try {
-			l.Proto.Dequeue(ctx, w)
-		}
-		switch {
-		case !unsure:
-		case !w.Reentrant:
-			// The grant may have landed after we gave up: a fresh id holds
-			// nothing else, so releasing it undoes just that.
-			if res, err := l.releaseOnce(ctx, w.ID, false); err == nil {
-				l.record(w.ID, res)
-			}
-		default:
-			// An owner's re-entry that may have counted: its record says,
-			// and a count the caller was told failed is taken back, so
-			// that the owner's counts here and on the server agree.
-			acquired, err := l.Proto.Resolve(ctx, w)
-			switch {
-			case err != nil:
-				l.Holds.Uncertain(w.ID)
-			case acquired:
-				_, _ = l.releaseOnce(ctx, w.ID, true)
-			}
-		}
-	}
+		},
+		Abandon: func(ctx context.Context, unsure bool) { l.abandon(ctx, w, unsure) },
+	})
+	spec.Call = m
 	ok, err := wait.Until(ctx, budget, spec)
 	if err != nil {
 		return nil, false, l.errorf("lock", err)
@@ -267,11 +202,45 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 		}
 		cancel()
 	}
+	w.Started = m.Since()
 	if !w.grantedAt.IsZero() {
 		// Granted by a release, and told by its letter: no attempt ran.
-		return l.Holds.Acquired(w.ID, w.ID, 0, !w.Reentrant, w.grantToken, w.grantedAt, granted{l, w.grantedAt, !w.Reentrant}), true, nil
+		g := handoff.Granted{
+			Client: l.Client, Name: l.Name, Lease: l.Cfg.TTL(), Sync: l.Cfg.Sync.Timeout(), Then: l.keep,
+			Release: func(ctx context.Context, id string) { _, _ = l.releaseOnce(ctx, id, false) },
+			At:      w.grantedAt, Plain: !w.Reentrant,
+		}
+		return l.Holds.Acquired(w.ID, w.ID, 0, !w.Reentrant, w.grantToken, w.grantedAt, g), true, nil
 	}
 	return l.Holds.Acquired(w.ID, w.ID, 0, !w.Reentrant, token, w.Started, l.keep), true, nil
+}
+
+// abandon undoes what w left when it gave up: its queue entry, and, when
+// an attempt went unanswered (unsure), what that attempt may have taken.
+func (l *Lock) abandon(ctx context.Context, w *Waiter, unsure bool) {
+	if !w.Try {
+		l.Proto.Dequeue(ctx, w)
+	}
+	switch {
+	case !unsure:
+	case !w.Reentrant:
+		// The grant may have landed after we gave up: a fresh id holds
+		// nothing else, so releasing it undoes just that.
+		if res, err := l.releaseOnce(ctx, w.ID, false); err == nil {
+			l.record(w.ID, res)
+		}
+	default:
+		// An owner's re-entry that may have counted: its record says, and
+		// a count the caller was told failed is taken back, so that the
+		// owner's counts here and on the server agree.
+		acquired, err := l.Proto.Resolve(ctx, w)
+		switch {
+		case err != nil:
+			l.Holds.Uncertain(w.ID)
+		case acquired:
+			_, _ = l.releaseOnce(ctx, w.ID, true)
+		}
+	}
 }
 
 // LockContext acquires the lock as Lock does and returns a copy of ctx that
@@ -283,130 +252,4 @@ func (l *Lock) LockContext(ctx context.Context) (context.Context, error) {
 		return nil, err
 	}
 	return l.Holds.Context(ctx, h), nil
-}
-
-// Unlock releases one hold: the owner's carried by ctx, else the handle's
-// current plain hold.
-func (l *Lock) Unlock(ctx context.Context) error {
-	id, reentrant := owner.FromContext(ctx)
-	if !reentrant {
-		var ok bool
-		if id, ok = l.Holds.ClaimPlain(hold.Any); !ok {
-			return l.errorf("unlock", lockerr.ErrNotHeld)
-		}
-	}
-	// An owner whose hold this handle saw lost is not told otherwise, but
-	// what is left of its hold on the server (a renewal that applied
-	// although its answer was lost) is released all the same.
-	lost := reentrant && l.Holds.WasLost(id)
-	res, err := l.releaseOnce(ctx, id, reentrant)
-	if lost && (err == nil || errors.Is(err, lockerr.ErrNotReplicated)) {
-		res, err = -1, nil
-	}
-	switch {
-	case err != nil && !errors.Is(err, lockerr.ErrNotReplicated):
-		// Whether the release applied is unknown. Either way this hold is
-		// over for the handle, as for Redisson: the watchdog stops, and a
-		// release that did not apply ends with the lease on the server.
-		l.Holds.Abandoned(id)
-		return l.errorf("unlock", err)
-	case res < 0:
-		l.record(id, res)
-		return l.errorf("unlock", lockerr.ErrNotHeld)
-	case err != nil:
-		l.record(id, res)
-		return l.errorf("unlock", fmt.Errorf("released on the master: %w", err))
-	}
-	l.record(id, res)
-	return nil
-}
-
-// releaseOnce runs the release: -1 not held, 0 still held, 1 released. An
-// error matching ErrNotReplicated comes with the answer of a release that
-// the master applied but no replica acknowledged.
-func (l *Lock) releaseOnce(ctx context.Context, id string, reentrant bool) (int64, error) {
-	req := keys.Once(l.Name, owner.New())
-	var rep scripts.Reply
-	err := wait.Retry(ctx, func(ctx context.Context) error {
-		pub, err := l.Cfg.Publish(ctx, l.Client)
-		if err != nil {
-			return err
-		}
-		rep = l.Proto.Release(ctx, pub, id, reentrant, req) // recorded: safe to resend
-		return rep.Err()
-	})
-	if err != nil {
-		return 0, err
-	}
-	res, err := scripts.Int(rep.Cmd)
-	if err != nil {
-		return 0, err
-	}
-	if err := rep.SyncErr(); err != nil && res >= 0 {
-		return res, err
-	}
-	return res, nil
-}
-
-// ForceUnlock deletes the lock whoever holds it and reports whether it was
-// held.
-func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
-	pub, err := l.Cfg.Publish(ctx, l.Client)
-	if err != nil {
-		return false, l.errorf("force unlock", err)
-	}
-	n, err := scripts.Int(l.Proto.Force(ctx, pub).Cmd)
-	if err != nil {
-		return false, l.errorf("force unlock", err)
-	}
-	return n == 1, nil
-}
-
-// IsLocked reports whether anyone holds the lock.
-func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
-	ok, err := hold.IsLocked(ctx, l.Client, l.Name)
-	if err != nil {
-		return false, l.errorf("query", err)
-	}
-	return ok, nil
-}
-
-// HoldCount returns how many holds the caller's owner has: the owner
-// carried by ctx, or without one the handle's current plain hold.
-func (l *Lock) HoldCount(ctx context.Context) (int, error) {
-	id, ok := owner.FromContext(ctx)
-	if !ok {
-		if id, ok = l.Holds.CurrentPlain(hold.Any); !ok {
-			return 0, nil
-		}
-	}
-	n, err := hold.Count(ctx, l.Client, l.Name, id)
-	if err != nil {
-		return 0, l.errorf("query", err)
-	}
-	return n, nil
-}
-
-// TTL returns how long the lock stays held unless renewed or unlocked: 0
-// if it is not held, negative if its key has no TTL.
-func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
-	d, err := hold.TTL(ctx, l.Client, l.Name)
-	if err != nil {
-		return 0, l.errorf("query", err)
-	}
-	return d, nil
-}
-
-// Done returns the channel of the handle's current hold (see hold.Table).
-func (l *Lock) Done() <-chan struct{} { return l.Holds.Done(hold.Any) }
-
-// Err returns why the handle's current hold ended, if it did.
-func (l *Lock) Err() error { return l.Holds.Err(hold.Any) }
-
-// Locker returns a sync.Locker over Lock and Unlock (see hold.Locker).
-func (l *Lock) Locker() sync.Locker {
-	return hold.Locker(l.Pkg, func(ctx context.Context) error {
-		_, err := l.Lock(ctx, -1)
-		return err
-	}, l.Unlock)
 }

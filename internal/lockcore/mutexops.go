@@ -3,6 +3,7 @@ package lockcore
 import (
 	"time"
 
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
@@ -23,21 +24,9 @@ const (
 
 // MutexKeys returns mutex_ops's KEYS for the lock called name.
 func MutexKeys(name string) []string {
-	return []string{
-		name,
-		keys.TokenKey(name),
-		keys.Prefix("latchkey_lock_queue", name),
-		keys.Prefix("latchkey_lock_timeout", name),
-		keys.LockChannel(name),
-		HubChannels(name),
-		keys.Prefix("latchkey_lock_grant", name),
-	}
+	l := keys.LockOf(name)
+	return []string{l.Name, l.Token, l.Queue, l.Deadlines, l.Channel, l.Hubs, l.Grant}
 }
-
-// HubChannels is the prefix of the channels, one per Hub
-// (<prefix>:<hub id>), on which mutex_ops writes letters for the lock
-// called name.
-func HubChannels(name string) string { return keys.Prefix("latchkey_lock__channel", name) }
 
 // A MutexCall is one request of mutex_ops.lua (its header says what each
 // argument means).
@@ -64,7 +53,7 @@ func (c MutexCall) Write(client redis.UniversalClient, ks []string) scripts.Writ
 	return scripts.Write{
 		Keys: ks,
 		Args: []any{c.Op, c.Owner, c.Entry, scripts.Ms(c.Lease), c.Reentry, c.Now.UnixMilli(),
-			scripts.Ms(QueueTimeout), c.Pub, scripts.Ms(Grace), Counted(client, c.Pub), queued},
+			scripts.Ms(handoff.QueueTimeout), c.Pub, scripts.Ms(handoff.Grace), handoff.Counted(client, c.Pub), queued},
 		Once: c.Req,
 		Sync: c.Sync,
 	}

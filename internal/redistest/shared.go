@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/latchkey/latchkey/internal/wait"
 	"go.uber.org/goleak"
 )
 
@@ -92,7 +93,8 @@ func sharedDir() (string, error) {
 	return dir, nil
 }
 
-// Main runs the tests of m, stops the shared servers, checks that no
+// Main runs the tests of m, waits for the clean-ups of calls that gave up,
+// stops the shared servers, checks that no
 // goroutine outlived the tests (goleak), tells how many tests were skipped
 // for want of redis-server, and exits with the result. Every
 // package of the module calls it from TestMain:
@@ -100,6 +102,7 @@ func sharedDir() (string, error) {
 //	func TestMain(m *testing.M) { redistest.Main(m) }
 func Main(m *testing.M) {
 	code := m.Run()
+	wait.Settle() // the clean-ups of calls that gave up
 	stopShared()
 	noteSkips()
 	if code == 0 {

@@ -103,7 +103,10 @@ func (s *Script) execSynced(ctx context.Context, client redis.UniversalClient, t
 		if err != nil {
 			return Failed(ctx, err)
 		}
-		reps := replicasOf(ctx, client, node)
+		reps, err := replicasOf(ctx, client, node)
+		if err != nil {
+			return Failed(ctx, err)
+		}
 		if reps == 0 {
 			return Reply{Cmd: s.s.Run(ctx, node, keys, args...)}
 		}
@@ -253,7 +256,7 @@ func Failed(ctx context.Context, err error) Reply {
 // Reply, and an error matching ctx.Err() if ctx ended first.
 func (s *Script) Resend(ctx context.Context, client redis.UniversalClient, w Write) (Reply, error) {
 	var r Reply
-	err := wait.Retry(ctx, func(ctx context.Context) error {
+	err := wait.Retry(ctx, client, func(ctx context.Context) error {
 		r = s.Exec(ctx, client, w)
 		return r.Err()
 	})
@@ -277,7 +280,7 @@ func (s *Script) Resolve(ctx context.Context, client redis.UniversalClient, w Wr
 	keys := append(w.Keys[:len(w.Keys):len(w.Keys)], w.Once)
 	args := append(w.Args[:len(w.Args):len(w.Args)], -Ms(RecordTTL(client)))
 	var r Reply
-	err := wait.Retry(ctx, func(ctx context.Context) error {
+	err := wait.Retry(ctx, client, func(ctx context.Context) error {
 		r = Reply{Cmd: s.s.Run(ctx, client, keys, args...)}
 		return r.Err()
 	})

@@ -3,6 +3,7 @@ package scripts_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -154,7 +155,11 @@ func TestExec_syncWaitsForReplicas(t *testing.T) {
 func TestResolve(t *testing.T) {
 	c := redistest.SharedServer(t).Client(t)
 	ctx := context.Background()
-	acquire := scripts.Get("sem_acquire")
+	src, err := os.ReadFile("testdata/take_recorded.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acquire := scripts.Compose("take_recorded", string(src))
 	name := "exec-resolve:" + t.Name()
 	c.Set(ctx, name, 5, 0)
 	applied := scripts.Write{Keys: []string{name}, Args: []any{2}, Once: keys.Once(name, "applied")}

@@ -50,15 +50,21 @@ func load() map[string]*Script {
 			panic(err)
 		}
 		name := strings.TrimSuffix(e.Name(), path.Ext(e.Name()))
-		s := &Script{name: name, src: string(src)}
-		if strings.Contains(s.src, "\n"+usesPrelude+"\n") {
-			s.once = true
-			s.src = prelude + s.src
-		}
-		s.s = redis.NewScript(s.src)
-		m[name] = s
+		m[name] = compose(name, string(src))
 	}
 	return m
+}
+
+// compose makes the script called name from its file's text src: after
+// the prelude if its header says it uses it.
+func compose(name, src string) *Script {
+	s := &Script{name: name, src: src}
+	if strings.Contains(s.src, "\n"+usesPrelude+"\n") {
+		s.once = true
+		s.src = prelude + s.src
+	}
+	s.s = redis.NewScript(s.src)
+	return s
 }
 
 // Get returns the script in file name.lua. It panics if there is none: the

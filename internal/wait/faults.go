@@ -6,16 +6,18 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/fault"
+	"github.com/latchkey/latchkey/internal/settings"
+	"github.com/redis/go-redis/v9"
 )
 
-// Outage is the longest a waiting call rides out errors that a retry may
-// cure (see fault.Transient): a connection refused or reset, a timeout, a
-// failover in progress. Such an error is retried, backing off from 25ms to
-// 1s, while ctx and the wait budget allow; only a fault that lasts longer
-// than Outage, or one that is not transient, ends the wait with its error.
-// A Redis Cluster failover takes the node timeout and an election: about 3s
-// with a 2s cluster-node-timeout, 20s with the default 15s.
-const Outage = 30 * time.Second
+// A call rides out errors that a retry may cure (see fault.Transient): a
+// connection refused or reset, a timeout, a failover in progress. Such an
+// error is retried, backing off from 25ms to 1s, while ctx and the wait
+// budget allow; only a fault that lasts longer than the client's ride-out
+// (settings.RideOut, 30s unless set), or one that is not transient, ends
+// the call with its error. A Redis Cluster failover takes the node timeout
+// and an election: about 3s with a 2s cluster-node-timeout, 20s with the
+// default 15s.
 
 func (s Spec) transient(err error) bool {
 	if s.Transient != nil {
@@ -26,8 +28,10 @@ func (s Spec) transient(err error) bool {
 
 // faults tracks the outage a waiting call is riding out, if any.
 type faults struct {
+	rideOut  time.Duration
 	deadline time.Time // of the wait budget; zero for none
-	since    time.Time // first error of the current outage; zero for none
+	since    time.Time // when the first failed request of the outage was sent; zero for none
+	sent     time.Time // when the latest request was sent
 	tries    int       // errors in a row
 	answered bool      // an attempt got an answer: Redis was there
 }
@@ -46,9 +50,10 @@ func (f *faults) final(err error) error {
 	return err
 }
 
-// attempt runs s.Attempt, retrying through transient errors (see Outage).
+// attempt runs s.Attempt, retrying through transient errors.
 func (f *faults) attempt(ctx context.Context, s Spec) (bool, time.Duration, error) {
 	for {
+		f.began(time.Now())
 		ok, retry, err := attempt(ctx, s)
 		if err == nil || !s.transient(err) {
 			f.since, f.tries = time.Time{}, 0
@@ -61,18 +66,22 @@ func (f *faults) attempt(ctx context.Context, s Spec) (bool, time.Duration, erro
 	}
 }
 
+// began notes that a request was sent at t: an outage that it finds began
+// then, since a request may take go-redis's retries to fail.
+func (f *faults) began(t time.Time) { f.sent = t }
+
 // pause sleeps before the retry that follows err, a transient error, and
 // returns nil; or it returns err, or ctx.Err(), when the outage has lasted
-// Outage, the budget runs out first (errSpent if an attempt had an answer),
+// the ride-out, the budget runs out first (errSpent if an attempt had an answer),
 // or ctx ends.
 func (f *faults) pause(ctx context.Context, err error) error {
 	now := time.Now()
 	if f.since.IsZero() {
-		f.since = now
+		f.since = f.sent
 	}
 	f.tries++
 	d := min(25*time.Millisecond<<min(f.tries-1, 6), time.Second)
-	if now.Add(d).After(f.since.Add(Outage)) {
+	if now.Add(d).After(f.since.Add(f.rideOut)) {
 		return err
 	}
 	if !f.deadline.IsZero() && now.Add(d).After(f.deadline) {
@@ -92,13 +101,13 @@ func (f *faults) pause(ctx context.Context, err error) error {
 }
 
 // Retry calls f until it returns nil or an error that is not transient,
-// riding out transient ones as a waiting call does (see Outage), within
-// ctx. It is for requests that are safe to send again because they carry a
+// riding out transient ones as a waiting call on client does, within ctx. It is for requests that are safe to send again because they carry a
 // request record (see scripts.Write.Once): releases, count-downs, changes of
 // permits. It returns f's last error, or an error matching ctx.Err().
-func Retry(ctx context.Context, f func(ctx context.Context) error) error {
-	var fs faults
+func Retry(ctx context.Context, client redis.UniversalClient, f func(ctx context.Context) error) error {
+	fs := faults{rideOut: settings.RideOut(client)}
 	for {
+		fs.began(time.Now())
 		err := f(ctx)
 		if err == nil || !fault.Transient(err) {
 			return err

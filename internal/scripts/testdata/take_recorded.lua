@@ -1,4 +1,4 @@
--- sem_acquire.lua: take permits from a Redisson RSemaphore.
+-- take_recorded.lua (tests only): take permits from a counter, recorded against its request.
 -- KEYS[1] semaphore name     string: the number of available permits
 -- ARGV[1] permits to take (> 0)
 -- Returns {1, available after} when taken, {0, -1} when fewer are available

@@ -1,0 +1,109 @@
+package lockcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/latchkey/latchkey/internal/hold"
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/owner"
+	"github.com/latchkey/latchkey/internal/scripts"
+	"github.com/latchkey/latchkey/internal/wait"
+)
+
+// record applies a release's answer for owner id: -1 not held (the hold,
+// if recorded, was lost), 0 holds remain, 1 released.
+func (l *Lock) record(id string, res int64) {
+	switch {
+	case res < 0:
+		l.Holds.NotHeld(id, "found not held on unlock")
+	case res == 0:
+		l.Holds.Decremented(id)
+	default:
+		l.Holds.Released(id)
+	}
+}
+
+// Unlock releases one hold: the owner's carried by ctx, else the handle's
+// current plain hold. The release is sent detached from ctx (see
+// wait.Detach): an ended ctx never strands a hold.
+func (l *Lock) Unlock(ctx context.Context) error {
+	ctx, cancel := wait.Detach(ctx, l.Client)
+	defer cancel()
+	id, reentrant := owner.FromContext(ctx)
+	if !reentrant {
+		var ok bool
+		if id, ok = l.Holds.ClaimPlain(hold.Any); !ok {
+			return l.errorf("unlock", lockerr.ErrNotHeld)
+		}
+	}
+	// An owner whose hold this handle saw lost is not told otherwise, but
+	// what is left of its hold on the server (a renewal that applied
+	// although its answer was lost) is released all the same.
+	lost := reentrant && l.Holds.WasLost(id)
+	res, err := l.releaseOnce(ctx, id, reentrant)
+	if lost && (err == nil || errors.Is(err, lockerr.ErrNotReplicated)) {
+		res, err = -1, nil
+	}
+	switch {
+	case err != nil && !errors.Is(err, lockerr.ErrNotReplicated):
+		// Whether the release applied is unknown. Either way this hold is
+		// over for the handle, as for Redisson: the watchdog stops, and a
+		// release that did not apply ends with the lease on the server.
+		l.Holds.Abandoned(id)
+		return l.errorf("unlock", err)
+	case res < 0:
+		l.record(id, res)
+		return l.errorf("unlock", lockerr.ErrNotHeld)
+	case err != nil:
+		l.record(id, res)
+		return l.errorf("unlock", fmt.Errorf("released on the master: %w", err))
+	}
+	l.record(id, res)
+	return nil
+}
+
+// releaseOnce runs the release: -1 not held, 0 still held, 1 released. An
+// error matching ErrNotReplicated comes with the answer of a release that
+// the master applied but no replica acknowledged.
+func (l *Lock) releaseOnce(ctx context.Context, id string, reentrant bool) (int64, error) {
+	req := keys.Once(l.Name, owner.New())
+	var rep scripts.Reply
+	err := wait.Retry(ctx, l.Client, func(ctx context.Context) error {
+		pub, err := l.Cfg.Publish(ctx, l.Client)
+		if err != nil {
+			return err
+		}
+		rep = l.Proto.Release(ctx, pub, id, reentrant, req) // recorded: safe to resend
+		return rep.Err()
+	})
+	if err != nil {
+		return 0, err
+	}
+	res, err := scripts.Int(rep.Cmd)
+	if err != nil {
+		return 0, err
+	}
+	if err := rep.SyncErr(); err != nil && res >= 0 {
+		return res, err
+	}
+	return res, nil
+}
+
+// ForceUnlock deletes the lock whoever holds it and reports whether it was
+// held. Like Unlock, it is sent detached from ctx.
+func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
+	ctx, cancel := wait.Detach(ctx, l.Client)
+	defer cancel()
+	pub, err := l.Cfg.Publish(ctx, l.Client)
+	if err != nil {
+		return false, l.errorf("force unlock", err)
+	}
+	n, err := scripts.Int(l.Proto.Force(ctx, pub).Cmd)
+	if err != nil {
+		return false, l.errorf("force unlock", err)
+	}
+	return n == 1, nil
+}
