@@ -75,8 +75,15 @@ func detect(ctx context.Context, c *conn, name string) (string, error) {
 		}
 		return nil
 	})
-	if err != nil && typ.Err() != nil {
+	switch {
+	case err == nil:
+	case typ.Err() != nil:
 		return "", c.keyErr(name, typ.Err())
+	case typ.Val() == "":
+		// TYPE had no answer: the pipeline failed as a whole (no
+		// connection, or no master from the sentinels), and go-redis may
+		// leave that error out of the commands.
+		return "", c.keyErr(name, err)
 	}
 	has := func(k string) bool { return exists[k].Val() == 1 }
 	fair := has(n.lock.FairQueue) || has(n.lock.FairDeadlines) || has(n.lock.Heartbeats)

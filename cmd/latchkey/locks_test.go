@@ -60,6 +60,7 @@ func TestCLI(t *testing.T) {
 	t.Run("redisson", func(t *testing.T) { testRedisson(t, c, rdb) })
 	t.Run("ls", func(t *testing.T) { testLs(t, c, rdb) })
 	t.Run("watch", func(t *testing.T) { testWatch(t, c, rdb) })
+	t.Run("watch-json", func(t *testing.T) { testWatchJSON(t, c, rdb) })
 	t.Run("usage", func(t *testing.T) { testUsage(t, c) })
 	t.Run("cluster", func(t *testing.T) { testCluster(t, c.bin) })
 	t.Run("awkward name", func(t *testing.T) { testAwkwardName(t, c, rdb) })

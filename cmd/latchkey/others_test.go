@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"os/exec"
 	"strings"
@@ -174,8 +175,58 @@ func testWatch(t *testing.T, c cli, rdb redis.UniversalClient) {
 	if err := m.Lock(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(c.bin, append(append([]string(nil), c.conn...), "watch", "-every", "1m", name)...)
-	cmd.Env = cliEnv()
+	next, stop := c.watch(t, "watch", "-every", "1m", name)
+	next("held by")
+	// The subscription is confirmed before the first look's end; give the
+	// watch a moment to finish it, then release.
+	time.Sleep(200 * time.Millisecond)
+	if err := m.Unlock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(next("released by"))
+	stop()
+}
+
+// testWatchJSON checks that watch -json prints one WatchEvent per line: the
+// first look, then the release.
+func testWatchJSON(t *testing.T, c cli, rdb redis.UniversalClient) {
+	name := testName(t, "watchjson")
+	m := mutex.New(rdb, name)
+	if err := m.Lock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	next, stop := c.watch(t, "watch", "-json", "-every", "1m", name)
+	decode := func(line string) WatchEvent {
+		t.Helper()
+		var ev WatchEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("watch -json printed %q: %v", line, err)
+		}
+		if ev.State == nil || ev.State.Name != name || ev.Time.IsZero() {
+			t.Fatalf("watch -json event without its name, state or time: %s", line)
+		}
+		return ev
+	}
+	if ev := decode(next("")); ev.Event != "now" || len(ev.State.Holders) != 1 || ev.State.Holders[0].Client != "latchkey" {
+		t.Errorf("first event %+v, want now, held by latchkey", ev)
+	}
+	time.Sleep(200 * time.Millisecond) // as in testWatch
+	if err := m.Unlock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if ev := decode(next("")); ev.Event != "released" || len(ev.State.Holders) != 0 {
+		t.Errorf("event after Unlock %+v, want released, nothing held", ev)
+	}
+	stop()
+}
+
+// watch starts the binary with args, which run a watch, and returns a
+// function that returns its next output line containing want, and one that
+// stops the watch with SIGINT and checks that it exits cleanly.
+func (c cli) watch(t *testing.T, args ...string) (next func(want string) string, stop func()) {
+	t.Helper()
+	cmd := exec.Command(c.bin, append(append([]string(nil), c.conn...), args...)...)
+	cmd.Env = append(cliEnv(), c.env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +243,7 @@ func testWatch(t *testing.T, c cli, rdb redis.UniversalClient) {
 		}
 		_, _ = io.Copy(io.Discard, out)
 	}()
-	next := func(want string) string {
+	next = func(want string) string {
 		t.Helper()
 		for {
 			select {
@@ -208,22 +259,18 @@ func testWatch(t *testing.T, c cli, rdb redis.UniversalClient) {
 			}
 		}
 	}
-	next("held by")
-	// The subscription is confirmed before the first look's end; give the
-	// watch a moment to finish it, then release.
-	time.Sleep(200 * time.Millisecond)
-	if err := m.Unlock(t.Context()); err != nil {
-		t.Fatal(err)
+	stop = func() {
+		t.Helper()
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		for range lines {
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("watch after SIGINT: %v", err)
+		}
 	}
-	t.Log(next("released by"))
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	for range lines {
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("watch after SIGINT: %v", err)
-	}
+	return next, stop
 }
 
 func testUsage(t *testing.T, c cli) {

@@ -66,7 +66,7 @@ func New(what string) *Table {
 }
 
 // Observe makes the ends of t's holds reported to the hooks of c (see
-// observe.Hooks: Released, Lost) as the primitive kind called name. Call it
+// latchkey.Hooks: Released, Lost) as the primitive kind called name. Call it
 // before any hold is taken.
 func (t *Table) Observe(c redis.UniversalClient, kind, name string) {
 	t.client, t.kind, t.name = c, kind, name

@@ -592,7 +592,15 @@ func TestTable_Observe(t *testing.T) {
 			events = append(events, fmt.Sprintf("%s %s %s %v", kind, e.Kind, e.Name, errors.Is(e.Err, latchkey.ErrLost)))
 		}
 	}
-	observe.Set(c, &observe.Hooks{Released: note("released"), Lost: note("lost")})
+	released, lost := note("released"), note("lost")
+	observe.Set(c, func(h observe.Hook, e observe.Event) {
+		switch h {
+		case observe.Released:
+			released(e)
+		case observe.Lost:
+			lost(e)
+		}
+	})
 	defer observe.Set(c, nil)
 
 	tb := New(what)

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/latchkey/latchkey/internal/observe"
+	"github.com/latchkey/latchkey"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -47,7 +47,7 @@ func (c *Commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	}
 }
 
-// Events records what a client's hooks are told (see observe.Hooks), as
+// Events records what a client's hooks are told (see latchkey.Hooks), as
 // "<hook> <kind> <name> waited=<Waited>".
 type Events struct {
 	mu  sync.Mutex
@@ -55,15 +55,15 @@ type Events struct {
 }
 
 // Hooks returns hooks that record into e.
-func (e *Events) Hooks() *observe.Hooks {
-	rec := func(what string) func(observe.Event) {
-		return func(ev observe.Event) {
+func (e *Events) Hooks() *latchkey.Hooks {
+	rec := func(what string) func(latchkey.Event) {
+		return func(ev latchkey.Event) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			e.got = append(e.got, fmt.Sprintf("%s %s %s waited=%v", what, ev.Kind, ev.Name, ev.Waited))
 		}
 	}
-	return &observe.Hooks{
+	return &latchkey.Hooks{
 		Acquired: rec("acquired"), Released: rec("released"), Lost: rec("lost"),
 		RenewalFailed: rec("renewal-failed"), Abandoned: rec("abandoned"), NotReplicated: rec("not-replicated"),
 	}
