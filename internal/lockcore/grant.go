@@ -43,11 +43,18 @@ const QueueTimeout = 3 * wait.Backstop
 // waiter never take it; so does an empty letter, the Hub's word that a
 // letter for a call of this client that left went astray.
 func TakeLetter(body string, at time.Time) (within time.Duration, head bool) {
-	if body == "next" || body == "" {
+	if !IsGrant(body) {
 		return time.Until(at.Add(Grace + 10*time.Millisecond)), body == "next"
 	}
 	return 0, false
 }
+
+// IsGrant reports whether a letter's body is a grant's, rather than "next"
+// or the Hub's empty word (see TakeLetter). A waiter must tell them apart by
+// the body, not by how soon TakeLetter asks it to attempt: a "next" read
+// more than the grace after it arrived, as on a starved machine, also asks
+// for an attempt at once, and grants nothing.
+func IsGrant(body string) bool { return body != "next" && body != "" }
 
 // Reentry is the scripts' flag for w's attempts: "0" for a fresh id, "1"
 // for an owner that may re-enter, "2" for one that holds the lock through
@@ -87,7 +94,7 @@ func (w *Waiter) ServerTime(micros int64, sent time.Time) {
 // an empty letter, the Hub's word that a letter for a waiter of the same
 // client that left went astray (see notify.Hub.SubscribeKey).
 func (w *Waiter) Letter(body string, at time.Time) (done bool, within time.Duration) {
-	if body == "next" || body == "" {
+	if !IsGrant(body) {
 		// "": a letter for a waiter of this client that left went astray;
 		// it may have been a grant, which nobody will take.
 		return false, time.Until(at.Add(Grace + 10*time.Millisecond))
