@@ -155,6 +155,79 @@ func (m *Mutex) queueRelease(ctx context.Context, id string) (int64, error) {
 	return scripts.Int(lockcore.MutexOps.Exec(ctx, m.clients[m.queue], w).Cmd)
 }
 
+// A grantGate holds back a release's part on the queue node, which grants
+// the lock to the next waiter in line, until the release is done on enough
+// of the other nodes. That waiter then asks every node at once: should it
+// find the lock still held there by the owner releasing it (those releases
+// sent at the same time but slower, as on a starved machine), it would
+// miss the quorum, give the lock back, and lose its turn to the waiter
+// behind it. The gate opens once need of the others answered without
+// error (with the queue node's lock, what the next waiter needs), or all
+// of them answered.
+type grantGate struct {
+	mu   sync.Mutex
+	need int // answers without error still needed
+	left int // other nodes that have not answered
+	open chan struct{}
+}
+
+// gate returns the grant gate of a release by one owner on the given
+// nodes (nil: all), or nil when it needs none: the queue node is not among
+// them, or no other node is.
+func (m *Mutex) gate(nodes []int) *grantGate {
+	if nodes == nil {
+		nodes = make([]int, len(m.clients))
+		for i := range nodes {
+			nodes[i] = i
+		}
+	}
+	others := 0
+	for _, i := range nodes {
+		if i != m.queue {
+			others++
+		}
+	}
+	if m.queue < 0 || others == len(nodes) || others == 0 {
+		return nil
+	}
+	return &grantGate{need: min(m.quorum-1, others), left: others, open: make(chan struct{})}
+}
+
+// answered notes another node's answer to the release: err is nil if it
+// released there, or found nothing of the owner's to release. A nil g
+// notes nothing.
+func (g *grantGate) answered(err error) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	wasOpen := g.need <= 0 || g.left <= 0
+	g.left--
+	if err == nil {
+		g.need--
+	}
+	if !wasOpen && (g.need <= 0 || g.left <= 0) {
+		close(g.open)
+	}
+}
+
+// wait blocks until g opens, ctx ends, or half the node timeout passed:
+// the release on the queue node, which the caller sends next, still has
+// the other half. A nil g is open.
+func (g *grantGate) wait(ctx context.Context, m *Mutex) {
+	if g == nil {
+		return
+	}
+	t := time.NewTimer(m.nodeTimeout() / 2)
+	defer t.Stop()
+	select {
+	case <-g.open:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
 // dequeue takes a call that gave up out of the queue, giving back the
 // queue node's lock if a release granted it meanwhile.
 func (m *Mutex) dequeue(ctx context.Context, id string, q *queued) {
@@ -188,7 +261,7 @@ func (m queueMail) Key() string { return m.q.key }
 
 func (m queueMail) Letter(body string, at time.Time) (bool, time.Duration) {
 	within, _ := handoff.TakeLetter(body, at)
-	m.q.setGranted(within <= 0)
+	m.q.setGranted(handoff.IsGrant(body))
 	return false, within
 }
 

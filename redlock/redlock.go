@@ -226,19 +226,15 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		return nil
 	}
 	leaseMs := scripts.Ms(m.cfg.TTL())
+	g := m.gate(nil) // the queue node's release grants: it goes last
 	rs := m.fanout(ctx, func(ctx context.Context, c redis.UniversalClient) (int64, error) {
 		if m.queue >= 0 && c == m.clients[m.queue] {
+			g.wait(ctx, m)
 			return m.queueRelease(ctx, id)
 		}
-		pub, err := shared.Publish(ctx, c, nil)
-		if err != nil {
-			return 0, err
-		}
-		rep := releaseScript.Exec(ctx, c, scripts.Write{
-			Keys: []string{m.name, m.channel}, Args: []any{id, leaseMs, pub},
-			Once: keys.Once(m.name, owner.New()), Sync: m.cfg.Sync.Timeout(),
-		})
-		return scripts.Int(rep.Cmd) // released on the node, replicated or not
+		v, err := m.releaseOn(ctx, c, id, leaseMs)
+		g.answered(err)
+		return v, err
 	}, nil)
 	released, failed := count(rs, 1)
 	notHeld, _ := count(rs, -1)
@@ -257,6 +253,20 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	return m.quorumError("unlock", len(rs)-failed, rs)
 }
 
+// releaseOn releases owner id's hold on the node of client c, publishing
+// Redisson's unlock message there: 1 released, -1 not held.
+func (m *Mutex) releaseOn(ctx context.Context, c redis.UniversalClient, id string, leaseMs int64) (int64, error) {
+	pub, err := shared.Publish(ctx, c, nil)
+	if err != nil {
+		return 0, err
+	}
+	rep := releaseScript.Exec(ctx, c, scripts.Write{
+		Keys: []string{m.name, m.channel}, Args: []any{id, leaseMs, pub},
+		Once: keys.Once(m.name, owner.New()), Sync: m.cfg.Sync.Timeout(),
+	})
+	return scripts.Int(rep.Cmd) // released on the node, replicated or not
+}
+
 // undo removes owner id's field from the given nodes, at once and with a
 // context that is not cancelled, waiting at most the node timeout. It is
 // how a failed attempt or a lost hold is cleaned up: a plain HDEL,
@@ -267,9 +277,10 @@ func (m *Mutex) undo(ctx context.Context, id string, nodes []int) {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
+	g := m.gate(nodes) // the queue node's release grants: it goes last
 	var wg sync.WaitGroup
 	for _, i := range nodes {
-		wg.Go(func() { m.undoOne(ctx, id, i) })
+		wg.Go(func() { m.undoOne(ctx, id, i, g) })
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -281,14 +292,15 @@ func (m *Mutex) undo(ctx context.Context, id string, nodes []int) {
 	}
 }
 
-func (m *Mutex) undoOne(ctx context.Context, id string, node int) {
+func (m *Mutex) undoOne(ctx context.Context, id string, node int, g *grantGate) {
 	ctx, cancel := context.WithTimeout(ctx, m.nodeTimeout())
 	defer cancel()
 	if node == m.queue {
+		g.wait(ctx, m)
 		_, _ = m.queueRelease(ctx, id) // grants it to the next in line
 		return
 	}
-	_ = m.clients[node].HDel(ctx, m.name, id).Err()
+	g.answered(m.clients[node].HDel(ctx, m.name, id).Err())
 }
 
 // drift is the clock drift allowance subtracted from every validity:

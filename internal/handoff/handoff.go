@@ -66,11 +66,18 @@ func AfterGrace(at time.Time) time.Duration { return time.Until(at.Add(Grace + 1
 // grace is over, should that waiter never take it; so does an empty
 // letter.
 func TakeLetter(body string, at time.Time) (within time.Duration, head bool) {
-	if body == "next" || body == "" {
+	if !IsGrant(body) {
 		return AfterGrace(at), body == "next"
 	}
 	return 0, false
 }
+
+// IsGrant reports whether a letter's body is a grant's, rather than "next"
+// or the Hub's empty word (see TakeLetter). A waiter must tell them apart by
+// the body, not by how soon TakeLetter asks it to attempt: a "next" read
+// more than the grace after it arrived, as on a starved machine, also asks
+// for an attempt at once, and grants nothing.
+func IsGrant(body string) bool { return body != "next" && body != "" }
 
 // Counted is the flag that tells a script whether pub, the publish command
 // of client, counts every receiver of a channel: on a single server, and

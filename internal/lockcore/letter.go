@@ -39,7 +39,7 @@ func (w *Waiter) ServerTime(micros int64, sent time.Time) { w.clock.ServerTime(m
 // an empty letter, the Hub's word that a letter for a waiter of the same
 // client that left went astray (see notify.Hub.SubscribeKey).
 func (w *Waiter) Letter(body string, at time.Time) (done bool, within time.Duration) {
-	if body == "next" || body == "" {
+	if !handoff.IsGrant(body) {
 		// "": a letter for a waiter of this client that left went astray;
 		// it may have been a grant, which nobody will take.
 		return false, handoff.AfterGrace(at)

@@ -13,10 +13,12 @@ import (
 )
 
 // Commands is a go-redis hook that counts the commands a client sends
-// (pub/sub reads aside): all of them, or with Only set, those of that name.
+// (pub/sub reads aside): all of them, or with Only set, those of that name,
+// or with Key set, those naming that key (a script call among them).
 // Add it with the client's AddHook.
 type Commands struct {
 	Only string // e.g. "get"; "" counts every command
+	Key  string // e.g. a queue's key, to count a waiter's attempts; "": any
 	n    atomic.Int64
 }
 
@@ -24,7 +26,7 @@ type Commands struct {
 func (c *Commands) N() int64 { return c.n.Load() }
 
 func (c *Commands) count(cmd redis.Cmder) {
-	if c.Only == "" || strings.EqualFold(cmd.Name(), c.Only) {
+	if (c.Only == "" || strings.EqualFold(cmd.Name(), c.Only)) && (c.Key == "" || slices.Contains(cmd.Args(), any(c.Key))) {
 		c.n.Add(1)
 	}
 }
