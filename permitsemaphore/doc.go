@@ -38,7 +38,7 @@
 // acquires their permits for them, by the ids their Acquire chose, and a
 // letter on the pub/sub channel of each one's client tells it. Nobody else
 // is woken. Redisson's message still goes out on Redisson's channel, with
-// the count the queue left. Granted permits have a lease of 100ms until
+// the count the queue left. Granted permits have a lease of 1s until
 // the granted waiter takes them with one more round trip, setting the
 // lease its Acquire asked for; Acquire returns only once the server
 // answered that they were still held for it. The permits of a waiter that
