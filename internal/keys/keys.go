@@ -3,6 +3,7 @@
 package keys
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -86,8 +87,17 @@ func Once(name, id string) string { return Prefix("latchkey_once", name) + ":" +
 // name, and the name itself on the whole of it. Every I/O method of every
 // primitive calls it first, so a refused name never reaches Redis. It
 // does no I/O.
+//
+// A *redis.Ring is refused whatever the name, with an error matching
+// errors.ErrUnsupported: it spreads keys over independent servers, and a
+// primitive's waiters would listen on a server its releases do not
+// publish to.
 func Usable(name string, clients ...redis.UniversalClient) error {
 	for _, c := range clients {
+		if _, ok := c.(*redis.Ring); ok {
+			return fmt.Errorf("%w: latchkey does not run on a *redis.Ring, whose servers share no pub/sub: "+
+				"use a *redis.Client per server (a RedLock takes several), or a Redis Cluster", errors.ErrUnsupported)
+		}
 		if _, ok := c.(*redis.ClusterClient); !ok {
 			continue
 		}

@@ -96,3 +96,12 @@ func TestAwkwardNames(t *testing.T) {
 		}
 	}
 }
+
+// A Ring is refused whatever the name, before any I/O.
+func TestUsable_ring(t *testing.T) {
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}})
+	defer ring.Close()
+	if err := Usable("{fine}", ring); !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "Ring") {
+		t.Fatalf("Usable on a Ring = %v, want an error matching errors.ErrUnsupported that names the Ring", err)
+	}
+}
