@@ -25,6 +25,9 @@ func TestLocker(t *testing.T) {
 			return failUnlock
 		})
 	l.Lock()
+	if locks != 1 || unlocks != 0 {
+		t.Errorf("while held: lock called %d, unlock %d times; want 1 and 0", locks, unlocks)
+	}
 	l.Unlock()
 	if locks != 1 || unlocks != 1 {
 		t.Fatalf("lock called %d, unlock %d times; want 1 each", locks, unlocks)

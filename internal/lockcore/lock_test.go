@@ -410,6 +410,9 @@ func TestLocker(t *testing.T) {
 	l, _ := newLock(t, f)
 	lk := l.Locker()
 	lk.Lock()
+	if len(f.ops("release")) != 0 {
+		t.Errorf("released while held: %v", f.calls)
+	}
 	lk.Unlock()
 	if len(f.ops("attempt")) != 1 || len(f.ops("release")) != 1 {
 		t.Fatalf("calls %v: want an attempt and a release", f.calls)
