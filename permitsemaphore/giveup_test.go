@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/permitsemaphore"
 	"github.com/redis/go-redis/v9"
 )
@@ -77,7 +78,7 @@ func TestGrant_givenUp(t *testing.T) {
 	// Grants of calls that gave up are given back by their dequeue; any
 	// left (a give-back cut off) expire after the grace.
 	sem := permitsemaphore.New(client(t, s), name)
-	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(handoff.Grace + 2*time.Second); ; time.Sleep(10 * time.Millisecond) {
 		av, ac := must2(sem.AvailablePermits(ctx)), must2(sem.AcquiredPermits(ctx))
 		if av == permits && ac == 0 && raw.LLen(ctx, queueKey(name)).Val() == 0 {
 			break

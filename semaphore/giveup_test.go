@@ -137,8 +137,8 @@ func TestGrant_cancelAroundRelease(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-		case <-time.After(wait2s):
-			t.Fatalf("c not served within 2s (b granted %v)", berr == nil)
+		case <-time.After(handoff.Grace + wait2s): // a give-back cut off costs the grace
+			t.Fatalf("c not served within the grace and 2s (b granted %v)", berr == nil)
 		}
 		if v := raw.Get(ctx, name).Val(); v != "0" {
 			t.Fatalf("count while c holds = %q, want \"0\"", v)
@@ -219,7 +219,7 @@ func TestGrant_givenUp(t *testing.T) {
 	}
 	// Grants of calls that gave up are given back by their dequeue; any
 	// left (a give-back cut off) return after the grace.
-	deadline := time.Now().Add(wait2s)
+	deadline := time.Now().Add(handoff.Grace + wait2s)
 	for {
 		v, err := semaphore.New(client(t, s), name).AvailablePermits(ctx)
 		if err != nil {
