@@ -17,7 +17,7 @@ type Write struct {
 	Keys []string
 	Args []any
 	// Once names the request's record, made with keys.Once, for a script
-	// that takes one (see prelude/once.lua): a resend of the request then
+	// that takes one (see fragment/once.lua): a resend of the request then
 	// finds its first answer instead of applying twice. "" when repeating
 	// the request is harmless.
 	Once string
@@ -55,7 +55,7 @@ func (r Reply) SyncErr() error {
 const movedRetries = 3
 
 // Exec runs s as the request w on client. A script that takes a request
-// record (see prelude/once.lua) gets it appended to its KEYS and ARGV. When
+// record (see fragment/once.lua) gets it appended to its KEYS and ARGV. When
 // w.Sync is positive and the master that owns w.Keys[0] has replicas, the
 // script and WAIT go down one connection to that master in one round trip;
 // otherwise the script runs as Run does. The script's own error, if any,

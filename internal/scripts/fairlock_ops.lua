@@ -91,7 +91,7 @@
 -- writes: a Lua error part-way would leave the writes before it in place. A
 -- release, and an acquisition by an owner that may re-enter, are recorded
 -- against their request, so that a resend answers as the first run did.
--- uses prelude/once.lua
+-- uses fragment/once.lua
 local op, owner = ARGV[1], ARGV[2]
 local now, lease, wt, lt = tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local lock, queue, zset, hbs, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6]

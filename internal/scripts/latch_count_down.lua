@@ -8,11 +8,7 @@
 -- there was no latch (nothing is written: the count never goes below zero
 -- and no key is left behind).
 -- A count-down is recorded against its request.
--- uses prelude/once.lua
-local done = once_replay()
-if done then
-  return done
-end
+-- uses fragment/replay.lua
 if redis.call('exists', KEYS[1]) == 0 then
   return -1
 end

@@ -8,11 +8,7 @@
 -- Returns 1 if the count was set (and "1", NEW_COUNT, was published), 0 if
 -- the latch already exists (nothing changed).
 -- Setting is recorded against its request: a resend still answers 1.
--- uses prelude/once.lua
-local done = once_replay()
-if done then
-  return done
-end
+-- uses fragment/replay.lua
 if redis.call('exists', KEYS[1]) == 1 then
   return 0
 end

@@ -7,11 +7,7 @@
 -- Returns -1 if the owner holds nothing, 0 if holds remain, 1 if released
 -- (the key is deleted and "0" is published, as Redisson's unlock does).
 -- A release is recorded against its request.
--- uses prelude/once.lua
-local done = once_replay()
-if done then
-  return done
-end
+-- uses fragment/replay.lua
 local n = redis.call('hincrby', KEYS[1], ARGV[1], -1)
 if n > 0 then
   redis.call('pexpire', KEYS[1], ARGV[2])

@@ -59,9 +59,9 @@
 -- released. For dequeue: 1 if the caller had been granted the lock and
 -- gave it back, else 0. For force: 1 if the lock existed, else 0.
 -- An acquisition by an owner that may re-enter, and a release, are recorded
--- against their request (see prelude/once.lua), so a resend answers as the
+-- against their request (see fragment/once.lua), so a resend answers as the
 -- first run did.
--- uses prelude/once.lua
+-- uses fragment/once.lua
 local lock, token, queue, deadlines, shared, procs, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local op, owner, entry, now, pub = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[6]), ARGV[8]
 

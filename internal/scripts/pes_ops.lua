@@ -51,24 +51,15 @@
 -- For add and set: {available, held}. For tryset: 1 if set, 0 if the
 -- semaphore existed.
 -- Acquisitions, releases and changes of the count are recorded against
--- their request (see prelude/once.lua).
--- uses prelude/once.lua
+-- their request (see fragment/once.lua).
+-- uses fragment/once.lua
+-- uses fragment/clock.lua
 local count, timeout, shared, queue, deadlines, procs = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local op, now, pub, entry, arg = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[7], ARGV[8]
 local never = 922337203685477
 
 local waiting = redis.call('exists', deadlines) == 1
 local available
-
-local clock
--- micros returns the server's clock in microseconds.
-local function micros()
-  if not clock then
-    local t = redis.call('time')
-    clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  end
-  return clock
-end
 
 local function get()
   return tonumber(redis.call('get', count) or '0')

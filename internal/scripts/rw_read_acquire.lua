@@ -27,11 +27,8 @@
 -- {0, ms, epoch} while a writer waits, ms being how long until the last
 -- waiting writer's deadline, should no writer attempt again.
 -- An acquisition is recorded against its request.
--- uses prelude/once.lua
-local done = once_replay()
-if done then
-  return done
-end
+-- uses fragment/replay.lua
+-- uses fragment/clock.lua
 
 -- writerWaits returns how many ms the marker still holds a waiting writer
 -- for (0: none), dropping it once every deadline has passed.
@@ -40,8 +37,7 @@ local function writerWaits()
   if #last == 0 then
     return 0
   end
-  local t = redis.call('time')
-  local left = tonumber(last[2]) - (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+  local left = tonumber(last[2]) - millis()
   if left <= 0 then
     redis.call('del', KEYS[3])
     return 0

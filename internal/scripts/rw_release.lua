@@ -24,11 +24,7 @@
 -- found the owner's remaining read holds all expired (they are dropped: the
 -- hold was lost).
 -- A release is recorded against its request.
--- uses prelude/once.lua
-local done = once_replay()
-if done then
-  return done
-end
+-- uses fragment/replay.lua
 local mode = redis.call('hget', KEYS[1], 'mode')
 if not mode or redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return -1

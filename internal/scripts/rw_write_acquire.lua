@@ -22,12 +22,8 @@
 -- {-1, 0} when the owner itself holds a live read lock and no write lock:
 -- it would wait for itself forever (Redisson waits; latchkey refuses).
 -- An acquisition is recorded against its request.
--- uses prelude/once.lua
-local done = once_replay()
-if done then
-  return done
-end
-
+-- uses fragment/replay.lua
+-- uses fragment/clock.lua
 local function unmark()
   if ARGV[6] == '1' then
     redis.call('zrem', KEYS[3], ARGV[4])
@@ -58,8 +54,7 @@ for i = 1, reads do
 end
 local life = tonumber(ARGV[5])
 if life > 0 then
-  local t = redis.call('time')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local now = millis()
   redis.call('zremrangebyscore', KEYS[3], '-inf', now)
   redis.call('zadd', KEYS[3], now + life, ARGV[4])
   redis.call('pexpire', KEYS[3], life)

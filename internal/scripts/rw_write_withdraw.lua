@@ -9,11 +9,11 @@
 -- enter: unless a writer holds the lock (its release will tell them), "1"
 -- is published, which wakes every waiter, as a write release does.
 -- Returns 1 if the entry was there, else 0.
+-- uses fragment/clock.lua
 if redis.call('zrem', KEYS[1], ARGV[1]) == 0 then
   return 0
 end
-local t = redis.call('time')
-redis.call('zremrangebyscore', KEYS[1], '-inf', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+redis.call('zremrangebyscore', KEYS[1], '-inf', millis())
 if redis.call('zcard', KEYS[1]) == 0 and redis.call('hget', KEYS[2], 'mode') ~= 'write' then
   redis.call(ARGV[2], KEYS[3], '1')
 end

@@ -4,11 +4,7 @@
 -- when the count is zero, negative (Redisson would reset it to 0, creating
 -- permits) or missing. Publishes nothing, as Redisson's drainPermits.
 -- What it took is recorded against its request.
--- uses prelude/once.lua
-local done = once_replay()
-if done then
-  return done
-end
+-- uses fragment/replay.lua
 local available = tonumber(redis.call('get', KEYS[1]) or '0')
 if available <= 0 then
   return 0

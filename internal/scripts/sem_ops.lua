@@ -45,28 +45,15 @@
 -- For tryset: 1 if set, 0 if the semaphore existed. For dequeue: 1 if the
 -- caller had been granted permits and gave them back, else 0.
 -- Acquisitions and changes of the count are recorded against their request
--- (see prelude/once.lua), so a resend answers as the first run did.
--- uses prelude/once.lua
+-- (see fragment/once.lua), so a resend answers as the first run did.
+-- uses fragment/once.lua
+-- uses fragment/clock.lua
 local count, shared, queue, deadlines, grants, procs = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local op, entry, n, now, pub = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[6]
 
 local waiting = redis.call('exists', deadlines) == 1
 local granting = redis.call('exists', grants) == 1
 local available
-
-local clock
--- micros returns the server's clock in microseconds.
-local function micros()
-  if not clock then
-    local t = redis.call('time')
-    clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  end
-  return clock
-end
-
-local function millis()
-  return math.floor(micros() / 1000)
-end
 
 -- need returns the permits a queue entry waits for.
 local function need(e)
