@@ -8,11 +8,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// MutexOps is mutex_ops.lua: a mutex's operations on a Redisson RLock hash
-// and on the waiter queue beside it. A RedLock's queue node runs it too.
-var MutexOps = scripts.Get("mutex_ops")
+// The mutex's scripts, one per operation (acquire and try share one): its
+// operations on a Redisson RLock hash and on the waiter queue beside it
+// (fragment/mutex.lua). A RedLock's queue node runs them too.
+var (
+	mutexAcquire = scripts.Get("mutex_acquire")
+	mutexRelease = scripts.Get("mutex_release")
+	mutexDequeue = scripts.Get("mutex_dequeue")
+	mutexForce   = scripts.Get("mutex_force")
+)
 
-// The operations of mutex_ops.lua.
+// The operations of the mutex's scripts.
 const (
 	OpAcquire = "acquire" // try, and join the waiter queue if not acquired
 	OpTry     = "try"     // try once, leaving no trace
@@ -21,7 +27,7 @@ const (
 	OpForce   = "force"
 )
 
-// MutexKeys returns mutex_ops's KEYS for the lock called name.
+// MutexKeys returns the mutex scripts' KEYS for the lock called name.
 func MutexKeys(name string) []string {
 	return []string{
 		name,
@@ -35,12 +41,12 @@ func MutexKeys(name string) []string {
 }
 
 // HubChannels is the prefix of the channels, one per Hub
-// (<prefix>:<hub id>), on which mutex_ops writes letters for the lock
-// called name.
+// (<prefix>:<hub id>), on which the mutex's scripts write letters for the
+// lock called name.
 func HubChannels(name string) string { return keys.Prefix("latchkey_lock__channel", name) }
 
-// A MutexCall is one request of mutex_ops.lua (its header says what each
-// argument means).
+// A MutexCall is one request of a mutex script (their headers say what
+// each argument means).
 type MutexCall struct {
 	Op      string
 	Owner   string // the owner id
@@ -54,18 +60,24 @@ type MutexCall struct {
 	Sync    time.Duration // how long to wait for replicas (see scripts.Write)
 }
 
-// Write returns c as a request on client, to the lock whose mutex_ops KEYS
-// are ks.
-func (c MutexCall) Write(client redis.UniversalClient, ks []string) scripts.Write {
-	queued := "0"
-	if c.Queued {
-		queued = "1"
+// Write returns c as a request on client, to the lock whose KEYS are ks,
+// with the script of c.Op. It panics on an unknown Op.
+func (c MutexCall) Write(client redis.UniversalClient, ks []string) scripts.Call {
+	w := scripts.Write{Keys: ks, Once: c.Req, Sync: c.Sync}
+	args := func(own ...any) []any { return ScriptArgs(client, c.Now, c.Pub, QueueTimeout, own...) }
+	switch c.Op {
+	case OpAcquire, OpTry:
+		w.Args = args(c.Owner, c.Entry, scripts.Ms(c.Lease), c.Reentry, Flag(c.Queued), Flag(c.Op == OpTry))
+		return scripts.Call{Script: mutexAcquire, Write: w}
+	case OpRelease:
+		w.Args = args(c.Owner, scripts.Ms(c.Lease), c.Reentry)
+		return scripts.Call{Script: mutexRelease, Write: w}
+	case OpDequeue:
+		w.Args = args(c.Entry)
+		return scripts.Call{Script: mutexDequeue, Write: w}
+	case OpForce:
+		w.Args = args()
+		return scripts.Call{Script: mutexForce, Write: w}
 	}
-	return scripts.Write{
-		Keys: ks,
-		Args: []any{c.Op, c.Owner, c.Entry, scripts.Ms(c.Lease), c.Reentry, c.Now.UnixMilli(),
-			scripts.Ms(QueueTimeout), c.Pub, scripts.Ms(Grace), Counted(client, c.Pub), queued},
-		Once: c.Req,
-		Sync: c.Sync,
-	}
+	panic("lockcore: unknown mutex operation " + c.Op)
 }
