@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
@@ -138,7 +139,7 @@ func (s *Semaphore) release(ctx context.Context, strict bool, raw ...any) (int64
 	if strict {
 		mode = "1"
 	}
-	rep := s.resend(ctx, opsScript, s.write(opRelease, pub, "", mode, keys.Once(s.name, owner.New()), raw...))
+	rep := s.resend(ctx, s.write(opRelease, pub, "", mode, keys.Once(s.name, owner.New()), raw...))
 	n, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return 0, fmt.Errorf("permitsemaphore: release from %s: %w", s.name, err)
@@ -183,7 +184,8 @@ func (s *Semaphore) lease(ctx context.Context, id string, now time.Time, end any
 	if err != nil {
 		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
 	}
-	rep := s.resend(ctx, leaseScript, scripts.Write{Keys: s.countKeys(), Args: []any{now.UnixMilli(), pub, r, end}, Sync: s.cfg.Sync.Timeout()})
+	args := lockcore.ScriptArgs(s.client, now, pub, lockcore.QueueTimeout, r, end)
+	rep := s.resend(ctx, scripts.Call{Script: leaseScript, Write: scripts.Write{Keys: s.countKeys(), Args: args, Sync: s.cfg.Sync.Timeout()}})
 	ms, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
