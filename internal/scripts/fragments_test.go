@@ -96,3 +96,21 @@ func TestCompose_missingFragmentPanics(t *testing.T) {
 	}()
 	scripts.Compose("t", "-- t.lua\n-- uses fragment/no_such.lua\nreturn 1\n")
 }
+
+// maxLines bounds every Lua file, script or fragment; a composed script
+// may be longer.
+const maxLines = 150
+
+func TestFiles_short(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join(luaDir, "*.lua"))
+	more, _ := filepath.Glob(filepath.Join(luaDir, "fragment", "*.lua"))
+	for _, p := range append(paths, more...) {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(src), "\n"); n > maxLines {
+			t.Errorf("%s has %d lines, more than %d", p, n, maxLines)
+		}
+	}
+}
