@@ -27,18 +27,13 @@
 -- letter. The caller joins the queue at the tail if it is not queued,
 -- unless it tries once.
 -- An acquisition by an owner that may re-enter is recorded against its
--- request (see once.lua), so that a resend answers as the first run did.
+-- request (see once.lua), so that a resend answers as the first run did;
+-- one by a fresh id has no record (a resend finds the id holding instead).
 -- uses fragment/once.lua
 -- uses fragment/fair_state.lua
 -- uses fragment/fair_decide.lua
 -- uses fragment/fair_write.lua
 local reentry = ARGV[9]
-if reentry ~= '0' then
-  local done = once_replay()
-  if done then
-    return done
-  end
-end
 read()
 if ARGV[10] ~= '' then
   hub[owner], key[owner] = ARGV[10], ARGV[11]

@@ -16,10 +16,6 @@
 -- uses fragment/fair_state.lua
 -- uses fragment/fair_decide.lua
 -- uses fragment/fair_write.lua
-local done = once_replay()
-if done then
-  return done
-end
 read()
 local head = settle(q[1])
 if holds == 0 then

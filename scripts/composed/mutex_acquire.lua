@@ -75,6 +75,15 @@ local function once_record(reply)
   end
   return reply
 end
+-- replay.lua: answers a resent request as its first run did, first thing,
+-- for a script whose every run that changes state is recorded (see
+-- once.lua). A request not applied before goes on to the script.
+-- Reads no KEYS or ARGV of its own. Defines nothing.
+-- uses fragment/once.lua
+local replayed = once_replay()
+if replayed then
+  return replayed
+end
 -- mutex_keys.lua: the KEYS of every mutex script, and the shape of the
 -- entries of its waiter queue.
 -- KEYS[1] lock hash name                  {owner = hold count}
@@ -348,17 +357,12 @@ end
 -- now is the server's clock in µs, against which the waiter dates a
 -- grant's letter), or {0, pttl, -1, 0} for a try.
 -- An acquisition by an owner that may re-enter is recorded against its
--- request (see once.lua), so a resend answers as the first run did.
--- uses fragment/once.lua
+-- request (see once.lua), so a resend answers as the first run did; one
+-- by a fresh id has no record (a resend finds the id holding instead).
+-- uses fragment/replay.lua
 -- uses fragment/mutex_keys.lua
 -- uses fragment/mutex.lua
 local owner, entry, lease, reentry = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-if reentry ~= '0' then
-  local done = once_replay()
-  if done then
-    return done
-  end
-end
 if redis.call('exists', lock) == 1 then
   if not redis.call('hget', lock, owner) then
     purge()
@@ -385,11 +389,7 @@ if redis.call('exists', lock) == 1 then
       redis.call('del', grant)
     end
     redis.call('pexpire', lock, lease)
-    local r = {1, tonumber(redis.call('get', token) or '0'), tonumber(redis.call('hget', lock, owner))}
-    if reentry ~= '0' then
-      return once_record(r)
-    end
-    return r
+    return once_record({1, tonumber(redis.call('get', token) or '0'), tonumber(redis.call('hget', lock, owner))})
   end
 end
 if ARGV[10] == '1' then
