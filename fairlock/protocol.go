@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The fair lock's scripts, one per operation (fragment/fair_decide.lua
-// has the rules they share).
+// The fair lock's scripts, one per operation
+// (scripts/fragment/fair_decide.lua has the rules they share).
 var (
 	acquireScript = scripts.Get("fair_acquire") // acquire and try
 	releaseScript = scripts.Get("fair_release")

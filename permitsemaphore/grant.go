@@ -9,7 +9,8 @@ import (
 )
 
 // The permit semaphore's scripts that change it, one per operation
-// (fragment/pes.lua says how they share the permits and the waiter queue).
+// (scripts/fragment/pes.lua says how they share the permits and the
+// waiter queue).
 var (
 	acquireScript = scripts.Get("pes_acquire") // acquire and try
 	releaseScript = scripts.Get("pes_release")

@@ -16,15 +16,16 @@ import (
 )
 
 // With a Hub (WithHub), the node whose client the Hub uses keeps the lock
-// there as the mutex keeps it on its one server (fragment/mutex.lua): waiters
-// queue beside it, and a release grants that node's lock to the first
-// waiter in line with a letter on its Hub's channel. An attempt asks that
-// node first, and the others only once it holds that node's lock, so a
-// waiter's attempt costs one round trip until its turn comes, and a
-// release wakes one waiter of all clients rather than one per client. The
-// quorum decides as ever: the queue node's lock counts as one node's. An
-// attempt whose queue node fails asks every node at once, as without a
-// Hub, so that a RedLock never waits on one node.
+// there as the mutex keeps it on its one server
+// (scripts/fragment/mutex.lua): waiters queue beside it, and a release
+// grants that node's lock to the first waiter in line with a letter on its
+// Hub's channel. An attempt asks that node first, and the others only once
+// it holds that node's lock, so a waiter's attempt costs one round trip
+// until its turn comes, and a release wakes one waiter of all clients
+// rather than one per client. The quorum decides as ever: the queue node's
+// lock counts as one node's. An attempt whose queue node fails asks every
+// node at once, as without a Hub, so that a RedLock never waits on one
+// node.
 
 // queueNode returns the index of the client that h uses, or -1.
 func queueNode(clients []redis.UniversalClient, h *notify.Hub) int {

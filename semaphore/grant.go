@@ -8,8 +8,8 @@ import (
 	"github.com/latchkey/latchkey/internal/scripts"
 )
 
-// The semaphore's scripts, one per operation (fragment/sem.lua says how
-// they share the count and the waiter queue).
+// The semaphore's scripts, one per operation (scripts/fragment/sem.lua
+// says how they share the count and the waiter queue).
 var (
 	acquireScript = scripts.Get("sem_acquire") // acquire and try
 	releaseScript = scripts.Get("sem_release")

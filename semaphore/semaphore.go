@@ -123,7 +123,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 	m := acquire.New(acquire.Steps{
 		Client: s.client,
 		Send: func(ctx context.Context) (acquire.Answer, error) {
-			w.Args[0] = time.Now().UnixMilli() // ARGV[1], now (fragment/inputs.lua)
+			w.Args[0] = time.Now().UnixMilli() // ARGV[1], now: see scripts/fragment/inputs.lua
 			rep := w.Exec(ctx, s.client)
 			vs, err := scripts.Ints(rep.Cmd)
 			switch {

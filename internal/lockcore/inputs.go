@@ -9,7 +9,7 @@ import (
 
 // ScriptArgs returns the ARGV of a script of a queued primitive (the
 // mutex, the fair lock, the semaphores): first the inputs that every one
-// of them takes at the same positions (the scripts' fragment/inputs.lua):
+// of them takes at the same positions (scripts/fragment/inputs.lua):
 // the client's clock now, the publish command pub, how long a queue entry
 // lives unless its waiter attempts again, the grace, and whether pub
 // counts every receiver on client; then the script's own, own.

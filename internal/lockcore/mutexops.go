@@ -10,7 +10,7 @@ import (
 
 // The mutex's scripts, one per operation (acquire and try share one): its
 // operations on a Redisson RLock hash and on the waiter queue beside it
-// (fragment/mutex.lua). A RedLock's queue node runs them too.
+// (scripts/fragment/mutex.lua). A RedLock's queue node runs them too.
 var (
 	mutexAcquire = scripts.Get("mutex_acquire")
 	mutexRelease = scripts.Get("mutex_release")

@@ -1,15 +1,14 @@
-// Package scripts holds every Lua script of latchkey, embedded from *.lua
-// files, the composer that builds them from shared fragments, and the one
-// runner they all go through.
+// Package scripts runs latchkey's Lua: it composes each script of package
+// github.com/latchkey/latchkey/scripts from its fragments, and is the one
+// runner they all go through (EVALSHA, NOSCRIPT, request records, WAIT for
+// replicas).
 //
-// Each file starts with a header naming its KEYS, ARGV and return values.
-// A header line "-- uses fragment/<name>.lua" (several may follow, in
-// order) puts the fragment fragment/<name>.lua before the script, after
-// the fragments that one uses itself, each fragment once: Lua scripts
-// cannot include one another, so code that two scripts share lives in a
-// fragment, written once. A fragment's header says what it defines and
-// which KEYS and ARGV it reads. fragment/once.lua is the request record
-// (see Exec).
+// A script's header names its KEYS, ARGV and return values; a header line
+// "-- uses fragment/<name>.lua" (several may follow, in order) puts that
+// fragment before the script, after the fragments it uses itself, each
+// fragment once. The scripts package says more, and gives the ARGV layout
+// that the queued primitives' scripts share (lockcore.ScriptArgs fills
+// it). scripts/fragment/once.lua is the request record (see Exec).
 //
 // The composed scripts, exactly what Redis runs (Script.Source), are
 // committed in scripts/composed at the top of the module, and a test fails
@@ -24,23 +23,23 @@ package scripts
 
 import (
 	"context"
-	"embed"
 	"fmt"
 	"path"
 	"sort"
 	"strings"
 
+	lua "github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
-//go:embed *.lua fragment/*.lua
-var files embed.FS
+// files holds the scripts and their fragments.
+var files = lua.FS
 
 // usesFragment starts a header line naming a fragment the file needs:
 // "-- uses fragment/<name>.lua".
 const usesFragment = "-- uses fragment/"
 
-// A Script is one embedded Lua script.
+// A Script is one Lua script, composed.
 type Script struct {
 	name string
 	src  string // what is sent: the fragments it uses, then the file
@@ -118,8 +117,8 @@ func uses(src string) []string {
 	return out
 }
 
-// Get returns the script in file name.lua. It panics if there is none: the
-// set of scripts is fixed at build time.
+// Get returns the script in file name.lua of package scripts. It panics if
+// there is none: the set of scripts is fixed at build time.
 func Get(name string) *Script {
 	s, ok := all[name]
 	if !ok {

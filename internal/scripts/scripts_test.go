@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 
 // luaDir is the folder of the Lua files, seen from the package directory,
 // where tests run.
-const luaDir = "."
+const luaDir = "../../scripts"
 
 // source reads the file a script was embedded from.
 func source(t *testing.T, s *scripts.Script) string {
