@@ -31,6 +31,7 @@
 -- one by a fresh id has no record (a resend finds the id holding instead).
 -- uses fragment/once.lua
 -- uses fragment/fair_state.lua
+-- uses fragment/replay.lua
 -- uses fragment/fair_decide.lua
 -- uses fragment/fair_write.lua
 local reentry = ARGV[9]

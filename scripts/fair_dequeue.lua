@@ -13,6 +13,7 @@
 -- the lock and gives it back; 0 otherwise.
 -- uses fragment/once.lua
 -- uses fragment/fair_state.lua
+-- uses fragment/replay.lua
 -- uses fragment/fair_decide.lua
 -- uses fragment/fair_write.lua
 read()

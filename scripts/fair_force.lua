@@ -11,6 +11,7 @@
 -- Returns 1 if the lock existed (deleted, head woken), 0 otherwise.
 -- uses fragment/once.lua
 -- uses fragment/fair_state.lua
+-- uses fragment/replay.lua
 -- uses fragment/fair_decide.lua
 -- uses fragment/fair_write.lua
 read()

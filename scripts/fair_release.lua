@@ -14,6 +14,7 @@
 -- resend answers as the first run did.
 -- uses fragment/once.lua
 -- uses fragment/fair_state.lua
+-- uses fragment/replay.lua
 -- uses fragment/fair_decide.lua
 -- uses fragment/fair_write.lua
 read()

@@ -8,8 +8,5 @@
 -- positive, which wakes latchkey's waiters as Redisson's). Returns
 -- {available, held}; permits granted to a waiter count as held.
 -- uses fragment/pes.lua
-local expired, available = expire()
-if expired > 0 then
-  announce(available)
-end
+expire_now()
 return {tonumber(redis.call('get', count) or '0'), redis.call('zcard', timeout)}

@@ -11,14 +11,7 @@
 -- uses fragment/pes.lua
 -- uses fragment/permits.lua
 local entry = ARGV[6]
-local queued, head = leave(entry)
-if queued then
-  if head then
-    -- Those behind it may fit in what it could not.
-    expire()
-    purge()
-    serve(nil, true)
-  end
+if dequeue(entry) then
   return 0
 end
 -- Granted meanwhile: the permits are given back, unless they expired.
@@ -30,8 +23,7 @@ if back == 0 then
   return 0
 end
 redis.call('incrby', count, back)
-expire()
-purge()
+refresh()
 serve(nil)
 announce(available)
 return 1

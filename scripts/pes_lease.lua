@@ -11,10 +11,7 @@
 -- expired), -1 if it has no lease, else the ms left of its lease (after
 -- the update, if any).
 -- uses fragment/pes.lua
-local expired, available = expire()
-if expired > 0 then
-  announce(available)
-end
+expire_now()
 local score = redis.call('zscore', timeout, ARGV[6])
 if not score then
   return -2

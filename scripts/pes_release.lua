@@ -11,8 +11,7 @@
 -- uses fragment/replay.lua
 -- uses fragment/pes.lua
 -- uses fragment/permits.lua
-expire()
-purge()
+refresh()
 if ARGV[6] == '1' then
   for i = 7, #ARGV do
     if not redis.call('zscore', timeout, ARGV[i]) then

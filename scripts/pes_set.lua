@@ -21,8 +21,7 @@ if mode == 'tryset' then
     return 0
   end
 end
-expire()
-purge()
+refresh()
 local held = redis.call('zcard', timeout)
 if mode == 'add' then
   redis.call('incrby', count, arg)

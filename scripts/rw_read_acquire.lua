@@ -29,6 +29,7 @@
 -- An acquisition is recorded against its request.
 -- uses fragment/replay.lua
 -- uses fragment/clock.lua
+-- uses fragment/ttl.lua
 
 -- writerWaits returns how many ms the marker still holds a waiting writer
 -- for (0: none), dropping it once every deadline has passed.
@@ -76,7 +77,5 @@ if not mode then
 end
 local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
 redis.call('set', KEYS[2] .. ':' .. n, 1, 'px', ARGV[1])
-if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then
-  redis.call('pexpire', KEYS[1], ARGV[1])
-end
+extend(KEYS[1], ARGV[1])
 return once_record({1, n})

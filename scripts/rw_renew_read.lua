@@ -11,6 +11,7 @@
 -- -1 if the hash now holds another type of value (another primitive took
 -- the name). A hold answered 0 or -1 is lost and must not be renewed again;
 -- one such item never fails the others.
+-- uses fragment/ttl.lua
 local out = {}
 for i = 1, #KEYS / 2 do
   local hash, prefix = KEYS[2 * i - 1], KEYS[2 * i]
@@ -25,9 +26,7 @@ for i = 1, #KEYS / 2 do
     live = live + redis.call('pexpire', prefix .. ':' .. j, ARGV[1])
   end
   if live > 0 then
-    if redis.call('pttl', hash) < tonumber(ARGV[1]) then
-      redis.call('pexpire', hash, ARGV[1])
-    end
+    extend(hash, ARGV[1])
     out[i] = 1
   elseif out[i] == nil then
     out[i] = 0

@@ -24,6 +24,7 @@
 -- An acquisition is recorded against its request.
 -- uses fragment/replay.lua
 -- uses fragment/clock.lua
+-- uses fragment/ttl.lua
 local function unmark()
   if ARGV[6] == '1' then
     redis.call('zrem', KEYS[3], ARGV[4])
@@ -39,9 +40,7 @@ if not mode then
 end
 if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
-  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then
-    redis.call('pexpire', KEYS[1], ARGV[1])
-  end
+  extend(KEYS[1], ARGV[1])
   unmark()
   return once_record({1, n})
 end

@@ -23,8 +23,7 @@ local entry, n = ARGV[6], tonumber(ARGV[7])
 if granting and entry ~= '' and redis.call('zrem', grants, entry) == 1 then
   return once_record({1, get()})
 end
-purge()
-reclaim()
+refresh()
 local queued = waiting() and redis.call('zscore', deadlines, entry)
 if serve(queued and entry or nil) then
   return once_record({1, available})

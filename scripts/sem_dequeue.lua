@@ -12,22 +12,14 @@
 -- uses fragment/sem.lua
 -- uses fragment/permits.lua
 local entry = ARGV[6]
-local queued, head = leave(entry)
-if queued then
-  if head then
-    -- Those behind it may fit in what it could not.
-    purge()
-    reclaim()
-    serve(nil, true)
-  end
+if dequeue(entry) then
   return 0
 end
 if not (granting and redis.call('zrem', grants, entry) == 1) then
   return 0 -- none, or taken back already
 end
 redis.call('incrby', count, need(entry))
-purge()
-reclaim()
+refresh()
 serve(nil)
 if available > 0 then
   announce(available)

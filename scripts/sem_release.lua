@@ -11,8 +11,7 @@
 -- uses fragment/replay.lua
 -- uses fragment/sem.lua
 -- uses fragment/permits.lua
-purge()
-reclaim()
+refresh()
 redis.call('incrby', count, tonumber(ARGV[6]))
 serve(nil)
 announce(available)

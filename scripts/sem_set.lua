@@ -26,7 +26,7 @@ elseif mode == 'add' then
 else
   redis.call('set', count, n)
 end
-reclaim()
+restock()
 serve(nil)
 if mode == 'tryset' then
   announce(available)

@@ -115,15 +115,15 @@ local counted = ARGV[5] == '1'
 -- Bad inputs or keys of the wrong type are answered at once with an error
 -- reply: the scripts validate, then decide on a copy of the queue in
 -- memory (fair_decide.lua), then write (fair_write.lua), since a Lua
--- error part-way would leave the writes before it in place. A request
--- that was applied before is then answered from its record (see once.lua).
+-- error part-way would leave the writes before it in place. (A script
+-- that uses replay.lua after this fragment answers a request applied
+-- before from its record, once the inputs are found good.)
 -- Defines lock, queue, zset, hbs, channel, grant and hubs (the KEYS),
 -- owner, lease, wt, lt; read(), which sets q (the queue), deadline and
 -- heartbeat (waiter -> score), was (the scores read), wasMembers, hub and
 -- key (latchkey waiter -> its Hub id, its letter key), pttl (-2: the lock
 -- is free), holds (the owner's) and granted (the owner was granted the
 -- lock and has not taken the grant yet).
--- uses fragment/once.lua
 -- uses fragment/inputs.lua
 local lock, queue, zset, hbs, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local grant, hubs = KEYS[6], KEYS[7]
@@ -137,10 +137,6 @@ for _, k in ipairs({{lock, 'hash'}, {queue, 'list'}, {zset, 'zset'}, {hbs, 'zset
   if t ~= 'none' and t ~= k[2] then
     return redis.error_reply('WRONGTYPE fairlock: ' .. k[1] .. ' holds a ' .. t)
   end
-end
-local replayed = once_replay()
-if replayed then
-  return replayed
 end
 
 local q, deadline, heartbeat, was, wasMembers, hub, key, pttl, holds, granted
@@ -165,6 +161,15 @@ local function read()
   pttl = redis.call('pttl', lock)
   holds = tonumber(redis.call('hget', lock, owner)) or 0
   granted = holds > 0 and redis.call('get', grant) == owner
+end
+-- replay.lua: answers a resent request as its first run did, first thing,
+-- for a script whose every run that changes state is recorded (see
+-- once.lua). A request not applied before goes on to the script.
+-- Reads no KEYS or ARGV of its own. Defines nothing.
+-- uses fragment/once.lua
+local replayed = once_replay()
+if replayed then
+  return replayed
 end
 -- clock.lua: the server's clock, read once per script (TIME), so that
 -- every use in one run sees the same instant.
@@ -370,6 +375,16 @@ end
 local function letter(hub, key, body)
   return redis.call(pub, hubs .. ':' .. hub, '@' .. key .. ' ' .. body) > 0 or not counted
 end
+-- ttl.lua: a key's TTL raised, never shortened.
+-- Reads no KEYS or ARGV. Defines extend(key, ms).
+
+-- extend sets the TTL of key to ms unless it has more left; a key without
+-- a TTL gets one.
+local function extend(key, ms)
+  if redis.call('pttl', key) < tonumber(ms) then
+    redis.call('pexpire', key, ms)
+  end
+end
 -- fair_write.lua: writes what a fair lock script decided (see
 -- fair_decide.lua): the queue, the deadlines and heartbeats, the lock,
 -- the grant, and the letters and wake-ups.
@@ -378,6 +393,7 @@ end
 -- Defines commit(reply, write) and delete().
 -- uses fragment/once.lua
 -- uses fragment/letter.lua
+-- uses fragment/ttl.lua
 
 -- sync makes the zset key hold the scores in is, given those it held.
 local function sync(key, is, was)
@@ -433,9 +449,7 @@ local function commit(reply, write)
         keep = deadline[w] - now
       end
     end
-    if redis.call('pttl', hbs) < keep then
-      redis.call('pexpire', hbs, keep)
-    end
+    extend(hbs, keep)
   end
   if write then
     write()
@@ -478,6 +492,7 @@ end
 -- resend answers as the first run did.
 -- uses fragment/once.lua
 -- uses fragment/fair_state.lua
+-- uses fragment/replay.lua
 -- uses fragment/fair_decide.lua
 -- uses fragment/fair_write.lua
 read()

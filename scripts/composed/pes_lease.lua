@@ -45,7 +45,7 @@ local counted = ARGV[5] == '1'
 -- Reads ARGV[1], ARGV[2] and ARGV[4] (see inputs.lua).
 -- Defines count, timeout, shared, queue, deadlines and hubs (the KEYS),
 -- never, ids(e), need(e), address(e), expire(), hold(list, score),
--- hand(e) and announce(n).
+-- hand(e), announce(n), expire_now() and restock().
 -- uses fragment/inputs.lua
 local count, timeout, shared = KEYS[1], KEYS[2], KEYS[3]
 local queue, deadlines, hubs = KEYS[4], KEYS[5], KEYS[6]
@@ -80,6 +80,9 @@ local function expire()
   return 0
 end
 
+-- restock is expire: permits come back when their lease ends.
+local restock = expire
+
 -- hold acquires the permits list for lease end score, as Redisson does.
 local function hold(list, score)
   for _, id in ipairs(list) do
@@ -104,6 +107,15 @@ local function announce(n)
     redis.call(pub, shared, n)
   end
 end
+
+-- expire_now returns permits whose lease ended to the pool, and publishes
+-- the permits then available if any came back.
+local function expire_now()
+  local n, available = expire()
+  if n > 0 then
+    announce(available)
+  end
+end
 -- pes_lease.lua: read or reset the lease of one permit of a Redisson
 -- RPermitExpirableSemaphore (getLeaseTime, updateLeaseTime).
 -- KEYS[1..3] the permit semaphore's first three (see pes.lua): count,
@@ -117,10 +129,7 @@ end
 -- expired), -1 if it has no lease, else the ms left of its lease (after
 -- the update, if any).
 -- uses fragment/pes.lua
-local expired, available = expire()
-if expired > 0 then
-  announce(available)
-end
+expire_now()
 local score = redis.call('zscore', timeout, ARGV[6])
 if not score then
   return -2

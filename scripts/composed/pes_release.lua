@@ -131,7 +131,7 @@ local counted = ARGV[5] == '1'
 -- Reads ARGV[1], ARGV[2] and ARGV[4] (see inputs.lua).
 -- Defines count, timeout, shared, queue, deadlines and hubs (the KEYS),
 -- never, ids(e), need(e), address(e), expire(), hold(list, score),
--- hand(e) and announce(n).
+-- hand(e), announce(n), expire_now() and restock().
 -- uses fragment/inputs.lua
 local count, timeout, shared = KEYS[1], KEYS[2], KEYS[3]
 local queue, deadlines, hubs = KEYS[4], KEYS[5], KEYS[6]
@@ -166,6 +166,9 @@ local function expire()
   return 0
 end
 
+-- restock is expire: permits come back when their lease ends.
+local restock = expire
+
 -- hold acquires the permits list for lease end score, as Redisson does.
 local function hold(list, score)
   for _, id in ipairs(list) do
@@ -188,6 +191,15 @@ end
 local function announce(n)
   if n > 0 then
     redis.call(pub, shared, n)
+  end
+end
+
+-- expire_now returns permits whose lease ended to the pool, and publishes
+-- the permits then available if any came back.
+local function expire_now()
+  local n, available = expire()
+  if n > 0 then
+    announce(available)
   end
 end
 -- clock.lua: the server's clock, read once per script (TIME), so that
@@ -303,10 +315,11 @@ end
 -- permits.lua: hands freed permits to the waiters at the head of a
 -- semaphore's queue, in order, as far as they go: a waiter for more than
 -- is left blocks those behind it.
--- Reads the local count (the key of the permits available) and need(e)
--- and hand(e), which the primitive's fragment defines before it, and the
--- queue (see queue.lua).
--- Defines available, get() and serve(self, moved, took).
+-- Reads the local count (the key of the permits available) and need(e),
+-- hand(e) and restock(), which the primitive's fragment defines before
+-- it, and the queue (see queue.lua).
+-- Defines available, get(), serve(self, moved, took), refresh() and
+-- dequeue(e).
 -- uses fragment/clock.lua
 -- uses fragment/queue.lua
 
@@ -365,6 +378,26 @@ local function serve(self, moved, took)
   end
   return served
 end
+
+-- refresh drops the queue entries whose deadline passed and returns to the
+-- count the permits that came back (restock): what a call does before it
+-- serves the queue.
+local function refresh()
+  purge()
+  restock()
+end
+
+-- dequeue takes entry e out of the queue; if it was at the head, those
+-- behind it may fit in what it could not, and are served. It reports
+-- whether e was queued.
+local function dequeue(e)
+  local queued, head = leave(e)
+  if head then
+    refresh()
+    serve(nil, true)
+  end
+  return queued
+end
 -- pes_release.lua: release permits of the permit semaphore by id, handing
 -- them to the waiters at the head of its queue (see pes.lua).
 -- KEYS[1..6] the permit semaphore's (see pes.lua): count, timeout zset,
@@ -378,8 +411,7 @@ end
 -- uses fragment/replay.lua
 -- uses fragment/pes.lua
 -- uses fragment/permits.lua
-expire()
-purge()
+refresh()
 if ARGV[6] == '1' then
   for i = 7, #ARGV do
     if not redis.call('zscore', timeout, ARGV[i]) then

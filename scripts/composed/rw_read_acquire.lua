@@ -101,6 +101,16 @@ end
 local function millis()
   return math.floor(micros() / 1000)
 end
+-- ttl.lua: a key's TTL raised, never shortened.
+-- Reads no KEYS or ARGV. Defines extend(key, ms).
+
+-- extend sets the TTL of key to ms unless it has more left; a key without
+-- a TTL gets one.
+local function extend(key, ms)
+  if redis.call('pttl', key) < tonumber(ms) then
+    redis.call('pexpire', key, ms)
+  end
+end
 -- rw_read_acquire.lua: take one read hold of a Redisson RReadWriteLock.
 -- KEYS[1] lock hash name: mode = read|write, <owner> = read holds,
 --         <owner>:write = write holds
@@ -132,6 +142,7 @@ end
 -- An acquisition is recorded against its request.
 -- uses fragment/replay.lua
 -- uses fragment/clock.lua
+-- uses fragment/ttl.lua
 
 -- writerWaits returns how many ms the marker still holds a waiting writer
 -- for (0: none), dropping it once every deadline has passed.
@@ -179,7 +190,5 @@ if not mode then
 end
 local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
 redis.call('set', KEYS[2] .. ':' .. n, 1, 'px', ARGV[1])
-if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then
-  redis.call('pexpire', KEYS[1], ARGV[1])
-end
+extend(KEYS[1], ARGV[1])
 return once_record({1, n})

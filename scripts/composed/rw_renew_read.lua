@@ -1,3 +1,13 @@
+-- ttl.lua: a key's TTL raised, never shortened.
+-- Reads no KEYS or ARGV. Defines extend(key, ms).
+
+-- extend sets the TTL of key to ms unless it has more left; a key without
+-- a TTL gets one.
+local function extend(key, ms)
+  if redis.call('pttl', key) < tonumber(ms) then
+    redis.call('pexpire', key, ms)
+  end
+end
 -- rw_renew_read.lua: the watchdog's batch renewal of read holds of Redisson
 -- RReadWriteLocks. Only the owners given are renewed, never other
 -- processes' readers, so a crashed reader's holds expire with their lease.
@@ -11,6 +21,7 @@
 -- -1 if the hash now holds another type of value (another primitive took
 -- the name). A hold answered 0 or -1 is lost and must not be renewed again;
 -- one such item never fails the others.
+-- uses fragment/ttl.lua
 local out = {}
 for i = 1, #KEYS / 2 do
   local hash, prefix = KEYS[2 * i - 1], KEYS[2 * i]
@@ -25,9 +36,7 @@ for i = 1, #KEYS / 2 do
     live = live + redis.call('pexpire', prefix .. ':' .. j, ARGV[1])
   end
   if live > 0 then
-    if redis.call('pttl', hash) < tonumber(ARGV[1]) then
-      redis.call('pexpire', hash, ARGV[1])
-    end
+    extend(hash, ARGV[1])
     out[i] = 1
   elseif out[i] == nil then
     out[i] = 0

@@ -101,6 +101,16 @@ end
 local function millis()
   return math.floor(micros() / 1000)
 end
+-- ttl.lua: a key's TTL raised, never shortened.
+-- Reads no KEYS or ARGV. Defines extend(key, ms).
+
+-- extend sets the TTL of key to ms unless it has more left; a key without
+-- a TTL gets one.
+local function extend(key, ms)
+  if redis.call('pttl', key) < tonumber(ms) then
+    redis.call('pexpire', key, ms)
+  end
+end
 -- rw_write_acquire.lua: take one write hold of a Redisson RReadWriteLock.
 -- KEYS[1] lock hash name (see rw_read_acquire.lua)
 -- KEYS[2] {name}:<owner>:rwlock_timeout, the prefix of the owner's read
@@ -127,6 +137,7 @@ end
 -- An acquisition is recorded against its request.
 -- uses fragment/replay.lua
 -- uses fragment/clock.lua
+-- uses fragment/ttl.lua
 local function unmark()
   if ARGV[6] == '1' then
     redis.call('zrem', KEYS[3], ARGV[4])
@@ -142,9 +153,7 @@ if not mode then
 end
 if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
-  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then
-    redis.call('pexpire', KEYS[1], ARGV[1])
-  end
+  extend(KEYS[1], ARGV[1])
   unmark()
   return once_record({1, n})
 end

@@ -146,7 +146,7 @@ end
 -- address.
 -- Reads ARGV[2] and ARGV[4] (see inputs.lua).
 -- Defines count, shared, queue, deadlines, grants and hubs (the KEYS),
--- need(e), address(e), granting, reclaim(), hand(e) and announce(n).
+-- need(e), address(e), granting, restock(), hand(e) and announce(n).
 -- uses fragment/inputs.lua
 -- uses fragment/clock.lua
 local count, shared, queue, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -165,8 +165,8 @@ local function address(e)
   return string.match(e, '^([^/]*)/%d+/(.*)$')
 end
 
--- reclaim takes back the grants whose grace is over.
-local function reclaim()
+-- restock takes back the grants whose grace is over.
+local function restock()
   if not granting then
     return
   end
@@ -283,10 +283,11 @@ end
 -- permits.lua: hands freed permits to the waiters at the head of a
 -- semaphore's queue, in order, as far as they go: a waiter for more than
 -- is left blocks those behind it.
--- Reads the local count (the key of the permits available) and need(e)
--- and hand(e), which the primitive's fragment defines before it, and the
--- queue (see queue.lua).
--- Defines available, get() and serve(self, moved, took).
+-- Reads the local count (the key of the permits available) and need(e),
+-- hand(e) and restock(), which the primitive's fragment defines before
+-- it, and the queue (see queue.lua).
+-- Defines available, get(), serve(self, moved, took), refresh() and
+-- dequeue(e).
 -- uses fragment/clock.lua
 -- uses fragment/queue.lua
 
@@ -345,6 +346,26 @@ local function serve(self, moved, took)
   end
   return served
 end
+
+-- refresh drops the queue entries whose deadline passed and returns to the
+-- count the permits that came back (restock): what a call does before it
+-- serves the queue.
+local function refresh()
+  purge()
+  restock()
+end
+
+-- dequeue takes entry e out of the queue; if it was at the head, those
+-- behind it may fit in what it could not, and are served. It reports
+-- whether e was queued.
+local function dequeue(e)
+  local queued, head = leave(e)
+  if head then
+    refresh()
+    serve(nil, true)
+  end
+  return queued
+end
 -- sem_release.lua: give permits back to the semaphore, handing them to the
 -- waiters at the head of its queue (see sem.lua), and publish the permits
 -- then available on Redisson's channel.
@@ -358,8 +379,7 @@ end
 -- uses fragment/replay.lua
 -- uses fragment/sem.lua
 -- uses fragment/permits.lua
-purge()
-reclaim()
+refresh()
 redis.call('incrby', count, tonumber(ARGV[6]))
 serve(nil)
 announce(available)

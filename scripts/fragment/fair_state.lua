@@ -22,15 +22,15 @@
 -- Bad inputs or keys of the wrong type are answered at once with an error
 -- reply: the scripts validate, then decide on a copy of the queue in
 -- memory (fair_decide.lua), then write (fair_write.lua), since a Lua
--- error part-way would leave the writes before it in place. A request
--- that was applied before is then answered from its record (see once.lua).
+-- error part-way would leave the writes before it in place. (A script
+-- that uses replay.lua after this fragment answers a request applied
+-- before from its record, once the inputs are found good.)
 -- Defines lock, queue, zset, hbs, channel, grant and hubs (the KEYS),
 -- owner, lease, wt, lt; read(), which sets q (the queue), deadline and
 -- heartbeat (waiter -> score), was (the scores read), wasMembers, hub and
 -- key (latchkey waiter -> its Hub id, its letter key), pttl (-2: the lock
 -- is free), holds (the owner's) and granted (the owner was granted the
 -- lock and has not taken the grant yet).
--- uses fragment/once.lua
 -- uses fragment/inputs.lua
 local lock, queue, zset, hbs, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local grant, hubs = KEYS[6], KEYS[7]
@@ -44,10 +44,6 @@ for _, k in ipairs({{lock, 'hash'}, {queue, 'list'}, {zset, 'zset'}, {hbs, 'zset
   if t ~= 'none' and t ~= k[2] then
     return redis.error_reply('WRONGTYPE fairlock: ' .. k[1] .. ' holds a ' .. t)
   end
-end
-local replayed = once_replay()
-if replayed then
-  return replayed
 end
 
 local q, deadline, heartbeat, was, wasMembers, hub, key, pttl, holds, granted

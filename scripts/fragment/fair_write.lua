@@ -6,6 +6,7 @@
 -- Defines commit(reply, write) and delete().
 -- uses fragment/once.lua
 -- uses fragment/letter.lua
+-- uses fragment/ttl.lua
 
 -- sync makes the zset key hold the scores in is, given those it held.
 local function sync(key, is, was)
@@ -61,9 +62,7 @@ local function commit(reply, write)
         keep = deadline[w] - now
       end
     end
-    if redis.call('pttl', hbs) < keep then
-      redis.call('pexpire', hbs, keep)
-    end
+    extend(hbs, keep)
   end
   if write then
     write()

@@ -1,10 +1,11 @@
 -- permits.lua: hands freed permits to the waiters at the head of a
 -- semaphore's queue, in order, as far as they go: a waiter for more than
 -- is left blocks those behind it.
--- Reads the local count (the key of the permits available) and need(e)
--- and hand(e), which the primitive's fragment defines before it, and the
--- queue (see queue.lua).
--- Defines available, get() and serve(self, moved, took).
+-- Reads the local count (the key of the permits available) and need(e),
+-- hand(e) and restock(), which the primitive's fragment defines before
+-- it, and the queue (see queue.lua).
+-- Defines available, get(), serve(self, moved, took), refresh() and
+-- dequeue(e).
 -- uses fragment/clock.lua
 -- uses fragment/queue.lua
 
@@ -62,4 +63,24 @@ local function serve(self, moved, took)
     tell_next(8 - dropped)
   end
   return served
+end
+
+-- refresh drops the queue entries whose deadline passed and returns to the
+-- count the permits that came back (restock): what a call does before it
+-- serves the queue.
+local function refresh()
+  purge()
+  restock()
+end
+
+-- dequeue takes entry e out of the queue; if it was at the head, those
+-- behind it may fit in what it could not, and are served. It reports
+-- whether e was queued.
+local function dequeue(e)
+  local queued, head = leave(e)
+  if head then
+    refresh()
+    serve(nil, true)
+  end
+  return queued
 end

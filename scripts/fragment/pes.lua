@@ -29,7 +29,7 @@
 -- Reads ARGV[1], ARGV[2] and ARGV[4] (see inputs.lua).
 -- Defines count, timeout, shared, queue, deadlines and hubs (the KEYS),
 -- never, ids(e), need(e), address(e), expire(), hold(list, score),
--- hand(e) and announce(n).
+-- hand(e), announce(n), expire_now() and restock().
 -- uses fragment/inputs.lua
 local count, timeout, shared = KEYS[1], KEYS[2], KEYS[3]
 local queue, deadlines, hubs = KEYS[4], KEYS[5], KEYS[6]
@@ -64,6 +64,9 @@ local function expire()
   return 0
 end
 
+-- restock is expire: permits come back when their lease ends.
+local restock = expire
+
 -- hold acquires the permits list for lease end score, as Redisson does.
 local function hold(list, score)
   for _, id in ipairs(list) do
@@ -86,5 +89,14 @@ end
 local function announce(n)
   if n > 0 then
     redis.call(pub, shared, n)
+  end
+end
+
+-- expire_now returns permits whose lease ended to the pool, and publishes
+-- the permits then available if any came back.
+local function expire_now()
+  local n, available = expire()
+  if n > 0 then
+    announce(available)
   end
 end

@@ -27,7 +27,7 @@
 -- address.
 -- Reads ARGV[2] and ARGV[4] (see inputs.lua).
 -- Defines count, shared, queue, deadlines, grants and hubs (the KEYS),
--- need(e), address(e), granting, reclaim(), hand(e) and announce(n).
+-- need(e), address(e), granting, restock(), hand(e) and announce(n).
 -- uses fragment/inputs.lua
 -- uses fragment/clock.lua
 local count, shared, queue, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -46,8 +46,8 @@ local function address(e)
   return string.match(e, '^([^/]*)/%d+/(.*)$')
 end
 
--- reclaim takes back the grants whose grace is over.
-local function reclaim()
+-- restock takes back the grants whose grace is over.
+local function restock()
   if not granting then
     return
   end
