@@ -2,12 +2,16 @@ package latchkey_test
 
 import (
 	"context"
+	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/latchkey/latchkey/mutex"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -15,27 +19,27 @@ import (
 // which the documented ACL's app: becomes.
 const aclPrefix = "latchkey-suite-"
 
-// documentedACL returns the arguments of the ACL SETUSER command in the
-// package documentation (doc.go), for user and password, with its app:
-// names prefix replaced by prefix: the suite runs as exactly the user that
-// the documentation recommends.
-func documentedACL(t *testing.T, user, password, prefix string) []any {
+// documentedACL returns the arguments of the nth ACL SETUSER command (from
+// 0) in the package documentation (doc.go), for user and password, with its
+// app: names prefix replaced by prefix: the suite runs as exactly the users
+// that the documentation recommends.
+func documentedACL(t *testing.T, nth int, user, password, prefix string) []any {
 	t.Helper()
 	src, err := os.ReadFile("doc.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var words []string
-	in := false
+	in, seen := false, 0
 	for _, line := range strings.Split(string(src), "\n") {
 		text, ok := strings.CutPrefix(line, "//\t")
 		switch {
 		case !in && ok && strings.HasPrefix(text, "ACL SETUSER "):
-			in = true
+			in, seen = true, seen+1
 		case in && !ok:
 			in = false
 		}
-		if in {
+		if in && seen == nth+1 {
 			words = append(words, strings.Fields(text)...)
 		}
 	}
@@ -55,24 +59,33 @@ func documentedACL(t *testing.T, user, password, prefix string) []any {
 	return args
 }
 
-// aclBackend runs the suite on the shared server as the user documented in
-// doc.go, and fails the run if Redis logged any denial for that user.
-var aclBackend = backend{"redis-acl", func(t *testing.T) *env {
+// aclBackends run the suite on the shared server as each user documented
+// in doc.go (by commands, by categories), and fail the run if Redis logged
+// any denial for that user.
+// The categories deny INFO, which latchkey asks once per master before it
+// counts the replicas with WAIT instead: that refusal is expected.
+var aclBackends = []backend{aclBackend(0, "redis-acl"), aclBackend(1, "redis-acl-categories", "info")}
+
+func aclBackend(nth int, name string, expected ...string) backend {
+	return backend{name, func(t *testing.T) *env { return aclEnv(t, nth, name, expected) }}
+}
+
+func aclEnv(t *testing.T, nth int, user string, expected []string) *env {
 	s := redistest.SharedServer(t)
-	const user, password = "latchkey-acl", "acl-test-password"
+	const password = "acl-test-password"
 	admin := redis.NewClient(&redis.Options{Addr: s.Addr()})
 	defer admin.Close()
 	ctx := context.Background()
 	// Plus LLEN, which only the fairlock cases send, to watch the queue:
 	// latchkey itself never does.
-	acl := append(documentedACL(t, user, password, aclPrefix), "+llen")
+	acl := append(documentedACL(t, nth, user, password, aclPrefix), "+llen")
 	if err := admin.Do(ctx, acl...).Err(); err != nil {
 		t.Fatalf("the documented ACL: %v", err)
 	}
 	if err := admin.Do(ctx, "ACL", "LOG", "RESET").Err(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { checkACLLog(t, s.Addr(), user) })
+	t.Cleanup(func() { checkACLLog(t, s.Addr(), user, expected...) })
 	return &env{
 		Name: uniqueName(t),
 		Client: func() redis.UniversalClient {
@@ -81,10 +94,11 @@ var aclBackend = backend{"redis-acl", func(t *testing.T) *env {
 		Advance: time.Sleep,
 		Real:    true,
 	}
-}}
+}
 
-// checkACLLog fails t if the server logged an ACL denial for user.
-func checkACLLog(t *testing.T, addr, user string) {
+// checkACLLog fails t if the server logged an ACL denial for user, other
+// than of the expected commands.
+func checkACLLog(t *testing.T, addr, user string, expected ...string) {
 	admin := redis.NewClient(&redis.Options{Addr: addr})
 	defer admin.Close()
 	entries, err := admin.ACLLog(context.Background(), 100).Result()
@@ -92,8 +106,46 @@ func checkACLLog(t *testing.T, addr, user string) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.Username == user {
+		if e.Username == user && !slices.Contains(expected, e.Object) {
 			t.Errorf("ACL denied %s: %s %q (context %s, %d times)", user, e.Reason, e.Object, e.Context, e.Count)
 		}
+	}
+}
+
+// A user set up by categories may not run INFO: replica sync counts the
+// replicas with WAIT and stays on (an acquisition that a frozen replica
+// does not acknowledge fails with ErrNotReplicated), and a user that may
+// run neither INFO nor WAIT is refused with an error that says what to
+// grant, rather than left unsynced in silence.
+func TestACL_replicaSyncWithoutInfo(t *testing.T) {
+	master := redistest.StartServer(t)
+	replica := redistest.StartReplica(t, master)
+	admin := master.Client(t)
+	ctx := context.Background()
+	const password = "acl-test-password"
+	if err := admin.Do(ctx, documentedACL(t, 1, "categories", password, "sync:")...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	noWait := append(documentedACL(t, 1, "nowait", password, "sync:"), "-wait")
+	if err := admin.Do(ctx, noWait...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	as := func(user string) *redis.Client {
+		return closeLater(t, redis.NewClient(&redis.Options{Addr: master.Addr(), Username: user, Password: password}))
+	}
+
+	replica.Freeze()
+	defer replica.Thaw()
+	m := mutex.New(as("categories"), "sync:lock", mutex.WithReplicaSync(200*time.Millisecond))
+	if err := m.Lock(ctx); !errors.Is(err, latchkey.ErrNotReplicated) {
+		t.Fatalf("Lock with the replica frozen, INFO denied = %v; want ErrNotReplicated: replica sync must stay on", err)
+	}
+	err := mutex.New(as("nowait"), "sync:other").Lock(ctx)
+	if err == nil || !strings.Contains(err.Error(), "+info or +wait") || !strings.Contains(err.Error(), "WithReplicaSync(0)") {
+		t.Fatalf("Lock by a user that may run neither INFO nor WAIT = %v; want an error that names the fix", err)
+	}
+	replica.Thaw()
+	if err := mutex.New(as("nowait"), "sync:third", mutex.WithReplicaSync(0)).Lock(ctx); err != nil {
+		t.Fatalf("Lock with replica sync off = %v", err)
 	}
 }

@@ -80,11 +80,16 @@
 // A primitive's name is its Redis key, and its other keys and channels are
 // derived from it as Redisson derives them: prefix:{name}, or prefix:name
 // when the name already carries a hash tag, so that on Redis Cluster they
-// all share one hash slot. A name whose braces would break that (a '{'
-// without a non-empty hash tag after it, such as "a{b", "{}x" or "x{}", or
-// a '}' without any '{', such as "a}b") is refused by every New with a
-// panic, on a single server too, so that code does not break when it moves
-// to a cluster.
+// all share one hash slot. A name is data ("order:" + id): every string is
+// accepted, New never panics for one, and on a single server every name
+// works as it does with Redisson, the empty one and unbalanced braces
+// included. On a Redis Cluster a name must keep all its keys in one slot:
+// it must not be empty, and if it has braces they must make a non-empty
+// hash tag (a '{' followed later by a '}' with something between them), so
+// that names such as "a{b", "{}x", "x{}" or "a}b" do not. Every call on a
+// primitive with such a name on a cluster client returns an error matching
+// [ErrCrossSlot], which says why, without sending anything; give the name
+// a hash tag, such as {id} in "order:{id}", to use it there.
 //
 // # Replicas
 //
@@ -117,12 +122,26 @@
 //	  +pubsub|shardnumsub +cluster|slots +cluster|shards +cluster|nodes
 //	  +readonly ~app:* ~*{app:* &*{app:*
 //
-// INFO tells latchkey whether a master has replicas to wait for (see
-// Replicas): without it, writes are not synced. The last line grants the
-// keys and channels; a name that carries its own hash tag ({app}:orders)
-// needs patterns that match its derived keys (~*{app}* &*{app}*). The
-// conformance suite runs once as exactly this user and checks that Redis
-// logged no denial.
+// The last line grants the keys and channels; a name that carries its own
+// hash tag ({app}:orders) needs patterns that match its derived keys
+// (~*{app}* &*{app}*).
+//
+// A user set up by ACL categories, as Redisson's users often are, needs
+// TIME by name: it is only in @fast, and the scripts date the grants they
+// write with the server's clock:
+//
+//	ACL SETUSER locker on >password resetkeys resetchannels -@all
+//	  +@read +@write +@scripting +@pubsub +@connection -@dangerous +time
+//	  ~app:* ~*{app:* &*{app:*
+//
+// Such a user may not run INFO (@dangerous), which tells latchkey whether
+// a master has replicas to wait for (see Replicas): latchkey then counts
+// them with WAIT, in @connection. A user that may run neither gets every
+// synced write refused with an error that says to grant +info or +wait, or
+// to turn replica sync off; replica sync never turns itself off in
+// silence. On a Redis Cluster, go-redis itself also needs +cluster|slots,
+// which the categories above deny. The conformance suite runs once as
+// each of these two users and checks that Redis logged no denial.
 //
 // # Resources
 //

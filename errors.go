@@ -41,4 +41,20 @@ var (
 	// ErrInvalidCount is returned by a latch's TrySetCount given a count of
 	// zero or less. Such a call does no I/O and changes nothing.
 	ErrInvalidCount = lockerr.ErrInvalidCount
+
+	// ErrCrossSlot is returned by every call of a primitive on a Redis
+	// Cluster whose name cannot keep all its keys and channels in one hash
+	// slot: an empty name, or one whose braces do not make a non-empty hash
+	// tag (such as "a}b", "{}x" or "x{"). Such a call does no I/O. The
+	// same names work on a single server, where keys are derived from them
+	// exactly as Redisson derives them. To use them on a cluster, give the
+	// name a non-empty hash tag, such as {id} in "order:{id}". A server
+	// that answers a script with CROSSSLOT (a cluster reached through a
+	// client that is not a *redis.ClusterClient) is reported with it too.
+	ErrCrossSlot = lockerr.ErrCrossSlot
+
+	// ErrInvalidLease is returned by a call given a permit lease that is
+	// negative, or positive but below MinLease (see package
+	// permitsemaphore). Such a call does no I/O and changes nothing.
+	ErrInvalidLease = lockerr.ErrInvalidLease
 )

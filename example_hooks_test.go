@@ -6,19 +6,25 @@ import (
 	"os"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/latchkey/latchkey"
-	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
+	"github.com/redis/go-redis/v9"
 )
 
 // LogHooks logs what an operator needs to know, here a hold lost because
 // its key was deleted behind its holder's back. Hooks are set per client;
 // latchkey logs nothing on its own.
 func ExampleLogHooks() {
-	// rdb stands in for redis.NewClient(&redis.Options{Addr: "localhost:6379"}).
-	rdb, stop := redistest.ExampleClient()
-	defer stop()
-	defer latchkey.Close(rdb)
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 
 	// A program would pass slog.Default(); this logger leaves out the time,
 	// so that the output stays the same.

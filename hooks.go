@@ -3,6 +3,7 @@ package latchkey
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/redis/go-redis/v9"
@@ -16,11 +17,70 @@ import (
 // primitive that reports to them. latchkey never logs or records anything
 // on its own: LogHooks logs, and the module
 // github.com/latchkey/latchkey/otel records OpenTelemetry metrics.
-type Hooks = observe.Hooks
+type Hooks struct {
+	// Acquired: a lock, read or write lock or permits were acquired (a
+	// re-entry too: see Event.Reentered), or a latch's Wait returned
+	// because the latch opened. Event.Wait and Event.Waited say how long
+	// the call waited.
+	Acquired func(Event)
+	// Released: a hold ended with its release (the last count of a
+	// reentrant hold), or permits were released.
+	Released func(Event)
+	// Lost: a hold ended without its release: its lease ran out, it was
+	// found gone, or it could not be renewed in time. Event.Err says why.
+	Lost func(Event)
+	// RenewalFailed: a renewal of a hold failed with Event.Err; it is
+	// retried until the hold's lease runs out, when Lost follows.
+	RenewalFailed func(Event)
+	// Abandoned: a call that waited gave up after Event.Wait: its context
+	// ended (Event.Err), or its own wait budget ran out (Event.Err nil).
+	Abandoned func(Event)
+	// NotReplicated: an acquisition was undone because too few replicas
+	// acknowledged it (Event.Err matches ErrNotReplicated).
+	NotReplicated func(Event)
+}
 
 // An Event is what a hook is told: the primitive's kind and name, and
 // what the hook needs to know of what happened.
-type Event = observe.Event
+type Event struct {
+	// Kind is the primitive's package: "mutex", "fairlock", "rwlock",
+	// "semaphore", "permitsemaphore", "countdownlatch" or "redlock".
+	Kind string
+	// Name is the primitive's name, as given to its New.
+	Name string
+	// Wait is how long the call waited (Acquired, Abandoned, NotReplicated).
+	Wait time.Duration
+	// Waited reports whether the call had to wait: its first attempt did
+	// not acquire (Acquired).
+	Waited bool
+	// Reentered reports an owner's re-entry of a hold it had through the
+	// handle already (Acquired): that hold ends, and Released or Lost is
+	// reported, once, with its last count.
+	Reentered bool
+	// Err is the cause (Lost, RenewalFailed, NotReplicated), or the
+	// context's error that ended a wait (Abandoned; nil when the wait's
+	// own budget ran out).
+	Err error
+}
+
+// pick returns the field of h that hook names.
+func (h *Hooks) pick(hook observe.Hook) func(Event) {
+	switch hook {
+	case observe.Acquired:
+		return h.Acquired
+	case observe.Released:
+		return h.Released
+	case observe.Lost:
+		return h.Lost
+	case observe.RenewalFailed:
+		return h.RenewalFailed
+	case observe.Abandoned:
+		return h.Abandoned
+	case observe.NotReplicated:
+		return h.NotReplicated
+	}
+	return nil
+}
 
 // SetHooks makes h the hooks of every primitive of this process that uses
 // client, handles made earlier included; nil removes them. Hooks are kept
@@ -29,16 +89,24 @@ type Event = observe.Event
 // members report as themselves. While no client has hooks, looking for
 // them costs one atomic load.
 func SetHooks(client redis.UniversalClient, h *Hooks) {
-	observe.Set(client, h)
+	if h == nil {
+		observe.Set(client, nil)
+		return
+	}
+	observe.Set(client, func(hook observe.Hook, e observe.Event) {
+		if f := h.pick(hook); f != nil {
+			f(Event(e))
+		}
+	})
 }
 
 // JoinHooks returns hooks that call each of hs in turn, skipping nil ones.
 func JoinHooks(hs ...*Hooks) *Hooks {
-	join := func(pick func(*Hooks) func(Event)) func(Event) {
+	join := func(hook observe.Hook) func(Event) {
 		var fs []func(Event)
 		for _, h := range hs {
-			if h != nil && pick(h) != nil {
-				fs = append(fs, pick(h))
+			if f := h.pickNil(hook); f != nil {
+				fs = append(fs, f)
 			}
 		}
 		if len(fs) == 0 {
@@ -58,6 +126,14 @@ func JoinHooks(hs ...*Hooks) *Hooks {
 		Abandoned:     join(observe.Abandoned),
 		NotReplicated: join(observe.NotReplicated),
 	}
+}
+
+// pickNil is pick on hooks that may be nil.
+func (h *Hooks) pickNil(hook observe.Hook) func(Event) {
+	if h == nil {
+		return nil
+	}
+	return h.pick(hook)
 }
 
 // LogHooks returns hooks that log, on logger, what an operator needs to

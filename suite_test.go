@@ -90,7 +90,7 @@ var backends = []backend{
 func TestMain(m *testing.M) { redistest.Main(m) }
 
 func TestConformance(t *testing.T) {
-	for _, b := range append(backends, aclBackend) {
+	for _, b := range append(backends, aclBackends...) {
 		t.Run(b.name, func(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) { c.run(t, b.open(t)) })

@@ -6,25 +6,25 @@ import (
 	"sync"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/countdownlatch"
-	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
-
-// newClient returns a client of a throwaway in-process Redis (miniredis),
-// standing in for redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
-// and a function that releases latchkey's resources, the client and the server.
-func newClient() (*redis.Client, func()) {
-	rdb, stop := redistest.ExampleClient()
-	return rdb, func() { _ = latchkey.Close(rdb); stop() }
-}
 
 // A coordinator waits for three workers, which may run in other processes,
 // to finish their part.
 func Example() {
-	rdb, done := newClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	latch := countdownlatch.New(rdb, "report:parts-ready")
@@ -52,8 +52,15 @@ func Example() {
 
 // TryWait gives up after a while, reporting false without an error.
 func ExampleLatch_TryWait() {
-	rdb, done := newClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	latch := countdownlatch.New(rdb, "migration:done")
@@ -76,8 +83,15 @@ func ExampleLatch_TryWait() {
 // TrySetCount starts a latch only if it is not already running: a second
 // coordinator finds it set, and a finished latch can be started again.
 func ExampleLatch_TrySetCount() {
-	rdb, done := newClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	latch := countdownlatch.New(rdb, "batch:42")
@@ -99,8 +113,15 @@ func ExampleLatch_TrySetCount() {
 // Deleting a latch releases everyone waiting on it, as if it had counted
 // down to zero.
 func ExampleLatch_Delete() {
-	rdb, done := newClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	latch := countdownlatch.New(rdb, "shutdown")

@@ -43,18 +43,15 @@ type Latch struct {
 }
 
 // New returns a Latch for the latch called name on client. It does no I/O.
-// New panics if client is nil, name is empty or its braces would split its
-// keys across cluster hash slots (see the package latchkey doc on names):
-// these are programming errors.
+// Any string is a valid name, the empty one included (see the package
+// latchkey doc on names): on a Redis Cluster, a name whose keys would not
+// share a hash slot makes every method of the Latch that talks to Redis
+// return an error matching latchkey.ErrCrossSlot, without sending anything.
+// New panics if client is nil or an option is invalid: these are
+// programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Latch {
 	if client == nil {
 		panic("countdownlatch: New: nil client")
-	}
-	if name == "" {
-		panic("countdownlatch: New: empty name")
-	}
-	if err := keys.Check(name); err != nil {
-		panic("countdownlatch: New: " + err.Error())
 	}
 	var cfg config
 	for _, o := range opts {
@@ -77,6 +74,9 @@ func (l *Latch) Name() string { return l.name }
 // and go on waiting. If n is zero or less, TrySetCount returns an error
 // matching latchkey.ErrInvalidCount and changes nothing.
 func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
+	if err := keys.Usable(l.name, l.client); err != nil {
+		return false, fmt.Errorf("countdownlatch: set count of %s to %d: %w", l.name, n, err)
+	}
 	if n <= 0 {
 		return false, fmt.Errorf("countdownlatch: set count of %s to %d: %w", l.name, n, lockerr.ErrInvalidCount)
 	}
@@ -107,6 +107,9 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 // CountDown is not cut short by ctx: see "Deadlines and clean-up" in the
 // latchkey package doc.
 func (l *Latch) CountDown(ctx context.Context) error {
+	if err := keys.Usable(l.name, l.client); err != nil {
+		return fmt.Errorf("countdownlatch: count down %s: %w", l.name, err)
+	}
 	ctx, cancel := wait.Detach(ctx, l.client)
 	defer cancel()
 	ks, pub, err := l.target(ctx)
@@ -129,6 +132,9 @@ func (l *Latch) CountDown(ctx context.Context) error {
 
 // Count returns the current count of the latch: 0 if it does not exist.
 func (l *Latch) Count(ctx context.Context) (int64, error) {
+	if err := keys.Usable(l.name, l.client); err != nil {
+		return 0, fmt.Errorf("countdownlatch: count of %s: %w", l.name, err)
+	}
 	n, err := l.count(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("countdownlatch: count of %s: %w", l.name, err)
@@ -152,6 +158,9 @@ func (l *Latch) count(ctx context.Context) (int64, error) {
 // not exist has count zero: Delete publishes ZERO_COUNT where Redisson
 // publishes NEW_COUNT (which leaves Redisson's awaiters blocked).
 func (l *Latch) Delete(ctx context.Context) (bool, error) {
+	if err := keys.Usable(l.name, l.client); err != nil {
+		return false, fmt.Errorf("countdownlatch: delete %s: %w", l.name, err)
+	}
 	var (
 		n   int64
 		err error

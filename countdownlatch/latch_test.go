@@ -23,7 +23,6 @@ func TestNew_panics(t *testing.T) {
 		latch  string
 	}{
 		{"nil client", nil, "x"},
-		{"empty name", c, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer func() {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/wait"
 )
 
@@ -30,17 +32,20 @@ func (l *Latch) TryWait(ctx context.Context, wait time.Duration) (bool, error) {
 }
 
 func (l *Latch) wait(ctx context.Context, budget time.Duration) (bool, error) {
+	if err := keys.Usable(l.name, l.client); err != nil {
+		return false, fmt.Errorf("countdownlatch: wait for %s: %w", l.name, err)
+	}
 	looks := joinLooks(l.client, l.name)
 	defer looks.leave()
 	began := time.Now()
 	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Client: l.client, Kind: "countdownlatch", Name: l.name,
-		Hub:     l.cfg.HubFor(l.client),
-		Channel: l.channel,
+		Client: l.client,
+		Event:  observe.Event{Kind: "countdownlatch", Name: l.name},
+		Hub:    l.cfg.HubFor(l.client),
 		// Every message wakes every waiter: ZERO_COUNT opens the latch, and
 		// so does a Redisson client's delete, which publishes NEW_COUNT.
-		Policy: notify.WakeAll,
-		Attempt: func(ctx context.Context) (bool, time.Duration, error) {
+		Wake: wait.Channel{Name: l.channel, Policy: notify.WakeAll},
+		Call: wait.Attempt(func(ctx context.Context) (bool, time.Duration, error) {
 			n, err := looks.count(ctx, time.Now(), began, l.count)
 			if err != nil {
 				return false, 0, err
@@ -48,7 +53,7 @@ func (l *Latch) wait(ctx context.Context, budget time.Duration) (bool, error) {
 			// Only a message says when the count changes: a negative
 			// retry lets the wait loop's backstop bound a lost one.
 			return n == 0, -1, nil
-		},
+		}),
 	})
 	if err != nil {
 		return false, fmt.Errorf("countdownlatch: wait for %s: %w", l.name, err)

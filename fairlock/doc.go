@@ -15,7 +15,7 @@
 // A caller that cannot take the lock at once joins a queue in Redis, and
 // the lock goes to the first caller in the queue. A release by a latchkey
 // holder grants the lock to the first waiter in the same script, if that
-// waiter is a latchkey one: it holds the lock (for the grace, 100ms, which
+// waiter is a latchkey one: it holds the lock (for the grace, 1s, which
 // it then extends to its own lease) and is told by a message to its
 // client's pub/sub Hub, so that its Lock returns without another round
 // trip. The waiter behind it is told too, and tries once the grace is over
@@ -107,4 +107,6 @@
 //	latchkey_lock__channel:{N}:<hub>    a Hub's channel, letters "@<owner> <body>"
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
+// Any string is a name; those that a Redis Cluster cannot serve, and the
+// error their calls return there, are in the package latchkey doc on names.
 package fairlock

@@ -7,23 +7,23 @@ import (
 	"sync"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/fairlock"
-	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
-// exampleClient returns a client of a throwaway in-process Redis (miniredis),
-// standing in for redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
-// and a function that releases latchkey's resources, the client and the server.
-func exampleClient() (*redis.Client, func()) {
-	rdb, stop := redistest.ExampleClient()
-	return rdb, func() { _ = latchkey.Close(rdb); stop() }
-}
-
 func Example() {
-	client, done := exampleClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer client.Close()
+	defer latchkey.Close(client) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	m := fairlock.New(client, "invoices")
@@ -45,8 +45,15 @@ func Example() {
 
 // Waiters get the lock in the order they asked for it.
 func Example_order() {
-	client, done := exampleClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer client.Close()
+	defer latchkey.Close(client) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	holder := fairlock.New(client, "report")
@@ -79,8 +86,15 @@ func Example_order() {
 }
 
 func ExampleMutex_TryLock() {
-	client, done := exampleClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer client.Close()
+	defer latchkey.Close(client) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	a := fairlock.New(client, "nightly-job")
@@ -100,8 +114,15 @@ func ExampleMutex_TryLock() {
 
 // An owner carried by the context may lock again while it holds the lock.
 func ExampleMutex_Lock_reentrant() {
-	client, done := exampleClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer client.Close()
+	defer latchkey.Close(client) // the shared pub/sub connection and the watchdog
 	ctx := latchkey.WithOwner(context.Background())
 
 	m := fairlock.New(client, "ledger")
@@ -120,8 +141,15 @@ func ExampleMutex_Lock_reentrant() {
 
 // Done reports a hold that ended without Unlock.
 func ExampleMutex_Done() {
-	client, done := exampleClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer client.Close()
+	defer latchkey.Close(client) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	m := fairlock.New(client, "export", fairlock.WithLease(20*time.Millisecond))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/redis/go-redis/v9"
@@ -18,18 +17,15 @@ type Mutex struct {
 }
 
 // New returns a Mutex for the fair lock called name on client. It does no
-// I/O. New panics if client is nil, name is empty, its braces would split
-// its keys across cluster hash slots (see the package latchkey doc on
-// names), or an option is invalid: these are programming errors.
+// I/O. Any string is a valid name, the empty one included (see the package
+// latchkey doc on names): on a Redis Cluster, a name whose keys would not
+// share a hash slot makes every method of the Mutex that talks to Redis
+// return an error matching latchkey.ErrCrossSlot, without sending anything.
+// New panics if client is nil or an option is invalid: these are
+// programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
 	if client == nil {
 		panic("fairlock: New: nil client")
-	}
-	if name == "" {
-		panic("fairlock: New: empty name")
-	}
-	if err := keys.Check(name); err != nil {
-		panic("fairlock: New: " + err.Error())
 	}
 	cfg := &config{
 		Common:   lockopt.Common{Watchdog: DefaultWatchdogTimeout},

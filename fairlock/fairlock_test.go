@@ -22,8 +22,8 @@ func TestNewPanics(t *testing.T) {
 		want string
 	}{
 		{"nil client", func() { fairlock.New(nil, "x") }, "nil client"},
-		{"empty name", func() { fairlock.New(c, "") }, "empty name"},
 		{"zero lease", func() { fairlock.New(c, "x", fairlock.WithLease(0)) }, "WithLease"},
+		{"1ns lease", func() { fairlock.New(c, "x", fairlock.WithLease(time.Nanosecond)) }, "WithLease: latchkey: invalid lease: 1ns is below the minimum of 10ms"},
 		{"tiny watchdog", func() { fairlock.New(c, "x", fairlock.WithWatchdogTimeout(time.Millisecond)) }, "WithWatchdogTimeout"},
 		{"zero wait timeout", func() { fairlock.New(c, "x", fairlock.WithWaitTimeout(0)) }, "WithWaitTimeout"},
 		{"tiny liveness timeout", func() { fairlock.New(c, "x", fairlock.WithLivenessTimeout(time.Millisecond)) }, "WithLivenessTimeout"},

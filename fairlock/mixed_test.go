@@ -159,11 +159,13 @@ func mixedParties(clients []*redis.Client, name string, opts ...fairlock.Option)
 
 // TestMixedQueueOrder: 7 waiters, latchkey and Redisson by turns (L J L J
 // L J L), queued behind a holder of either kind, get the lock in the order
-// they queued, each within 100ms of the release before it, 20 times over,
-// and no Redisson waiter is ever dropped from the queue.
+// they queued, each woken by the release before it (within 2s: a waiter
+// that nothing wakes sleeps 5s, or a Redisson one its TTL; how soon is the
+// benchmark's to measure, not a loaded machine's), 20 times over, and no
+// Redisson waiter is ever dropped from the queue.
 func TestMixedQueueOrder(t *testing.T) {
 	newClient := realServer(t)
-	const waiters, rounds, bound = 7, 20, 100 * time.Millisecond
+	const waiters, rounds, bound = 7, 20, 2 * time.Second
 	c := newClient()
 	clients := make([]*redis.Client, waiters)
 	for i := range clients {

@@ -30,9 +30,10 @@ const DefaultLivenessTimeout = 5 * time.Second
 
 // WithLease gives every hold a fixed lease d: the lock expires d after it
 // was taken unless unlocked before, and nothing renews it (Redisson's
-// lock(leaseTime)). New panics if d is not positive. Without it, the
-// watchdog keeps the lock alive while it is held. The default is no fixed
-// lease.
+// lock(leaseTime)). New panics if d is below latchkey.MinLease (10ms), a
+// lease too short to outlive the round trip that takes it and the drift
+// allowance. Without WithLease, the watchdog keeps the lock alive while it
+// is held. The default is no fixed lease.
 func WithLease(d time.Duration) Option {
 	return func(c *config) {
 		c.SetLease("fairlock", d)
@@ -41,8 +42,8 @@ func WithLease(d time.Duration) Option {
 
 // WithWatchdogTimeout sets the lease of a lock held without WithLease; the
 // watchdog renews it every third of d, so a crashed holder's lock expires
-// at most d after its last renewal. New panics if d is below 3ms.
-// The default is 30s.
+// at most d after its last renewal. New panics if d is below
+// latchkey.MinLease (10ms). The default is 30s.
 func WithWatchdogTimeout(d time.Duration) Option {
 	return func(c *config) {
 		c.SetWatchdog("fairlock", d)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/notify"
@@ -42,22 +43,13 @@ type protocol struct {
 }
 
 func newProtocol(client redis.UniversalClient, name string, cfg *config) *protocol {
-	channel := keys.LockChannel(name)
-	hubs := keys.Prefix("latchkey_lock__channel", name)
+	l := keys.LockOf(name)
 	return &protocol{
-		client: client,
-		cfg:    cfg,
-		keys: []string{
-			name,
-			keys.Prefix("redisson_lock_queue", name),
-			keys.Prefix("redisson_lock_timeout", name),
-			keys.Prefix("latchkey_lock_heartbeat", name),
-			channel,
-			keys.Prefix("latchkey_lock_grant", name),
-			hubs,
-		},
-		channel: channel,
-		hubs:    hubs,
+		client:  client,
+		cfg:     cfg,
+		keys:    []string{l.Name, l.FairQueue, l.FairDeadlines, l.Heartbeats, l.Channel, l.Grant, l.Hubs},
+		channel: l.Channel,
+		hubs:    l.Hubs,
 	}
 }
 
@@ -91,14 +83,23 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 // unlock tells the first waiter; a Hub's channel serves every waiter of
 // the client, and needs no subscription of its own per Lock.
 func (p *protocol) Listen(w *lockcore.Waiter, s *wait.Spec) {
-	s.Channel = p.hubs + ":" + w.Hub.ID()
-	s.Policy = notify.WakeOne
-	s.Key, s.Letter = w.Key, w.Letter
-	s.Hint = p.channel + ":" + w.ID
-	s.Hinted = func() bool { return w.Foreign }
-	s.Expect = func() int { return 1 }
-	s.Heard = func(int) (bool, time.Duration) { return true, 0 }
+	s.Wake = wait.Channel{Name: p.hubs + ":" + w.Hub.ID(), Policy: notify.WakeOne}
+	s.Mail = w.Mail()
+	s.Hint = ownChannel{w, p.channel + ":" + w.ID}
 }
+
+// ownChannel is Redisson's channel of the waiter's owner id, on which a
+// release that finds the waiter next in line wakes it: it attempts on each
+// message, while its attempts find a Redisson client there.
+type ownChannel struct {
+	w    *lockcore.Waiter
+	name string
+}
+
+func (o ownChannel) Channel() wait.Channel         { return wait.Channel{Name: o.name} }
+func (o ownChannel) Active() bool                  { return o.w.Foreign }
+func (ownChannel) Expect() int                     { return 1 }
+func (ownChannel) Heard(int) (bool, time.Duration) { return true, 0 }
 
 func (p *protocol) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
 	_, applied, err := p.write(opAcquire, w.ID, w.Hub.ID(), w.Key, w.Started, w.Pub, w.Reentry(), w.Req).Resolve(ctx, p.client)
@@ -138,11 +139,11 @@ func (p *protocol) write(op, id, hub, key string, now time.Time, pub, reentry, r
 	}
 	args := func(own ...any) []any {
 		own = append([]any{id, scripts.Ms(p.cfg.TTL()), scripts.Ms(p.cfg.wait)}, own...)
-		return lockcore.ScriptArgs(p.client, now, pub, p.cfg.liveness, own...)
+		return handoff.ScriptArgs(p.client, now, pub, p.cfg.liveness, own...)
 	}
 	switch op {
 	case opAcquire, opTry:
-		w.Args = args(reentry, hub, key, lockcore.Flag(op == opTry))
+		w.Args = args(reentry, hub, key, handoff.Flag(op == opTry))
 		return scripts.Call{Script: acquireScript, Write: w}
 	case opRelease:
 		w.Args = args()

@@ -4,31 +4,36 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/latchkey/latchkey"
-	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/multilock"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/redis/go-redis/v9"
 )
 
-// newClient returns a client of a throwaway in-process Redis (miniredis),
-// standing in for redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
-// and a function that releases latchkey's resources, the client and the server.
-func newClient() (*redis.Client, func()) {
-	rdb, stop := redistest.ExampleClient()
-	return rdb, func() { _ = latchkey.Close(rdb); stop() }
-}
-
 func Example() {
-	// Two accounts whose locks live on two different Redis servers.
-	east, stopEast := newClient()
-	defer stopEast()
-	west, stopWest := newClient()
-	defer stopWest()
+	// Two accounts whose locks live on two different Redis servers, here
+	// in-process ones; a program dials its servers' addresses.
+	east, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer east.Close()
+	west, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer west.Close()
+	rdbEast := redis.NewClient(&redis.Options{Addr: east.Addr()})
+	defer rdbEast.Close()
+	defer latchkey.Close(rdbEast) // the shared pub/sub connection and the watchdog
+	rdbWest := redis.NewClient(&redis.Options{Addr: west.Addr()})
+	defer rdbWest.Close()
+	defer latchkey.Close(rdbWest)
 	ctx := context.Background()
 
-	from := mutex.New(east, "account:17")
-	to := mutex.New(west, "account:42")
+	from := mutex.New(rdbEast, "account:17")
+	to := mutex.New(rdbWest, "account:42")
 	transfer := multilock.New(from, to)
 	if err := transfer.Lock(ctx); err != nil {
 		fmt.Println("lock:", err)
@@ -47,20 +52,33 @@ func Example() {
 // All or nothing: while one member is held elsewhere, TryLock fails and
 // leaves the other members free.
 func ExampleMultiLock_TryLock() {
-	east, stopEast := newClient()
-	defer stopEast()
-	west, stopWest := newClient()
-	defer stopWest()
+	// Two in-process Redis servers; a program dials its servers' addresses.
+	east, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer east.Close()
+	west, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer west.Close()
+	rdbEast := redis.NewClient(&redis.Options{Addr: east.Addr()})
+	defer rdbEast.Close()
+	defer latchkey.Close(rdbEast) // the shared pub/sub connection and the watchdog
+	rdbWest := redis.NewClient(&redis.Options{Addr: west.Addr()})
+	defer rdbWest.Close()
+	defer latchkey.Close(rdbWest)
 	ctx := context.Background()
 
-	audit := mutex.New(west, "account:42") // another task holds account 42
+	audit := mutex.New(rdbWest, "account:42") // another task holds account 42
 	if err := audit.Lock(ctx); err != nil {
 		fmt.Println("lock:", err)
 		return
 	}
 
-	from := mutex.New(east, "account:17")
-	transfer := multilock.New(from, mutex.New(west, "account:42"))
+	from := mutex.New(rdbEast, "account:17")
+	transfer := multilock.New(from, mutex.New(rdbWest, "account:42"))
 	ok, err := transfer.TryLock(ctx, 0)
 	fmt.Println("transfer locked:", ok, err)
 	held, _ := from.IsLocked(ctx)

@@ -24,10 +24,10 @@
 // Waiters do not poll. A waiter that finds the lock held joins a queue kept
 // beside the lock and sleeps. A release hands the lock to the first waiter
 // in line in the same script: that waiter becomes the holder, with a fresh
-// fencing token and a short lease (the grace, 100ms), and a message to its
+// fencing token and a short lease (the grace, 1s), and a message to its
 // client's pub/sub Hub tells it so, so that its Lock returns without
 // another round trip; it then extends the lease to its own, off Lock's
-// path (a hold released within 20ms needs no extension). The waiter next
+// path (a hold released within 200ms needs no extension). The waiter next
 // in line is told too, and tries once the grace is over should the lock
 // never be taken: a waiter that died or missed its message costs at most
 // the grace. So a release wakes at most two waiters, whatever the number
@@ -56,4 +56,6 @@
 //	latchkey_lock__channel:{N}:<hub> a Hub's channel, letters "@<waiter> <body>"
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
+// Any string is a name; those that a Redis Cluster cannot serve, and the
+// error their calls return there, are in the package latchkey doc on names.
 package mutex

@@ -6,18 +6,24 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/latchkey/latchkey"
-	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
+	"github.com/redis/go-redis/v9"
 )
 
 // A Mutex guards a resource shared by several processes, as a sync.Mutex
 // guards one shared by goroutines.
 func Example() {
-	// rdb stands in for redis.NewClient(&redis.Options{Addr: "localhost:6379"}).
-	rdb, stop := redistest.ExampleClient()
-	defer stop()
-	defer latchkey.Close(rdb)
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	m := mutex.New(rdb, "inventory:sku-42")
@@ -42,9 +48,15 @@ func Example() {
 // An owner carried by the context makes the lock reentrant, like a Java
 // thread holding a Redisson RLock.
 func ExampleMutex_Lock_reentrant() {
-	rdb, stop := redistest.ExampleClient()
-	defer stop()
-	defer latchkey.Close(rdb)
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 
 	ctx := latchkey.WithOwner(context.Background())
 	m := mutex.New(rdb, "report")
@@ -62,9 +74,15 @@ func ExampleMutex_Lock_reentrant() {
 
 // TryLock gives up after a bounded wait without an error.
 func ExampleMutex_TryLock() {
-	rdb, stop := redistest.ExampleClient()
-	defer stop()
-	defer latchkey.Close(rdb)
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	holder := mutex.New(rdb, "nightly-job")
@@ -83,9 +101,15 @@ func ExampleMutex_TryLock() {
 
 // Done reports a hold that ended without Unlock, here by a fixed lease.
 func ExampleMutex_Done() {
-	rdb, stop := redistest.ExampleClient()
-	defer stop()
-	defer latchkey.Close(rdb)
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	m := mutex.New(rdb, "short-task", mutex.WithLease(20*time.Millisecond))
@@ -101,9 +125,15 @@ func ExampleMutex_Done() {
 // Locker adapts a Mutex to sync.Locker, for sync.Cond and other code
 // written against it.
 func ExampleMutex_Locker() {
-	rdb, stop := redistest.ExampleClient()
-	defer stop()
-	defer latchkey.Close(rdb)
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 
 	var l = mutex.New(rdb, "config").Locker()
 	l.Lock()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/latchkey/latchkey"
-	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/redis/go-redis/v9"
@@ -71,7 +71,7 @@ func TestGrant_oneTrip(t *testing.T) {
 			t.Errorf("granted hold count = %s, want 1", count)
 		}
 	}
-	time.Sleep(lockcore.Grace) // past TakeAfter, and past the grant's lease
+	time.Sleep(handoff.Grace) // past TakeAfter, and past the grant's lease
 	if ttl := raw.PTTL(ctx, name).Val(); ttl < 20*time.Second {
 		t.Errorf("PTTL %v after the grace: the grant was not extended to the 30s lease", ttl)
 	}
@@ -296,8 +296,8 @@ func TestGrant_unreadLetter(t *testing.T) {
 		}
 		d := at.Sub(released)
 		t.Logf("the next waiter acquired %v after the release granted the lock to a waiter that never read its letter", d)
-		if d < lockcore.Grace-10*time.Millisecond || d > wait2s {
-			t.Errorf("the next waiter acquired %v after the release, want about the grace (%v)", d, lockcore.Grace)
+		if d < handoff.Grace-10*time.Millisecond || d > handoff.Grace+wait2s {
+			t.Errorf("the next waiter acquired %v after the release, want about the grace (%v)", d, handoff.Grace)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the next waiter never acquired")

@@ -96,9 +96,11 @@ func TestMutex_badInput(t *testing.T) {
 	defer c.Close()
 	for name, f := range map[string]func(){
 		"nil client":        func() { mutex.New(nil, "x") },
-		"empty name":        func() { mutex.New(c, "") },
 		"negative lease":    func() { mutex.New(c, "x", mutex.WithLease(-time.Second)) },
 		"zero lease":        func() { mutex.New(c, "x", mutex.WithLease(0)) },
+		"1ns lease":         func() { mutex.New(c, "x", mutex.WithLease(time.Nanosecond)) },
+		"9ms lease":         func() { mutex.New(c, "x", mutex.WithLease(9*time.Millisecond)) },
+		"9ms watchdog":      func() { mutex.New(c, "x", mutex.WithWatchdogTimeout(9*time.Millisecond)) },
 		"tiny watchdog":     func() { mutex.New(c, "x", mutex.WithWatchdogTimeout(time.Millisecond)) },
 		"negative watchdog": func() { mutex.New(c, "x", mutex.WithWatchdogTimeout(-time.Second)) },
 	} {
@@ -167,4 +169,17 @@ func TestMutex_noGoroutineLeaks(t *testing.T) {
 	}
 	_ = latchkey.Close(raw)
 	goleak.VerifyNone(t, before)
+}
+
+// The shortest lease WithLease accepts outlives the round trip that takes
+// the lock: Lock gets it (a lease of 1ns, refused by New, made every
+// answer too late and Lock retry until its ctx ended).
+func TestMutex_minimumLease(t *testing.T) {
+	s := server(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m := mutex.New(client(t, s), lockName(t), mutex.WithLease(latchkey.MinLease))
+	if err := m.Lock(ctx); err != nil {
+		t.Fatalf("Lock with the minimum lease = %v", err)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/notify"
@@ -29,7 +30,7 @@ func newProtocol(client redis.UniversalClient, name string, cfg *config) *protoc
 		client:  client,
 		cfg:     cfg,
 		channel: keys.LockChannel(name),
-		hubs:    lockcore.HubChannels(name),
+		hubs:    keys.LockOf(name).Hubs,
 		keys:    lockcore.MutexKeys(name),
 	}
 }
@@ -59,11 +60,6 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	return lockcore.Attempt{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
 }
 
-// letterWait is how long a waiter whose turn came waits for its letter
-// before it tries: the letter is on its way right behind the release's
-// message, unless no latchkey release granted the lock.
-const letterWait = 5 * time.Millisecond
-
 // entry is w's entry in the waiter queue: its Hub, and its letters' key.
 func (p *protocol) entry(w *lockcore.Waiter) string { return w.Hub.ID() + "/" + w.Key }
 
@@ -80,22 +76,31 @@ func (p *protocol) entry(w *lockcore.Waiter) string { return w.Hub.ID() + "/" + 
 // it tries then, soon after, unless the letter of a latchkey grant (which
 // follows Redisson's message on the same connection) comes first.
 func (p *protocol) Listen(w *lockcore.Waiter, s *wait.Spec) {
-	s.Channel = p.hubs + ":" + w.Hub.ID()
-	s.Policy = notify.WakeOne
-	s.Key, s.Letter = w.Key, w.Letter
-	s.Hint = p.channel
-	s.Hinted = func() bool { return w.Foreign }
-	s.Expect = func() int { return max(int(w.Rank), 1) }
-	s.Heard = func(n int) (bool, time.Duration) {
-		w.Rank -= int64(n)
-		switch {
-		case w.Rank == 0:
-			return false, lockcore.Grace + 10*time.Millisecond
-		case w.Rank == -1:
-			return false, letterWait
-		}
-		return w.Rank < 0, 0
+	s.Wake = wait.Channel{Name: p.hubs + ":" + w.Hub.ID(), Policy: notify.WakeOne}
+	s.Mail = w.Mail()
+	s.Hint = releases{w, p.channel}
+}
+
+// releases counts a Redisson holder's releases on its shared channel,
+// while the waiter's attempts find such a holder (see Listen).
+type releases struct {
+	w       *lockcore.Waiter
+	channel string
+}
+
+func (r releases) Channel() wait.Channel { return wait.Channel{Name: r.channel} }
+func (r releases) Active() bool          { return r.w.Foreign }
+func (r releases) Expect() int           { return max(int(r.w.Rank), 1) }
+
+func (r releases) Heard(n int) (bool, time.Duration) {
+	r.w.Rank -= int64(n)
+	switch {
+	case r.w.Rank == 0:
+		return false, handoff.Grace + 10*time.Millisecond
+	case r.w.Rank == -1:
+		return false, handoff.LetterWait
 	}
+	return r.w.Rank < 0, 0
 }
 
 func (p *protocol) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {

@@ -14,20 +14,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
-// exampleClient starts an in-process miniredis and returns a client of it,
-// standing in for redis.NewClient(&redis.Options{Addr: "localhost:6379"}).
-func exampleClient() (*redis.Client, func()) {
-	m := miniredis.NewMiniRedis()
-	if err := m.Start(); err != nil {
-		panic(err)
-	}
-	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	return c, func() {
-		_ = c.Close()
-		m.Close()
-	}
-}
-
 // printSums prints the counters and up-down counters that reader has
 // collected, with their values for kind "mutex".
 func printSums(reader sdkmetric.Reader) {
@@ -54,9 +40,15 @@ func printSums(reader sdkmetric.Reader) {
 // would pass its own MeterProvider, with an exporter, or none to use the
 // global one; the manual reader here stands in for an exporter.
 func ExampleInstrument() {
-	rdb, stop := exampleClient()
-	defer stop()
-	defer latchkey.Close(rdb)
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer provider.Shutdown(context.Background())
@@ -74,18 +66,26 @@ func ExampleInstrument() {
 	}
 	printSums(reader)
 	// Output:
-	// latchkey.holds 0
+	// latchkey.hold.active 0
 	// latchkey.acquisitions 1
 }
 
 // Hooks can be joined with others, here with those that log, and set on a
-// client with latchkey.SetHooks.
+// client with latchkey.SetHooks; WithSpans adds spans of the waits.
 func ExampleHooks() {
-	rdb, stop := exampleClient()
-	defer stop()
-	defer latchkey.Close(rdb)
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 
-	h, err := latchkeyotel.Hooks() // the global MeterProvider's instruments
+	// Metrics from the global MeterProvider, and spans of waits from the
+	// global TracerProvider.
+	h, err := latchkeyotel.Hooks(latchkeyotel.WithSpans(nil))
 	if err != nil {
 		panic(err)
 	}

@@ -2,15 +2,15 @@ module github.com/latchkey/latchkey/otel
 
 go 1.26.0
 
-replace github.com/latchkey/latchkey => ../
-
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
-	github.com/latchkey/latchkey v0.0.0
+	github.com/latchkey/latchkey v0.0.0-20261123192515-5721c3c7fe5d
 	github.com/redis/go-redis/v9 v9.23.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
+	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
+	go.opentelemetry.io/otel/trace v1.47.0
 )
 
 require (
@@ -21,8 +21,6 @@ require (
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
-	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
-	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ScopeName is the name of the meter that the instruments come from.
@@ -25,8 +26,15 @@ const (
 	// latchkey.wait.duration with outcome "acquired".
 	AttrWaited = attribute.Key("latchkey.waited")
 	// AttrOutcome is how a wait recorded in latchkey.wait.duration ended:
-	// "acquired" or "abandoned".
+	// "acquired" or "abandoned" (and, on spans, "not_replicated").
 	AttrOutcome = attribute.Key("latchkey.outcome")
+)
+
+// The values of AttrOutcome.
+const (
+	outcomeAcquired      = "acquired"
+	outcomeAbandoned     = "abandoned"
+	outcomeNotReplicated = "not_replicated"
 )
 
 // waitBuckets are the bucket boundaries, in seconds, of
@@ -59,6 +67,13 @@ func Hooks(opts ...Option) (*latchkey.Hooks, error) {
 		cfg.provider = otel.GetMeterProvider()
 	}
 	m := cfg.provider.Meter(ScopeName)
+	var tracer trace.Tracer
+	if cfg.spans {
+		if cfg.tracers == nil {
+			cfg.tracers = otel.GetTracerProvider()
+		}
+		tracer = cfg.tracers.Tracer(ScopeName)
+	}
 
 	var errs []error
 	counter := func(name, unit, desc string) metric.Int64Counter {
@@ -70,17 +85,17 @@ func Hooks(opts ...Option) (*latchkey.Hooks, error) {
 		metric.WithDescription("How long calls that acquire, or wait for a latch, waited."),
 		metric.WithExplicitBucketBoundaries(waitBuckets...))
 	errs = append(errs, err)
-	holds, err := m.Int64UpDownCounter("latchkey.holds", metric.WithUnit("{hold}"),
+	active, err := m.Int64UpDownCounter("latchkey.hold.active", metric.WithUnit("{hold}"),
 		metric.WithDescription("Holds acquired and neither released nor lost."))
 	errs = append(errs, err)
 	r := &recorder{
 		names:         cfg.names,
+		tracer:        tracer,
 		wait:          wait,
-		holds:         holds,
+		active:        active,
 		acquisitions:  counter("latchkey.acquisitions", "{acquisition}", "Acquisitions, and latch waits that returned."),
 		losses:        counter("latchkey.losses", "{hold}", "Holds lost: their lease ran out or they were found gone."),
 		renewalFails:  counter("latchkey.renewal.failures", "{renewal}", "Renewals of holds that failed with an error."),
-		abandoned:     counter("latchkey.abandoned", "{wait}", "Waits given up: the context ended or the wait budget ran out."),
 		notReplicated: counter("latchkey.not_replicated", "{acquisition}", "Acquisitions undone because too few replicas acknowledged them."),
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -99,12 +114,12 @@ func Hooks(opts ...Option) (*latchkey.Hooks, error) {
 // A recorder turns events into measurements.
 type recorder struct {
 	names         bool
+	tracer        trace.Tracer // nil without WithSpans
 	wait          metric.Float64Histogram
-	holds         metric.Int64UpDownCounter
+	active        metric.Int64UpDownCounter
 	acquisitions  metric.Int64Counter
 	losses        metric.Int64Counter
 	renewalFails  metric.Int64Counter
-	abandoned     metric.Int64Counter
 	notReplicated metric.Int64Counter
 }
 
@@ -125,16 +140,17 @@ func holds(e latchkey.Event) bool { return e.Kind != "countdownlatch" }
 func (r *recorder) acquired(e latchkey.Event) {
 	ctx := context.Background()
 	waited := AttrWaited.Bool(e.Waited)
-	r.wait.Record(ctx, e.Wait.Seconds(), r.attrs(e, AttrOutcome.String("acquired"), waited))
+	r.wait.Record(ctx, e.Wait.Seconds(), r.attrs(e, AttrOutcome.String(outcomeAcquired), waited))
 	r.acquisitions.Add(ctx, 1, r.attrs(e, waited))
 	if holds(e) && !e.Reentered {
-		r.holds.Add(ctx, 1, r.attrs(e))
+		r.active.Add(ctx, 1, r.attrs(e))
 	}
+	r.waitSpan(e, outcomeAcquired, false)
 }
 
 func (r *recorder) released(e latchkey.Event) {
 	if holds(e) {
-		r.holds.Add(context.Background(), -1, r.attrs(e))
+		r.active.Add(context.Background(), -1, r.attrs(e))
 	}
 }
 
@@ -142,7 +158,7 @@ func (r *recorder) lost(e latchkey.Event) {
 	ctx := context.Background()
 	r.losses.Add(ctx, 1, r.attrs(e))
 	if holds(e) {
-		r.holds.Add(ctx, -1, r.attrs(e))
+		r.active.Add(ctx, -1, r.attrs(e))
 	}
 }
 
@@ -151,11 +167,11 @@ func (r *recorder) renewalFailed(e latchkey.Event) {
 }
 
 func (r *recorder) abandonedWait(e latchkey.Event) {
-	ctx := context.Background()
-	r.wait.Record(ctx, e.Wait.Seconds(), r.attrs(e, AttrOutcome.String("abandoned")))
-	r.abandoned.Add(ctx, 1, r.attrs(e))
+	r.wait.Record(context.Background(), e.Wait.Seconds(), r.attrs(e, AttrOutcome.String(outcomeAbandoned)))
+	r.waitSpan(e, outcomeAbandoned, true)
 }
 
 func (r *recorder) notReplicatedAcq(e latchkey.Event) {
 	r.notReplicated.Add(context.Background(), 1, r.attrs(e))
+	r.waitSpan(e, outcomeNotReplicated, true)
 }

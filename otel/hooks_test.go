@@ -3,6 +3,7 @@ package latchkeyotel
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -147,7 +148,7 @@ func TestInstrument(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := collect(t, reader)
-	wantCount(t, ms, 1, "latchkey.holds", mutexKind)
+	wantCount(t, ms, 1, "latchkey.hold.active", mutexKind)
 	wantCount(t, ms, 1, "latchkey.acquisitions", mutexKind, direct)
 
 	const budget = 30 * time.Millisecond
@@ -165,7 +166,7 @@ func TestInstrument(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wantCount(t, collect(t, reader), 1, "latchkey.holds", mutexKind)
+	wantCount(t, collect(t, reader), 1, "latchkey.hold.active", mutexKind)
 	for range 2 {
 		if err := m.Unlock(octx); err != nil {
 			t.Fatal(err)
@@ -189,8 +190,7 @@ func TestInstrument(t *testing.T) {
 	ms = collect(t, reader)
 	noNames(t, ms)
 	wantCount(t, ms, 4, "latchkey.acquisitions", mutexKind, direct)
-	wantCount(t, ms, 0, "latchkey.holds", mutexKind)
-	wantCount(t, ms, 1, "latchkey.abandoned", mutexKind)
+	wantCount(t, ms, 0, "latchkey.hold.active", mutexKind)
 	wantCount(t, ms, 1, "latchkey.losses", mutexKind)
 	if _, ok := count(t, ms, "latchkey.acquisitions", mutexKind, waited); ok {
 		t.Errorf("an acquisition that waited, where none did")
@@ -202,7 +202,7 @@ func TestInstrument(t *testing.T) {
 		t.Errorf("abandoned wait: count %d, sum %vs; want 1 of %v to 2s", dp.Count, dp.Sum, budget)
 	}
 	for _, m := range ms {
-		if m.Name == "latchkey.renewal.failures" || m.Name == "latchkey.not_replicated" {
+		if m.Name == "latchkey.renewal.failures" || m.Name == "latchkey.not_replicated" || m.Name == "latchkey.abandoned" {
 			t.Errorf("%s recorded: %+v", m.Name, m.Data)
 		}
 	}
@@ -232,19 +232,27 @@ func TestHooks(t *testing.T) {
 	h.Acquired(latch)
 
 	ms := collect(t, reader)
+	var names []string
+	for _, m := range ms {
+		names = append(names, m.Name)
+	}
+	slices.Sort(names)
+	if want := []string{"latchkey.acquisitions", "latchkey.hold.active", "latchkey.losses", "latchkey.not_replicated",
+		"latchkey.renewal.failures", "latchkey.wait.duration"}; !slices.Equal(names, want) {
+		t.Errorf("instruments %q, want %q", names, want)
+	}
 	wantCount(t, ms, 2, "latchkey.acquisitions", mutexKind, name, waited)
 	wantCount(t, ms, 1, "latchkey.acquisitions", mutexKind, name, direct)
-	wantCount(t, ms, 1, "latchkey.holds", mutexKind, name)
+	wantCount(t, ms, 1, "latchkey.hold.active", mutexKind, name)
 	wantCount(t, ms, 1, "latchkey.renewal.failures", mutexKind, name)
 	wantCount(t, ms, 1, "latchkey.losses", mutexKind, name)
-	wantCount(t, ms, 1, "latchkey.abandoned", mutexKind, name)
 	wantCount(t, ms, 1, "latchkey.not_replicated", mutexKind, name)
 
 	// A latch's Wait is an acquisition, not a hold.
 	latchName := AttrName.String("ready")
 	wantCount(t, ms, 1, "latchkey.acquisitions", latchKind, latchName, waited)
-	if v, ok := count(t, ms, "latchkey.holds", latchKind, latchName); ok {
-		t.Errorf("latchkey.holds of a latch = %d, want no point", v)
+	if v, ok := count(t, ms, "latchkey.hold.active", latchKind, latchName); ok {
+		t.Errorf("latchkey.hold.active of a latch = %d, want no point", v)
 	}
 
 	for _, c := range []struct {

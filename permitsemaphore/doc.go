@@ -7,9 +7,11 @@
 // along). A permit acquired with a lease returns to the pool by itself when
 // the lease ends, so the permits of a holder that crashes come back without
 // anyone releasing them, which a plain semaphore (package semaphore) cannot
-// do. A lease of zero or less makes a permanent permit, released only by
-// its id. UpdateLeaseTime and Permit.Extend reset a permit's lease while it
-// is held. Releasing or extending a permit whose lease ended, or one never
+// do. Forever (the zero Lease) makes a permanent permit, released only by
+// its id; a negative lease, or one below latchkey.MinLease (10ms), is an
+// error matching latchkey.ErrInvalidLease, never a permanent permit.
+// UpdateLeaseTime and Permit.Extend reset a permit's lease while it is
+// held. Releasing or extending a permit whose lease ended, or one never
 // acquired, fails with latchkey.ErrNotHeld.
 //
 // Leases end by the holders' wall clocks, as in Redisson: a permit's
@@ -36,7 +38,7 @@
 // acquires their permits for them, by the ids their Acquire chose, and a
 // letter on the pub/sub channel of each one's client tells it. Nobody else
 // is woken. Redisson's message still goes out on Redisson's channel, with
-// the count the queue left. Granted permits have a lease of 100ms until
+// the count the queue left. Granted permits have a lease of 1s until
 // the granted waiter takes them with one more round trip, setting the
 // lease its Acquire asked for; Acquire returns only once the server
 // answered that they were still held for it. The permits of a waiter that
@@ -65,4 +67,6 @@
 //	                                     letters to its waiters
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
+// Any string is a name; those that a Redis Cluster cannot serve, and the
+// error their calls return there, are in the package latchkey doc on names.
 package permitsemaphore

@@ -6,25 +6,25 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+
 	"github.com/latchkey/latchkey"
-	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/permitsemaphore"
 	"github.com/redis/go-redis/v9"
 )
 
-// exampleClient returns a client of a throwaway in-process Redis (miniredis),
-// standing in for redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
-// and a function that releases latchkey's resources, the client and the server.
-func exampleClient() (*redis.Client, func()) {
-	rdb, stop := redistest.ExampleClient()
-	return rdb, func() { _ = latchkey.Close(rdb); stop() }
-}
-
 // Two licences are shared by every process. Each permit has a lease: if
 // its holder dies, it comes back by itself when the lease ends.
 func Example() {
-	rdb, done := exampleClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	licences := permitsemaphore.New(rdb, "licences")
@@ -47,8 +47,15 @@ func Example() {
 // A holder that never releases its permit loses it when the lease ends;
 // releasing it afterwards reports latchkey.ErrNotHeld.
 func Example_expiry() {
-	rdb, done := exampleClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	sem := permitsemaphore.New(rdb, "workers")
@@ -58,7 +65,7 @@ func Example_expiry() {
 
 	q, ok, _ := sem.TryAcquire(ctx, 0, permitsemaphore.Lease(time.Minute))
 	fmt.Println("taken by another:", ok)
-	err := p.Release(ctx)
+	err = p.Release(ctx)
 	fmt.Println("stale release:", errors.Is(err, latchkey.ErrNotHeld))
 	_ = q.Release(ctx)
 	// Output:
@@ -68,8 +75,15 @@ func Example_expiry() {
 
 // A holder that needs more time extends its permit before the lease ends.
 func ExamplePermit_Extend() {
-	rdb, done := exampleClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	sem := permitsemaphore.New(rdb, "jobs")
@@ -87,8 +101,15 @@ func ExamplePermit_Extend() {
 // AcquireN takes several permits at once, all or none; ReleaseAll gives
 // them back in one call.
 func ExampleSemaphore_AcquireN() {
-	rdb, done := exampleClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	sem := permitsemaphore.New(rdb, "gpu")

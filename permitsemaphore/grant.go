@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/scripts"
 )
 
@@ -77,11 +77,11 @@ func (s *Semaphore) dequeue(ctx context.Context, pub, entry string) {
 func (s *Semaphore) write(op, pub, entry string, arg any, req string, raw ...any) scripts.Call {
 	w := scripts.Write{Keys: s.keys, Once: req, Sync: s.cfg.Sync.Timeout()}
 	args := func(own ...any) []any {
-		return lockcore.ScriptArgs(s.client, time.Now(), pub, lockcore.QueueTimeout, own...)
+		return handoff.ScriptArgs(s.client, time.Now(), pub, handoff.QueueTimeout, own...)
 	}
 	switch op {
 	case opAcquire, opTry:
-		w.Args = args(append([]any{entry, arg, lockcore.Flag(op == opTry)}, raw...)...)
+		w.Args = args(append([]any{entry, arg, handoff.Flag(op == opTry)}, raw...)...)
 		return scripts.Call{Script: acquireScript, Write: w}
 	case opRelease:
 		w.Args = args(append([]any{arg}, raw...)...)

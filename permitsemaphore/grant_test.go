@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/permitsemaphore"
 	"github.com/redis/go-redis/v9"
@@ -131,7 +131,7 @@ func TestGrant_inOrder(t *testing.T) {
 	if err := r.ps[1].Extend(ctx, permitsemaphore.Forever); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(lockcore.Grace + 50*time.Millisecond) // past the grace
+	time.Sleep(handoff.Grace + 50*time.Millisecond) // past the grace
 	if d, err := headSem.LeaseTime(ctx, r.ps[1].ID()); err != nil || d != -1 {
 		t.Errorf("LeaseTime of a permit made permanent right after its grant = %v, %v; want -1", d, err)
 	}
@@ -200,8 +200,8 @@ func TestGrant_unreadLetter(t *testing.T) {
 		}
 		d := at.Sub(released)
 		t.Logf("the next waiter acquired %v after the release granted the permit to a waiter that never read its letter", d)
-		if d < lockcore.Grace-10*time.Millisecond || d > 2*time.Second {
-			t.Errorf("the next waiter acquired %v after the release, want about the grace (%v)", d, lockcore.Grace)
+		if d < handoff.Grace-10*time.Millisecond || d > handoff.Grace+2*time.Second {
+			t.Errorf("the next waiter acquired %v after the release, want about the grace (%v)", d, handoff.Grace)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the next waiter never acquired")

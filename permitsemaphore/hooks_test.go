@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/locktest"
-	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/permitsemaphore"
 )
 
@@ -18,8 +18,8 @@ func TestHooks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var events locktest.Events
-	observe.Set(c, events.Hooks())
-	defer observe.Set(c, nil)
+	latchkey.SetHooks(c, events.Hooks())
+	defer latchkey.SetHooks(c, nil)
 	name := semName(t)
 	s := permitsemaphore.New(c, name)
 	if err := s.SetPermits(ctx, 1); err != nil {

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
@@ -72,9 +72,10 @@ func (p *Permit) Release(ctx context.Context) error {
 }
 
 // Extend sets the permit's lease to end lease from now, or makes it
-// permanent if lease is zero or less. It returns an error matching
+// permanent if lease is Forever. It returns an error matching
 // latchkey.ErrNotHeld if the permit is no longer held (released, or its
-// lease already ended).
+// lease already ended), and one matching latchkey.ErrInvalidLease, changing
+// nothing, if lease is negative or below latchkey.MinLease.
 func (p *Permit) Extend(ctx context.Context, lease Lease) error {
 	if p == nil {
 		return fmt.Errorf("permitsemaphore: extend a nil permit: %w", lockerr.ErrNotHeld)
@@ -105,6 +106,9 @@ func (s *Semaphore) Release(ctx context.Context, id string) error {
 // ReleaseAll is not cut short by ctx: see "Deadlines and clean-up" in the
 // latchkey package doc.
 func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.name, err)
+	}
 	raw := make([]any, len(ids))
 	for i, id := range ids {
 		r, ok := rawID(id)
@@ -151,10 +155,15 @@ func (s *Semaphore) release(ctx context.Context, strict bool, raw ...any) (int64
 }
 
 // UpdateLeaseTime sets the lease of the permit with the given id to end
-// lease from now, or makes it permanent if lease is zero or less. It
+// lease from now, or makes it permanent if lease is Forever. It
 // reports whether the permit was held; if it was not (unknown id, released,
-// or its lease already ended) nothing changes.
+// or its lease already ended) nothing changes. A negative lease, or one
+// below latchkey.MinLease, returns an error matching
+// latchkey.ErrInvalidLease and changes nothing.
 func (s *Semaphore) UpdateLeaseTime(ctx context.Context, id string, lease Lease) (bool, error) {
+	if err := lease.check(); err != nil {
+		return false, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
+	}
 	now := time.Now()
 	ms, err := s.lease(ctx, id, now, leaseEnd(now, lease))
 	return ms != -2, err
@@ -176,6 +185,9 @@ func (s *Semaphore) LeaseTime(ctx context.Context, id string) (time.Duration, er
 
 // lease runs the lease script: -2 not held, -1 permanent, else ms left.
 func (s *Semaphore) lease(ctx context.Context, id string, now time.Time, end any) (int64, error) {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
+	}
 	r, ok := rawID(id)
 	if !ok {
 		return -2, nil
@@ -184,7 +196,7 @@ func (s *Semaphore) lease(ctx context.Context, id string, now time.Time, end any
 	if err != nil {
 		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
 	}
-	args := lockcore.ScriptArgs(s.client, now, pub, lockcore.QueueTimeout, r, end)
+	args := handoff.ScriptArgs(s.client, now, pub, handoff.QueueTimeout, r, end)
 	rep := s.resend(ctx, scripts.Call{Script: leaseScript, Write: scripts.Write{Keys: s.countKeys(), Args: args, Sync: s.cfg.Sync.Timeout()}})
 	ms, err := scripts.Int(rep.Cmd)
 	if err != nil {

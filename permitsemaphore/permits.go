@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
@@ -42,6 +42,9 @@ func (s *Semaphore) Permits(ctx context.Context) (int64, error) {
 // whether it set them; if the semaphore was already set it changes
 // nothing. It returns an error matching latchkey.ErrInvalidPermits if n < 0.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return false, fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, err)
+	}
 	if n < 0 {
 		return false, fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
@@ -83,6 +86,9 @@ func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
 
 // add runs the add or set operation with n.
 func (s *Semaphore) add(ctx context.Context, op string, n int64) error {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return fmt.Errorf("permitsemaphore: %s %d permits of %s: %w", op, n, s.name, err)
+	}
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
 		rep := s.resend(ctx, s.write(op, pub, "", n, keys.Once(s.name, owner.New())))
@@ -98,11 +104,14 @@ func (s *Semaphore) add(ctx context.Context, op string, n int64) error {
 
 // count runs the count script and returns {available, held}.
 func (s *Semaphore) count(ctx context.Context) ([2]int64, error) {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return [2]int64{}, fmt.Errorf("permitsemaphore: permits of %s: %w", s.name, err)
+	}
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err != nil {
 		return [2]int64{}, fmt.Errorf("permitsemaphore: permits of %s: %w", s.name, err)
 	}
-	args := lockcore.ScriptArgs(s.client, time.Now(), pub, lockcore.QueueTimeout)
+	args := handoff.ScriptArgs(s.client, time.Now(), pub, handoff.QueueTimeout)
 	v, err := scripts.Ints(countScript.Run(ctx, s.client, s.countKeys(), args...))
 	if err == nil && len(v) != 2 {
 		err = fmt.Errorf("latchkey: script reply: want 2 integers, got %d", len(v))

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/acquire"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -38,40 +38,31 @@ type Semaphore struct {
 }
 
 // New returns a Semaphore for the semaphore called name on client. It does
-// no I/O: the permits are set with TrySetPermits, SetPermits or
-// AddPermits, and a semaphore that was never set has none. New panics if
-// client is nil, name is empty or its braces would split its keys across
-// cluster hash slots (see the package latchkey doc on names): these are
-// programming errors.
+// no I/O: the permits are set with TrySetPermits, SetPermits or AddPermits,
+// and a semaphore that was never set has none. Any string is a valid name,
+// the empty one included (see the package latchkey doc on names): on a
+// Redis Cluster, a name whose keys would not share a hash slot makes every
+// method of the Semaphore and of its Permits that talks to Redis return an
+// error matching latchkey.ErrCrossSlot, without sending anything. New
+// panics if client is nil or an option is invalid: these are programming
+// errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
 	if client == nil {
 		panic("permitsemaphore: New: nil client")
-	}
-	if name == "" {
-		panic("permitsemaphore: New: empty name")
-	}
-	if err := keys.Check(name); err != nil {
-		panic("permitsemaphore: New: " + err.Error())
 	}
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
 	}
+	l := keys.SemaphoreOf(name)
 	s := &Semaphore{
 		client:  client,
 		name:    name,
-		timeout: keys.Suffix(name, "timeout"),
-		channel: keys.Prefix("redisson_sc", name),
-		hubs:    keys.Prefix("latchkey_semaphore__channel", name),
+		timeout: l.Leases,
+		channel: l.Channel,
+		hubs:    l.Hubs,
 		cfg:     cfg,
-	}
-	s.keys = []string{
-		name,
-		s.timeout,
-		s.channel,
-		keys.Prefix("latchkey_semaphore_queue", name),
-		keys.Prefix("latchkey_semaphore_timeout", name),
-		s.hubs,
+		keys:    []string{l.Name, l.Leases, l.Channel, l.Queue, l.Deadlines, l.Hubs},
 	}
 	return s
 }
@@ -82,8 +73,10 @@ func (s *Semaphore) Name() string { return s.name }
 // Acquire takes a permit, blocking until one is available to it or ctx is
 // done, and returns it. Waiters are served in order (see the package
 // doc). The permit returns to the pool by itself lease after it
-// was taken unless released or extended before; a lease of zero or less
-// makes it permanent. When ctx ends first Acquire returns an error that
+// was taken unless released or extended before; Forever makes it
+// permanent. A negative lease, or one below latchkey.MinLease, fails at
+// once with an error matching latchkey.ErrInvalidLease (see Lease). When
+// ctx ends first Acquire returns an error that
 // matches ctx.Err(); otherwise it returns the Redis error, wrapped. On
 // failure the semaphore is left unchanged: a permit whose grant landed
 // while Acquire was giving up is released. Asking a semaphore for more
@@ -129,8 +122,14 @@ func (s *Semaphore) TryAcquireN(ctx context.Context, n int, wait time.Duration, 
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, lease Lease) ([]*Permit, bool, error) {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
+	}
 	if n < 1 {
 		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
+	}
+	if err := lease.check(); err != nil {
+		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
 	}
 	fail := func(err error) ([]*Permit, bool, error) {
 		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
@@ -156,7 +155,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 	}
 	// One request for the whole wait: a resend finds its record.
 	w := s.write(op, pub, entry, 0, keys.Once(s.name, owner.New()), raw...)
-	var rank int64 // the waiter's place in the queue, 0 at the head
+	// Redisson's releases, and permits whose lease ended, grant nothing:
+	// the waiter hears them on Redisson's channel, counting the messages
+	// that say some permits are available.
+	place := handoff.NewPlace(ps[0].id, wait.Channel{Name: s.channel, Policy: available, Need: 1})
 	m := acquire.New(acquire.Steps{
 		Client: s.client,
 		Send: func(ctx context.Context) (acquire.Answer, error) {
@@ -177,7 +179,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 			case vs[0] == 1:
 				return acquire.Answer{Granted: true, Reply: rep}, nil
 			}
-			rank = vs[2]
+			place.Rank = vs[2]
 			// retry: until the earliest lease ends, when the next attempt
 			// takes the expired permit back even if nobody publishes.
 			return acquire.Answer{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
@@ -185,35 +187,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 		Undo:    func(ctx context.Context) { _, _ = s.release(ctx, false, raw...) },
 		Abandon: func(ctx context.Context, unsure bool) { s.abandon(ctx, w, pub, entry, raw, unsure) },
 	})
-	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Client:  s.client,
-		Kind:    "permitsemaphore",
-		Name:    s.name,
-		Hub:     hub,
-		Channel: s.hubs + ":" + hub.ID(),
-		Policy:  notify.WakeOne,
-		Key:     ps[0].id,
-		Letter: func(body string, at time.Time) (bool, time.Duration) {
-			within, head := lockcore.TakeLetter(body, at)
-			if head {
-				rank = 0 // heed Redisson's messages from now on
-			}
-			return false, within // never done on a letter alone: the attempt takes the grant
-		},
-		// Redisson's releases, and permits whose lease ended, grant
-		// nothing: the waiter hears them on Redisson's channel, counting
-		// the messages that say some permits are available. Only the
-		// head of the queue attempts on them: its attempt hands what it
-		// leaves to those behind it, so that a release the head cannot
-		// use wakes no herd behind it.
-		Hint:       s.channel,
-		HintPolicy: available,
-		HintNeed:   1,
-		Expect:     func() int { return 1 },
-		Heard:      func(int) (bool, time.Duration) { return rank <= 0, 0 },
-		Attempt:    m.Attempt,
-		Abandon:    m.Abandon,
-	})
+	ok, err := wait.Until(ctx, budget, place.Spec(s.client, "permitsemaphore", s.name, hub, s.hubs, m))
 	if err != nil {
 		return fail(err)
 	}
@@ -235,17 +209,32 @@ func available(payload string) int {
 
 // A Lease is how long a permit stays held unless released or extended:
 // when it runs out, the permit returns to the pool by itself, so a crashed
-// holder's permits come back. A lease of zero or less, Forever, makes the
-// permit permanent. It has a type of its own so that it cannot be swapped
-// with a wait by mistake: TryAcquire(ctx, time.Second, permitsemaphore.Lease(time.Minute)).
+// holder's permits come back. Forever, the zero Lease, makes the permit
+// permanent, and it is the only lease that does. A negative lease, such as
+// Lease(time.Until(deadline)) once the deadline has passed, and one below
+// latchkey.MinLease (10ms), too short to outlive the round trip that takes
+// the permit, are refused: a call given one returns an error matching
+// latchkey.ErrInvalidLease, does no I/O and changes nothing. Lease has a
+// type of its own so that it cannot be swapped with a wait by mistake:
+// TryAcquire(ctx, time.Second, permitsemaphore.Lease(time.Minute)).
 type Lease time.Duration
 
 // Forever is the lease of a permanent permit.
 const Forever Lease = 0
 
-// leaseEnd returns the lease end a permit taken at now stores.
+// check returns nil if l is Forever or a lease a permit can have, and
+// otherwise an error matching lockerr.ErrInvalidLease.
+func (l Lease) check() error {
+	if l == Forever {
+		return nil
+	}
+	return lockopt.CheckLease(time.Duration(l))
+}
+
+// leaseEnd returns the lease end a permit taken at now stores; lease has
+// passed check.
 func leaseEnd(now time.Time, lease Lease) int64 {
-	if lease <= 0 {
+	if lease == Forever {
 		return permanent
 	}
 	return now.UnixMilli() + scripts.Ms(time.Duration(lease))

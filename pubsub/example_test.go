@@ -4,18 +4,25 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/latchkey/latchkey"
-	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/latchkey/latchkey/pubsub"
+	"github.com/redis/go-redis/v9"
 )
 
 // A Hub of its own gives a group of primitives a subscriber connection of
 // their own, with its own settings, instead of the one their client shares.
 func ExampleNew() {
-	rdb, stop := redistest.ExampleClient()
-	defer stop()
-	defer latchkey.Close(rdb)
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	hub := pubsub.New(rdb, pubsub.WithLinger(0))

@@ -43,7 +43,7 @@ func (a *attempt) late(node int, r reply) {
 	s := a.state
 	a.mu.Unlock()
 	if r.err == nil && r.v == 1 && (s == stateFailed || s == stateEnded) {
-		a.m.undoOne(context.Background(), a.owner, node)
+		a.m.undoOne(context.Background(), a.owner, node, nil)
 	}
 }
 

@@ -30,9 +30,13 @@ const (
 
 // WithLease gives every hold a fixed lease d on each node: the hold is
 // valid for d minus the time the acquisition took and the clock drift
-// allowance (d/100 + 2ms), and nothing renews it. New panics if d is not
-// positive. Without it, the watchdog keeps the lock alive while it is held.
-// The default is no fixed lease.
+// allowance (d/100 + 2ms), and nothing renews it. New panics if d is below
+// latchkey.MinLease (10ms), a lease too short to outlive the round trip
+// that takes it and the drift allowance. A short lease also shortens the
+// default node timeout (d/20), which may then be below a round trip, so
+// that every attempt fails with a *QuorumError: with a lease under about
+// 100ms, set WithNodeTimeout too. Without WithLease, the watchdog keeps the
+// lock alive while it is held. The default is no fixed lease.
 func WithLease(d time.Duration) Option {
 	return func(c *config) {
 		c.SetLease("redlock", d)
@@ -42,7 +46,7 @@ func WithLease(d time.Duration) Option {
 // WithWatchdogTimeout sets the lease of a lock held without WithLease. The
 // watchdog renews it on every node each third of d, and the hold stays
 // valid as long as a quorum of nodes confirms each renewal. New panics if d
-// is below 3ms. The default is 30s.
+// is below latchkey.MinLease (10ms). The default is 30s.
 func WithWatchdogTimeout(d time.Duration) Option {
 	return func(c *config) {
 		c.SetWatchdog("redlock", d)

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/notify"
@@ -155,6 +156,79 @@ func (m *Mutex) queueRelease(ctx context.Context, id string) (int64, error) {
 	return scripts.Int(w.Exec(ctx, m.clients[m.queue]).Cmd)
 }
 
+// A grantGate holds back a release's part on the queue node, which grants
+// the lock to the next waiter in line, until the release is done on enough
+// of the other nodes. That waiter then asks every node at once: should it
+// find the lock still held there by the owner releasing it (those releases
+// sent at the same time but slower, as on a starved machine), it would
+// miss the quorum, give the lock back, and lose its turn to the waiter
+// behind it. The gate opens once need of the others answered without
+// error (with the queue node's lock, what the next waiter needs), or all
+// of them answered.
+type grantGate struct {
+	mu   sync.Mutex
+	need int // answers without error still needed
+	left int // other nodes that have not answered
+	open chan struct{}
+}
+
+// gate returns the grant gate of a release by one owner on the given
+// nodes (nil: all), or nil when it needs none: the queue node is not among
+// them, or no other node is.
+func (m *Mutex) gate(nodes []int) *grantGate {
+	if nodes == nil {
+		nodes = make([]int, len(m.clients))
+		for i := range nodes {
+			nodes[i] = i
+		}
+	}
+	others := 0
+	for _, i := range nodes {
+		if i != m.queue {
+			others++
+		}
+	}
+	if m.queue < 0 || others == len(nodes) || others == 0 {
+		return nil
+	}
+	return &grantGate{need: min(m.quorum-1, others), left: others, open: make(chan struct{})}
+}
+
+// answered notes another node's answer to the release: err is nil if it
+// released there, or found nothing of the owner's to release. A nil g
+// notes nothing.
+func (g *grantGate) answered(err error) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	wasOpen := g.need <= 0 || g.left <= 0
+	g.left--
+	if err == nil {
+		g.need--
+	}
+	if !wasOpen && (g.need <= 0 || g.left <= 0) {
+		close(g.open)
+	}
+}
+
+// wait blocks until g opens, ctx ends, or half the node timeout passed:
+// the release on the queue node, which the caller sends next, still has
+// the other half. A nil g is open.
+func (g *grantGate) wait(ctx context.Context, m *Mutex) {
+	if g == nil {
+		return
+	}
+	t := time.NewTimer(m.nodeTimeout() / 2)
+	defer t.Stop()
+	select {
+	case <-g.open:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
 // dequeue takes a call that gave up out of the queue, giving back the
 // queue node's lock if a release granted it meanwhile.
 func (m *Mutex) dequeue(ctx context.Context, id string, q *queued) {
@@ -175,21 +249,41 @@ func (m *Mutex) dequeue(ctx context.Context, id string, q *queued) {
 // message, unless a letter came first. Otherwise the waiter sleeps for the
 // random retry delay, which also covers an expired lease.
 func (m *Mutex) listen(s *wait.Spec, q *queued) {
-	s.Channel = lockcore.HubChannels(m.name) + ":" + m.cfg.Hub.ID()
-	s.Policy = notify.WakeOne
-	s.Key = q.key
-	s.Letter = func(body string, at time.Time) (bool, time.Duration) {
-		within, _ := lockcore.TakeLetter(body, at)
-		q.setGranted(within <= 0)
-		return false, within
-	}
-	s.Hint = m.channel
-	s.Hinted = q.head
-	s.Expect = func() int { return 1 }
-	s.Heard = func(int) (bool, time.Duration) { return false, letterWait }
+	s.Wake = wait.Channel{Name: keys.LockOf(m.name).Hubs + ":" + m.cfg.Hub.ID(), Policy: notify.WakeOne}
+	s.Mail = queueMail{q}
+	s.Hint = queueHint{q, m.channel}
 }
 
-// letterWait is how long the head of the queue waits, after Redisson's
-// channel said the lock is free, for the letter that a granting release
-// writes right behind that message.
-const letterWait = 5 * time.Millisecond
+// queueMail takes the queue node's letters to a queued call: a grant asks
+// for an attempt at once, which takes it.
+type queueMail struct{ q *queued }
+
+func (m queueMail) Key() string { return m.q.key }
+
+func (m queueMail) Letter(body string, at time.Time) (bool, time.Duration) {
+	within, _ := handoff.TakeLetter(body, at)
+	m.q.setGranted(handoff.IsGrant(body))
+	return false, within
+}
+
+// queueHint is Redisson's channel, which the head of the queue alone
+// listens to, for releases that grant nothing.
+type queueHint struct {
+	q       *queued
+	channel string
+}
+
+func (h queueHint) Channel() wait.Channel         { return wait.Channel{Name: h.channel} }
+func (h queueHint) Active() bool                  { return h.q.head() }
+func (queueHint) Expect() int                     { return 1 }
+func (queueHint) Heard(int) (bool, time.Duration) { return false, handoff.LetterWait }
+
+// queuedCall is a queued call's attempts, and its leaving of the queue
+// when it gives up.
+type queuedCall struct {
+	attempt wait.Attempt
+	abandon func(ctx context.Context)
+}
+
+func (c queuedCall) Attempt(ctx context.Context) (bool, time.Duration, error) { return c.attempt(ctx) }
+func (c queuedCall) Abandon(ctx context.Context)                              { c.abandon(ctx) }

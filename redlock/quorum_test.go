@@ -213,8 +213,10 @@ func TestMutex_lateGrantUndone(t *testing.T) {
 	ctx := context.Background()
 	name := lockName(t)
 	slow := miniClients(t, ms)
-	slow[2].(*redis.Client).AddHook(delayAcquire{300 * time.Millisecond})
-	m := redlock.New(slow, name, redlock.WithNodeTimeout(100*time.Millisecond))
+	// Node 2 answers 1s after the node timeout, which leaves the others
+	// half a second: enough on a loaded machine.
+	slow[2].(*redis.Client).AddHook(delayAcquire{1500 * time.Millisecond})
+	m := redlock.New(slow, name, redlock.WithNodeTimeout(500*time.Millisecond))
 	granted := func(n string) func() bool {
 		return func() bool { v, _ := ms[2].Get("redisson_lock_token:{" + name + "}"); return v == n }
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/lockopt"
+	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/shared"
 
 	"github.com/latchkey/latchkey/internal/keys"
@@ -43,11 +44,13 @@ type Mutex struct {
 }
 
 // New returns a Mutex for the lock called name on the independent masters
-// reached by clients; the quorum is len(clients)/2 + 1. It does no I/O. New
-// panics if clients is empty, holds a nil or repeated client, name is empty
-// or its braces would split its keys across cluster hash slots (see the
-// package latchkey doc on names), or an option is invalid: these are
-// programming errors.
+// reached by clients; the quorum is len(clients)/2 + 1. It does no I/O. Any
+// string is a valid name, the empty one included (see the package latchkey
+// doc on names): if one of clients is a Redis Cluster client and the name's
+// keys would not share a hash slot, every method of the Mutex that talks to
+// Redis returns an error matching latchkey.ErrCrossSlot, without sending
+// anything. New panics if clients is empty, holds a nil or repeated client,
+// or an option is invalid: these are programming errors.
 func New(clients []redis.UniversalClient, name string, opts ...Option) *Mutex {
 	if len(clients) == 0 {
 		panic("redlock: New: no clients")
@@ -61,12 +64,6 @@ func New(clients []redis.UniversalClient, name string, opts ...Option) *Mutex {
 				panic(fmt.Sprintf("redlock: New: client %d repeats client %d", i, j))
 			}
 		}
-	}
-	if name == "" {
-		panic("redlock: New: empty name")
-	}
-	if err := keys.Check(name); err != nil {
-		panic("redlock: New: " + err.Error())
 	}
 	cfg := config{Common: lockopt.Common{Watchdog: DefaultWatchdogTimeout}, retryDelay: DefaultRetryDelay}
 	for _, o := range opts {
@@ -132,6 +129,9 @@ func (m *Mutex) LockContext(ctx context.Context) (context.Context, error) {
 }
 
 func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool, error) {
+	if err := keys.Usable(m.name, m.clients...); err != nil {
+		return nil, false, fmt.Errorf("redlock: lock %s: %w", m.name, err)
+	}
 	id, reentrant := owner.FromContext(ctx)
 	if !reentrant {
 		id = owner.New() // goroutines sharing the handle exclude each other
@@ -159,22 +159,22 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 		return false, rand.N(m.cfg.retryDelay) + 1, nil
 	}
 	spec := wait.Spec{
-		Client: m.clients[0], Kind: "redlock", Name: m.name, Reentry: reentrant && m.holds.Get(id) != nil,
-		Hub:     m.cfg.Hub,
-		Channel: m.channel,
-		Policy:  notify.WakeOne,
-		Attempt: try,
+		Client: m.clients[0],
+		Event:  observe.Event{Kind: "redlock", Name: m.name, Reentered: reentrant && m.holds.Get(id) != nil},
+		Hub:    m.cfg.Hub,
+		Wake:   wait.Channel{Name: m.channel, Policy: notify.WakeOne},
+		Call:   wait.Attempt(try),
 		// A *QuorumError is final: the nodes that answered have been
 		// undone, and riding out the others is what the quorum is for.
 		Transient: func(error) bool { return false },
 	}
 	if q != nil {
 		m.listen(&spec, q)
-		spec.Abandon = func(ctx context.Context) {
+		spec.Call = queuedCall{try, func(ctx context.Context) {
 			if q.mayBeQueued() {
 				m.dequeue(ctx, id, q)
 			}
-		}
+		}}
 	}
 	ok, err := wait.Until(ctx, budget, spec)
 	var qe *QuorumError
@@ -207,6 +207,9 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 // Unlock is not cut short by ctx: see "Deadlines and clean-up" in the
 // latchkey package doc.
 func (m *Mutex) Unlock(ctx context.Context) error {
+	if err := keys.Usable(m.name, m.clients...); err != nil {
+		return fmt.Errorf("redlock: unlock %s: %w", m.name, err)
+	}
 	ctx, cancel := wait.Detach(ctx, m.clients[0])
 	defer cancel()
 	id, ok := owner.FromContext(ctx)
@@ -223,19 +226,15 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		return nil
 	}
 	leaseMs := scripts.Ms(m.cfg.TTL())
+	g := m.gate(nil) // the queue node's release grants: it goes last
 	rs := m.fanout(ctx, func(ctx context.Context, c redis.UniversalClient) (int64, error) {
 		if m.queue >= 0 && c == m.clients[m.queue] {
+			g.wait(ctx, m)
 			return m.queueRelease(ctx, id)
 		}
-		pub, err := shared.Publish(ctx, c, nil)
-		if err != nil {
-			return 0, err
-		}
-		rep := releaseScript.Exec(ctx, c, scripts.Write{
-			Keys: []string{m.name, m.channel}, Args: []any{id, leaseMs, pub},
-			Once: keys.Once(m.name, owner.New()), Sync: m.cfg.Sync.Timeout(),
-		})
-		return scripts.Int(rep.Cmd) // released on the node, replicated or not
+		v, err := m.releaseOn(ctx, c, id, leaseMs)
+		g.answered(err)
+		return v, err
 	}, nil)
 	released, failed := count(rs, 1)
 	notHeld, _ := count(rs, -1)
@@ -254,6 +253,20 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	return m.quorumError("unlock", len(rs)-failed, rs)
 }
 
+// releaseOn releases owner id's hold on the node of client c, publishing
+// Redisson's unlock message there: 1 released, -1 not held.
+func (m *Mutex) releaseOn(ctx context.Context, c redis.UniversalClient, id string, leaseMs int64) (int64, error) {
+	pub, err := shared.Publish(ctx, c, nil)
+	if err != nil {
+		return 0, err
+	}
+	rep := releaseScript.Exec(ctx, c, scripts.Write{
+		Keys: []string{m.name, m.channel}, Args: []any{id, leaseMs, pub},
+		Once: keys.Once(m.name, owner.New()), Sync: m.cfg.Sync.Timeout(),
+	})
+	return scripts.Int(rep.Cmd) // released on the node, replicated or not
+}
+
 // undo removes owner id's field from the given nodes, at once and with a
 // context that is not cancelled, waiting at most the node timeout. It is
 // how a failed attempt or a lost hold is cleaned up: a plain HDEL,
@@ -264,9 +277,10 @@ func (m *Mutex) undo(ctx context.Context, id string, nodes []int) {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
+	g := m.gate(nodes) // the queue node's release grants: it goes last
 	var wg sync.WaitGroup
 	for _, i := range nodes {
-		wg.Go(func() { m.undoOne(ctx, id, i) })
+		wg.Go(func() { m.undoOne(ctx, id, i, g) })
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -278,14 +292,15 @@ func (m *Mutex) undo(ctx context.Context, id string, nodes []int) {
 	}
 }
 
-func (m *Mutex) undoOne(ctx context.Context, id string, node int) {
+func (m *Mutex) undoOne(ctx context.Context, id string, node int, g *grantGate) {
 	ctx, cancel := context.WithTimeout(ctx, m.nodeTimeout())
 	defer cancel()
 	if node == m.queue {
+		g.wait(ctx, m)
 		_, _ = m.queueRelease(ctx, id) // grants it to the next in line
 		return
 	}
-	_ = m.clients[node].HDel(ctx, m.name, id).Err()
+	g.answered(m.clients[node].HDel(ctx, m.name, id).Err())
 }
 
 // drift is the clock drift allowance subtracted from every validity:

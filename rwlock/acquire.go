@@ -10,6 +10,7 @@ import (
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -22,6 +23,9 @@ func (rw *RWMutex) lock(ctx context.Context, budget time.Duration, s side) (bool
 
 // take acquires a hold on side s within budget and returns it.
 func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hold.Hold, bool, error) {
+	if err := keys.Usable(rw.name, rw.client); err != nil {
+		return nil, false, fmt.Errorf("rwlock: %s lock %s: %w", s, rw.name, err)
+	}
 	id, reentrant := owner.FromContext(ctx)
 	if !reentrant {
 		// A fresh id per plain acquisition: goroutines sharing the handle
@@ -36,9 +40,9 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 		mark = newMarking(budget)
 		script, args = writeAcquireScript, []any{ttl, field(id, write), id, mark.entry, scripts.Ms(mark.life), "0"}
 	}
-	ks := []string{rw.name, rw.timeoutPrefix(id), rw.writers}
+	ks := []string{rw.name, rw.timeoutPrefix(id), rw.layout.Writers}
 	if s == read {
-		ks = append(ks, rw.epoch)
+		ks = append(ks, rw.layout.Epoch)
 	}
 	hadLocal := rw.holds.Get(field(id, s)) != nil
 	// One request for the whole wait: a resend of an attempt that took the
@@ -98,13 +102,11 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 		},
 	})
 	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Client: rw.client, Kind: "rwlock", Name: rw.name, Reentry: reentrant && hadLocal,
-		Hub:     rw.cfg.HubFor(rw.client),
-		Channel: rw.channel,
-		Policy:  wakePolicy,
-		Need:    need(s),
-		Attempt: m.Attempt,
-		Abandon: m.Abandon,
+		Client: rw.client,
+		Event:  observe.Event{Kind: "rwlock", Name: rw.name, Reentered: reentrant && hadLocal},
+		Hub:    rw.cfg.HubFor(rw.client),
+		Wake:   wait.Channel{Name: rw.layout.Channel, Policy: wakePolicy, Need: need(s)},
+		Call:   m,
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("rwlock: %s lock %s: %w", s, rw.name, err)

@@ -44,8 +44,8 @@
 // (30s by default); a crashed process's holds expire within that timeout,
 // even while other processes keep reading. With WithLease each hold
 // expires after the lease, renewed by nobody. A hold that ends without an
-// unlock is never silent: Done closes, Err reports latchkey.ErrLost, and
-// the unlock returns latchkey.ErrNotHeld.
+// unlock is never silent: the side's Done closes, its Err reports
+// latchkey.ErrLost, and the unlock returns latchkey.ErrNotHeld.
 //
 // Waiters do not poll: they sleep until an unlock message arrives on the
 // lock's channel, or until the holders' TTL (for a reader held back by a
@@ -56,9 +56,14 @@
 // waiting writer attempts again at least every third of its deadline, to
 // renew it.
 //
-// ReadLock and WriteLock return the two sides as locks with Lock, TryLock
-// and Unlock methods of their own (Redisson's readLock and writeLock), for
-// code that takes any lock, such as a multilock.
+// The API has one shape per need, not two complete ones. RWMutex has
+// sync.RWMutex's methods (RLock, RUnlock, Lock, Unlock, their Try forms,
+// RLocker and Locker), so that it replaces a shared sync.RWMutex where Go
+// code expects one. What concerns one side's hold (LockContext, Done, Err,
+// HoldCount, IsLocked of that side) lives on that side alone: ReadLock and
+// WriteLock return the two sides as locks of their own (Redisson's
+// readLock and writeLock), which also serve code that takes any lock, such
+// as a multilock.
 //
 // Redis keys of a lock named N: Redisson's, and two of latchkey's:
 //
@@ -78,6 +83,8 @@
 //	                                     kept while readers are held back
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
+// Any string is a name; those that a Redis Cluster cannot serve, and the
+// error their calls return there, are in the package latchkey doc on names.
 //
 // Values of type RWMutex must not be copied after first use.
 package rwlock

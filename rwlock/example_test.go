@@ -7,23 +7,23 @@ import (
 	"sync"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+
 	"github.com/latchkey/latchkey"
-	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/rwlock"
 	"github.com/redis/go-redis/v9"
 )
 
-// exampleClient returns a client of a throwaway in-process Redis (miniredis),
-// standing in for redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
-// and a function that releases latchkey's resources, the client and the server.
-func exampleClient() (*redis.Client, func()) {
-	rdb, stop := redistest.ExampleClient()
-	return rdb, func() { _ = latchkey.Close(rdb); stop() }
-}
-
 func Example() {
-	rdb, done := exampleClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	rw := rwlock.New(rdb, "config")
@@ -60,8 +60,15 @@ func Example() {
 // A writer that also reads keeps its read hold after the write Unlock: the
 // lock passes from write to read without letting another writer in.
 func ExampleRWMutex_Lock_downgrade() {
-	rdb, done := exampleClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := latchkey.WithOwner(context.Background())
 	other := context.Background()
 
@@ -82,13 +89,20 @@ func ExampleRWMutex_Lock_downgrade() {
 // An owner that holds only read locks cannot also write: it would wait for
 // itself. Lock says so at once.
 func ExampleRWMutex_Lock_wouldDeadlock() {
-	rdb, done := exampleClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := latchkey.WithOwner(context.Background())
 
 	rw := rwlock.New(rdb, "cache")
 	_ = rw.RLock(ctx)
-	err := rw.Lock(ctx)
+	err = rw.Lock(ctx)
 	fmt.Println(errors.Is(err, latchkey.ErrWouldDeadlock))
 	_ = rw.RUnlock(ctx)
 	fmt.Println(rw.Lock(ctx))
@@ -100,8 +114,15 @@ func ExampleRWMutex_Lock_wouldDeadlock() {
 
 // The two sides as locks of their own, for code that takes any lock.
 func ExampleRWMutex_ReadLock() {
-	rdb, done := exampleClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	type locker interface {
@@ -123,8 +144,15 @@ func ExampleRWMutex_ReadLock() {
 
 // RLocker adapts the read side to sync.Locker, as sync.RWMutex's does.
 func ExampleRWMutex_RLocker() {
-	rdb, done := exampleClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 
 	rw := rwlock.New(rdb, "table")
 	var l sync.Locker = rw.RLocker()

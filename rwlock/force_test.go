@@ -33,12 +33,12 @@ func TestRWMutex_ForceUnlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-readers.Done():
+	case <-readers.ReadLock().Done():
 	case <-time.After(5 * time.Second):
 		t.Fatal("the readers' hold was not reported lost within 5s")
 	}
-	if !errors.Is(readers.Err(), latchkey.ErrLost) {
-		t.Errorf("readers' Err = %v, want ErrLost", readers.Err())
+	if !errors.Is(readers.ReadLock().Err(), latchkey.ErrLost) {
+		t.Errorf("readers' Err = %v, want ErrLost", readers.ReadLock().Err())
 	}
 	must(t, writer.Unlock(ctx))
 	if held, err := rwlock.New(client(t, s), name).ForceUnlock(ctx); held || err != nil {

@@ -257,7 +257,7 @@ func TestRWMutex_noGoroutineLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(t, latchkey.Close(c), c.Close())
-	within(t, rw.Done(), time.Second, "hold of a closed watchdog")
+	within(t, rw.ReadLock().Done(), time.Second, "hold of a closed watchdog")
 
 	goleak.VerifyNone(t, before)
 }

@@ -25,10 +25,14 @@ func (rw *RWMutex) WriteLock() *WriteLock { return &rw.w }
 // Lock acquires the lock for reading; see RWMutex.RLock.
 func (l *ReadLock) Lock(ctx context.Context) error { return l.rw.RLock(ctx) }
 
-// LockContext acquires the lock for reading and returns a context
-// cancelled when this read hold ends; see RWMutex.RLockContext.
+// LockContext acquires the lock for reading as Lock does and returns a
+// copy of ctx that is cancelled when this read hold ends: when it is
+// released (its owner's last read count), or when it is lost, and then
+// context.Cause reports an error matching latchkey.ErrLost that says why.
+// Done and Err report on the handle's latest read hold instead, which may
+// be another reader's.
 func (l *ReadLock) LockContext(ctx context.Context) (context.Context, error) {
-	return l.rw.RLockContext(ctx)
+	return l.rw.lockContext(ctx, read)
 }
 
 // TryLock acquires the lock for reading if it becomes available within
@@ -40,10 +44,16 @@ func (l *ReadLock) TryLock(ctx context.Context, wait time.Duration) (bool, error
 // Unlock releases one read hold; see RWMutex.RUnlock.
 func (l *ReadLock) Unlock(ctx context.Context) error { return l.rw.RUnlock(ctx) }
 
-// Done is RWMutex.Done for the read holds of the handle only.
+// Done returns a channel that is closed when the handle's most recently
+// acquired read hold that is still live ends, by an unlock or by loss; Err
+// then tells which. If the handle holds no read lock, Done returns the
+// channel of its last one, or a closed channel if there was none.
 func (l *ReadLock) Done() <-chan struct{} { return l.rw.holds.Done(int(read)) }
 
-// Err is RWMutex.Err for the read holds of the handle only.
+// Err returns nil while the hold that Done reports on is live, and after it
+// was released. After it ended without an unlock (its lease expired, the
+// key was deleted, the watchdog could not renew it) Err returns an error
+// matching latchkey.ErrLost that says why.
 func (l *ReadLock) Err() error { return l.rw.holds.Err(int(read)) }
 
 // Name returns the lock's name, which is also its Redis key.
@@ -52,10 +62,11 @@ func (l *ReadLock) Name() string { return l.rw.name }
 // Lock acquires the lock for writing; see RWMutex.Lock.
 func (l *WriteLock) Lock(ctx context.Context) error { return l.rw.Lock(ctx) }
 
-// LockContext acquires the lock for writing and returns a context
-// cancelled when this write hold ends; see RWMutex.LockContext.
+// LockContext acquires the lock for writing as Lock does and returns a
+// copy of ctx that is cancelled when this write hold ends, as ReadLock's
+// is for a read hold.
 func (l *WriteLock) LockContext(ctx context.Context) (context.Context, error) {
-	return l.rw.LockContext(ctx)
+	return l.rw.lockContext(ctx, write)
 }
 
 // TryLock acquires the lock for writing if it becomes available within
@@ -67,10 +78,10 @@ func (l *WriteLock) TryLock(ctx context.Context, wait time.Duration) (bool, erro
 // Unlock releases one write hold; see RWMutex.Unlock.
 func (l *WriteLock) Unlock(ctx context.Context) error { return l.rw.Unlock(ctx) }
 
-// Done is RWMutex.Done for the write holds of the handle only.
+// Done is ReadLock.Done for the write holds of the handle.
 func (l *WriteLock) Done() <-chan struct{} { return l.rw.holds.Done(int(write)) }
 
-// Err is RWMutex.Err for the write holds of the handle only.
+// Err is ReadLock.Err for the write holds of the handle.
 func (l *WriteLock) Err() error { return l.rw.holds.Err(int(write)) }
 
 // Name returns the lock's name, which is also its Redis key.

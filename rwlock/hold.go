@@ -14,18 +14,6 @@ import (
 // timeout keys and raises the hash TTL, and never touches other owners'.
 var renewRead = &lease.Kind{Script: scripts.Get("rw_renew_read"), KeysPerItem: 2, ArgsPerItem: 1}
 
-// Done returns a channel that is closed when the most recently acquired
-// hold of rw, read or write, that is still live ends, by an unlock or by
-// loss; Err then tells which. If rw holds nothing, Done returns the channel
-// of its last hold, or a closed channel if there was none.
-func (rw *RWMutex) Done() <-chan struct{} { return rw.holds.Done(hold.Any) }
-
-// Err returns nil while the hold that Done reports on is live, and after it
-// was released. After it ended without an unlock (its lease expired, the
-// key was deleted, the watchdog could not renew it) Err returns an error
-// matching latchkey.ErrLost that says why.
-func (rw *RWMutex) Err() error { return rw.holds.Err(hold.Any) }
-
 // keepers returns what keeps read and write holds alive under cfg: a fixed
 // lease, or the watchdog, which renews a read hold's own timeout keys.
 func (rw *RWMutex) keepers() (readKeep, writeKeep hold.Keeper) {
@@ -54,23 +42,10 @@ func (rw *RWMutex) acquired(id string, s side, plain bool, started time.Time) *h
 	return rw.holds.Acquired(field(id, s), id, int(s), plain, 0, started, k)
 }
 
-// RLockContext acquires rw for reading as RLock does and returns a copy of
-// ctx that is cancelled when this read hold ends: when it is released (its
-// owner's last read count), or when it is lost, and then context.Cause
-// reports an error matching latchkey.ErrLost that says why. Done and Err
-// report on the handle's latest hold instead, which may be another
-// reader's.
-func (rw *RWMutex) RLockContext(ctx context.Context) (context.Context, error) {
-	return rw.lockContext(ctx, read)
-}
-
-// LockContext acquires rw for writing as Lock does and returns a copy of
-// ctx that is cancelled when this write hold ends, as RLockContext's is for
-// a read hold.
-func (rw *RWMutex) LockContext(ctx context.Context) (context.Context, error) {
-	return rw.lockContext(ctx, write)
-}
-
+// lockContext acquires rw on side s as Lock or RLock does and returns a
+// copy of ctx that is cancelled when this hold ends: when it is released
+// (its owner's last count of that side), or when it is lost, and then
+// context.Cause reports an error matching latchkey.ErrLost that says why.
 func (rw *RWMutex) lockContext(ctx context.Context, s side) (context.Context, error) {
 	h, ok, err := rw.take(ctx, -1, s)
 	if !ok {

@@ -24,8 +24,10 @@ const DefaultWatchdogTimeout = 30 * time.Second
 // expires d after it was taken unless released before, and nothing renews
 // it (Redisson's lock(leaseTime)). Each read hold has its own lease; the
 // lock stays read-locked until the longest of them ends. New panics if d is
-// not positive. Without it, the watchdog keeps every hold alive while it is
-// held. The default is no fixed lease.
+// below latchkey.MinLease (10ms), a lease too short to outlive the round
+// trip that takes it and the drift allowance. Without WithLease, the
+// watchdog keeps every hold alive while it is held. The default is no fixed
+// lease.
 func WithLease(d time.Duration) Option {
 	return func(c *config) {
 		c.SetLease("rwlock", d)
@@ -34,8 +36,8 @@ func WithLease(d time.Duration) Option {
 
 // WithWatchdogTimeout sets the lease of a hold taken without WithLease; the
 // watchdog renews it every third of d, so a crashed holder's holds expire
-// at most d after their last renewal. New panics if d is below 3ms.
-// The default is 30s.
+// at most d after their last renewal. New panics if d is below
+// latchkey.MinLease (10ms). The default is 30s.
 func WithWatchdogTimeout(d time.Duration) Option {
 	return func(c *config) {
 		c.SetWatchdog("rwlock", d)

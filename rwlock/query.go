@@ -7,12 +7,16 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/hold"
+	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/redis/go-redis/v9"
 )
 
 // IsLocked reports whether anyone holds the lock, for reading or writing.
 func (rw *RWMutex) IsLocked(ctx context.Context) (bool, error) {
+	if err := keys.Usable(rw.name, rw.client); err != nil {
+		return false, fmt.Errorf("rwlock: query %s: %w", rw.name, err)
+	}
 	ok, err := hold.IsLocked(ctx, rw.client, rw.name)
 	if err != nil {
 		return false, fmt.Errorf("rwlock: query %s: %w", rw.name, err)
@@ -24,6 +28,9 @@ func (rw *RWMutex) IsLocked(ctx context.Context) (bool, error) {
 // (the longest lease of its holds): 0 if it is not held, and a negative
 // duration if its key has no TTL (a holder outside latchkey removed it).
 func (rw *RWMutex) TTL(ctx context.Context) (time.Duration, error) {
+	if err := keys.Usable(rw.name, rw.client); err != nil {
+		return 0, fmt.Errorf("rwlock: query %s: %w", rw.name, err)
+	}
 	d, err := hold.TTL(ctx, rw.client, rw.name)
 	if err != nil {
 		return 0, fmt.Errorf("rwlock: query %s: %w", rw.name, err)
@@ -42,6 +49,9 @@ func (l *ReadLock) HoldCount(ctx context.Context) (int, error) { return l.rw.hol
 func (l *WriteLock) HoldCount(ctx context.Context) (int, error) { return l.rw.holdCount(ctx, write) }
 
 func (rw *RWMutex) holdCount(ctx context.Context, s side) (int, error) {
+	if err := keys.Usable(rw.name, rw.client); err != nil {
+		return 0, fmt.Errorf("rwlock: query %s: %w", rw.name, err)
+	}
 	id, ok := owner.FromContext(ctx)
 	if !ok {
 		if id, ok = rw.holds.CurrentPlain(int(s)); !ok {
@@ -71,6 +81,9 @@ func (l *WriteLock) IsLocked(ctx context.Context) (bool, error) {
 // state returns the lock's mode ("" when free) and how many fields its hash
 // has, read atomically.
 func (rw *RWMutex) state(ctx context.Context) (mode string, fields int64, err error) {
+	if err := keys.Usable(rw.name, rw.client); err != nil {
+		return "", 0, fmt.Errorf("rwlock: query %s: %w", rw.name, err)
+	}
 	var get *redis.StringCmd
 	var n *redis.IntCmd
 	_, err = rw.client.TxPipelined(ctx, func(p redis.Pipeliner) error {

@@ -13,6 +13,9 @@ import (
 )
 
 func (rw *RWMutex) unlock(ctx context.Context, s side) error {
+	if err := keys.Usable(rw.name, rw.client); err != nil {
+		return fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
+	}
 	ctx, cancel := wait.Detach(ctx, rw.client)
 	defer cancel()
 	id, reentrant := owner.FromContext(ctx)
@@ -68,7 +71,7 @@ func (rw *RWMutex) releaseOnce(ctx context.Context, id string, s side) (int64, e
 			return err
 		}
 		rep = releaseScript.Exec(ctx, rw.client, scripts.Write{ // recorded: safe to resend
-			Keys: []string{rw.name, rw.channel, rw.timeoutPrefix(id), rw.tag, rw.epoch},
+			Keys: []string{rw.name, rw.layout.Channel, rw.timeoutPrefix(id), rw.tag, rw.layout.Epoch},
 			Args: []any{field(id, s), s.String(), pub},
 			Once: req,
 			Sync: rw.cfg.Sync.Timeout(),
@@ -100,13 +103,16 @@ var forceScript = scripts.Get("lock_force_release")
 // ForceUnlock is not cut short by ctx: see "Deadlines and clean-up" in the
 // latchkey package doc.
 func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := keys.Usable(rw.name, rw.client); err != nil {
+		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
+	}
 	ctx, cancel := wait.Detach(ctx, rw.client)
 	defer cancel()
 	pub, err := rw.cfg.Publish(ctx, rw.client)
 	if err != nil {
 		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
 	}
-	n, err := scripts.Int(forceScript.Run(ctx, rw.client, []string{rw.name, rw.channel}, pub, "1"))
+	n, err := scripts.Int(forceScript.Run(ctx, rw.client, []string{rw.name, rw.layout.Channel}, pub, "1"))
 	if err != nil {
 		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
 	}

@@ -310,8 +310,8 @@ func TestRWMutex_notHeld(t *testing.T) {
 	if after := raw.HGetAll(bg, name).Val(); len(after) != 3 || after["mode"] != "read" || len(before) != 3 {
 		t.Fatalf("hash changed by refused unlocks: before %v, after %v", before, after)
 	}
-	if rw.Err() != nil {
-		t.Fatalf("Err after refused unlocks = %v", rw.Err())
+	if err := rw.ReadLock().Err(); err != nil {
+		t.Fatalf("Err after refused unlocks = %v", err)
 	}
 	must(t, rw.RUnlock(ctx), rw.RUnlock(bg))
 

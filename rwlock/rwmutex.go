@@ -30,13 +30,11 @@ var (
 // goroutines; goroutines sharing it behave as with a shared sync.RWMutex.
 // An RWMutex must not be copied after first use.
 type RWMutex struct {
-	client  redis.UniversalClient
-	name    string
-	channel string
-	tag     string // {name}: the prefix of every owner's timeout keys
-	writers string // the writers' marker (see writers.go)
-	epoch   string // the epoch of held-back readers (see writers.go)
-	cfg     config
+	client redis.UniversalClient
+	name   string
+	layout keys.RWLock // its keys and channel; Writers and Epoch: see writers.go
+	tag    string      // {name}: the prefix of every owner's timeout keys
+	cfg    config
 
 	holds     *hold.Table // by hash field, of class read or write
 	readKeep  hold.Keeper
@@ -47,32 +45,27 @@ type RWMutex struct {
 }
 
 // New returns an RWMutex for the lock called name on client. It does no
-// I/O. New panics if client is nil, name is empty, its braces would split
-// its keys across cluster hash slots (see the package latchkey doc on
-// names), or an option is invalid: these are programming errors.
+// I/O. Any string is a valid name, the empty one included (see the package
+// latchkey doc on names): on a Redis Cluster, a name whose keys would not
+// share a hash slot makes every method of the RWMutex that talks to Redis
+// return an error matching latchkey.ErrCrossSlot, without sending anything.
+// New panics if client is nil or an option is invalid: these are
+// programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *RWMutex {
 	if client == nil {
 		panic("rwlock: New: nil client")
-	}
-	if name == "" {
-		panic("rwlock: New: empty name")
-	}
-	if err := keys.Check(name); err != nil {
-		panic("rwlock: New: " + err.Error())
 	}
 	cfg := config{Common: lockopt.Common{Watchdog: DefaultWatchdogTimeout}}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	rw := &RWMutex{
-		client:  client,
-		name:    name,
-		channel: keys.Prefix("redisson_rwlock", name),
-		tag:     keys.Tag(name),
-		writers: keys.Prefix("latchkey_rwlock_writers", name),
-		epoch:   keys.Prefix("latchkey_rwlock_epoch", name),
-		cfg:     cfg,
-		holds:   hold.New("rwlock: " + name),
+		client: client,
+		name:   name,
+		layout: keys.RWLockOf(name),
+		tag:    keys.Tag(name),
+		cfg:    cfg,
+		holds:  hold.New("rwlock: " + name),
 	}
 	rw.holds.Observe(client, "rwlock", name)
 	rw.readKeep, rw.writeKeep = rw.keepers()
@@ -187,5 +180,5 @@ func field(id string, s side) string {
 // timeoutPrefix returns {name}:<id>:rwlock_timeout, the prefix of owner
 // id's per-read-hold timeout keys.
 func (rw *RWMutex) timeoutPrefix(id string) string {
-	return keys.Suffix(rw.name, id+":rwlock_timeout")
+	return rw.layout.ReadTimeouts(id)
 }

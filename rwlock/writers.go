@@ -78,7 +78,7 @@ func (rw *RWMutex) withdraw(ctx context.Context, entry string) {
 		if err != nil {
 			return err
 		}
-		return withdrawScript.Run(ctx, rw.client, []string{rw.writers, rw.name, rw.channel}, entry, pub).Err()
+		return withdrawScript.Run(ctx, rw.client, []string{rw.layout.Writers, rw.name, rw.layout.Channel}, entry, pub).Err()
 	})
 }
 

@@ -43,7 +43,7 @@
 // trip, and its Acquire returns only once the server answered that the
 // grant was still there: permits granted to a waiter that died, or whose
 // client missed the letter, go back to the pool or to the next waiter
-// after a grace of 100ms, and a waiter that comes for its grant later than
+// after a grace of 1s, and a waiter that comes for its grant later than
 // that (a pause of the process, a slow network) finds it gone and waits
 // on, queued again. Acquire never returns permits that may be in use by
 // another.
@@ -74,4 +74,6 @@
 //	                                     letters to its waiters
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
+// Any string is a name; those that a Redis Cluster cannot serve, and the
+// error their calls return there, are in the package latchkey doc on names.
 package semaphore

@@ -6,25 +6,25 @@ import (
 	"sync"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+
 	"github.com/latchkey/latchkey"
-	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/semaphore"
 	"github.com/redis/go-redis/v9"
 )
 
-// exampleClient returns a client of a throwaway in-process Redis (miniredis),
-// standing in for redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
-// and a function that releases latchkey's resources, the client and the server.
-func exampleClient() (*redis.Client, func()) {
-	rdb, stop := redistest.ExampleClient()
-	return rdb, func() { _ = latchkey.Close(rdb); stop() }
-}
-
 // At most three workers, in any number of processes, call the rate-limited
 // service at once.
 func Example() {
-	rdb, done := exampleClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	sem := semaphore.New(rdb, "service-slots")
@@ -50,8 +50,15 @@ func Example() {
 // TryAcquire gives up when the permits do not come within its wait, and
 // leaves the semaphore as it was.
 func ExampleSemaphore_TryAcquire() {
-	rdb, done := exampleClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	sem := semaphore.New(rdb, "batch-slots")
@@ -69,8 +76,15 @@ func ExampleSemaphore_TryAcquire() {
 // out: the count goes below zero, and new Acquire calls wait until enough
 // releases bring it back above.
 func ExampleSemaphore_AddPermits() {
-	rdb, done := exampleClient()
-	defer done()
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
 	ctx := context.Background()
 
 	sem := semaphore.New(rdb, "db-connections")

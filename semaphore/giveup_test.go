@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/semaphore"
 	"github.com/redis/go-redis/v9"
 )
@@ -56,8 +56,8 @@ func TestGrant_unreadLetter(t *testing.T) {
 		}
 		d := at.Sub(released)
 		t.Logf("the next waiter acquired %v after the release granted the permit to a waiter that never read its letter", d)
-		if d < lockcore.Grace-10*time.Millisecond || d > wait2s {
-			t.Errorf("the next waiter acquired %v after the release, want about the grace (%v)", d, lockcore.Grace)
+		if d < handoff.Grace-10*time.Millisecond || d > handoff.Grace+wait2s {
+			t.Errorf("the next waiter acquired %v after the release, want about the grace (%v)", d, handoff.Grace)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the next waiter never acquired")

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/scripts"
 )
 
@@ -76,11 +76,11 @@ func (s *Semaphore) dequeue(ctx context.Context, entry, pub string) {
 func (s *Semaphore) write(op, entry string, n int64, pub, req string) scripts.Call {
 	w := scripts.Write{Keys: s.keys, Once: req, Sync: s.cfg.Sync.Timeout()}
 	args := func(own ...any) []any {
-		return lockcore.ScriptArgs(s.client, time.Now(), pub, lockcore.QueueTimeout, own...)
+		return handoff.ScriptArgs(s.client, time.Now(), pub, handoff.QueueTimeout, own...)
 	}
 	switch op {
 	case opAcquire, opTry:
-		w.Args = args(entry, n, lockcore.Flag(op == opTry))
+		w.Args = args(entry, n, handoff.Flag(op == opTry))
 		return scripts.Call{Script: acquireScript, Write: w}
 	case opRelease:
 		w.Args = args(n)

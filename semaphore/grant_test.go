@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/semaphore"
@@ -83,7 +83,7 @@ func TestGrant_confirmed(t *testing.T) {
 		t.Errorf("%d grants outstanding after Acquire returned: it did not confirm its grant", n)
 	}
 	expectMessage(t, sub, "0")
-	time.Sleep(lockcore.Grace + 50*time.Millisecond) // past the grace
+	time.Sleep(handoff.Grace + 50*time.Millisecond) // past the grace
 	if n := sent.N() - before; n != 1 {
 		t.Errorf("the granted waiter sent %d commands after the grace, want 1", n)
 	}
@@ -135,7 +135,7 @@ func TestGrant_lateTake(t *testing.T) {
 	if err := a.Acquire(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	slow := &slowScripts{d: lockcore.Grace + 100*time.Millisecond}
+	slow := &slowScripts{d: handoff.Grace + 100*time.Millisecond}
 	bc := client(t, s)
 	bc.AddHook(slow)
 	late, next := make(chan error, 1), make(chan error, 1)
@@ -265,7 +265,7 @@ func TestGrant_deadWaiter(t *testing.T) {
 			t.Fatal("Acquire failed")
 		}
 		d := at.Sub(released)
-		t.Logf("the next waiter acquired %v after the release (grace %v)", d, lockcore.Grace)
+		t.Logf("the next waiter acquired %v after the release (grace %v)", d, handoff.Grace)
 		if d > wait2s {
 			t.Errorf("a dead first waiter held things up for %v", d)
 		}

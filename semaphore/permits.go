@@ -19,6 +19,9 @@ var drainScript = scripts.Get("sem_drain")
 // whether it set them; if the semaphore was already set it changes nothing.
 // It returns an error matching latchkey.ErrInvalidPermits if n < 0.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return false, fmt.Errorf("semaphore: set %d permits of %s: %w", n, s.name, err)
+	}
 	if n < 0 {
 		return false, fmt.Errorf("semaphore: set %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
@@ -59,6 +62,9 @@ func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
 }
 
 func (s *Semaphore) add(ctx context.Context, n int64, mode string) error {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return fmt.Errorf("semaphore: %s %d permits of %s: %w", mode, n, s.name, err)
+	}
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
 		rep := s.resend(ctx, s.write(mode, "", n, pub, keys.Once(s.name, owner.New())))
@@ -76,6 +82,9 @@ func (s *Semaphore) add(ctx context.Context, n int64, mode string) error {
 // semaphore that was never set, and a negative number after AddPermits
 // took away more than were available.
 func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return 0, fmt.Errorf("semaphore: permits of %s: %w", s.name, err)
+	}
 	v, err := s.client.Get(ctx, s.name).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -91,6 +100,9 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 // including when the count is negative (where Redisson would reset it to
 // zero, creating permits). Like Redisson's drainPermits it wakes nobody.
 func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return 0, fmt.Errorf("semaphore: drain %s: %w", s.name, err)
+	}
 	rep, _ := drainScript.Resend(ctx, s.client, scripts.Write{Keys: []string{s.name}, Once: keys.Once(s.name, owner.New()), Sync: s.cfg.Sync.Timeout()})
 	v, err := scripts.Int(rep.Cmd)
 	if err != nil {

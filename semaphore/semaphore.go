@@ -7,10 +7,9 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/acquire"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
@@ -34,38 +33,28 @@ type Semaphore struct {
 
 // New returns a Semaphore for the semaphore called name on client. It does
 // no I/O: the permits are set with TrySetPermits, SetPermits, AddPermits or
-// Release, and a semaphore that was never set has none. New panics if
-// client is nil, name is empty or its braces would split its keys across
-// cluster hash slots (see the package latchkey doc on names): these are
-// programming errors.
+// Release, and a semaphore that was never set has none. Any string is a
+// valid name, the empty one included (see the package latchkey doc on
+// names): on a Redis Cluster, a name whose keys would not share a hash slot
+// makes every method of the Semaphore that talks to Redis return an error
+// matching latchkey.ErrCrossSlot, without sending anything. New panics if
+// client is nil or an option is invalid: these are programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
 	if client == nil {
 		panic("semaphore: New: nil client")
-	}
-	if name == "" {
-		panic("semaphore: New: empty name")
-	}
-	if err := keys.Check(name); err != nil {
-		panic("semaphore: New: " + err.Error())
 	}
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
 	}
+	l := keys.SemaphoreOf(name)
 	s := &Semaphore{
 		client:  client,
 		name:    name,
-		channel: keys.Prefix("redisson_sc", name),
-		hubs:    keys.Prefix("latchkey_semaphore__channel", name),
+		channel: l.Channel,
+		hubs:    l.Hubs,
 		cfg:     cfg,
-	}
-	s.keys = []string{
-		name,
-		s.channel,
-		keys.Prefix("latchkey_semaphore_queue", name),
-		keys.Prefix("latchkey_semaphore_timeout", name),
-		keys.Prefix("latchkey_semaphore_grant", name),
-		s.hubs,
+		keys:    []string{l.Name, l.Channel, l.Queue, l.Deadlines, l.Grants, l.Hubs},
 	}
 	return s
 }
@@ -99,6 +88,9 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration)
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) (bool, error) {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, err)
+	}
 	if n < 1 {
 		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
@@ -119,7 +111,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 	// permits, by go-redis or by the wait loop after an error, finds its
 	// record instead of taking them again.
 	w := s.write(op, entry, n, pub, keys.Once(s.name, owner.New()))
-	var rank int64 // the waiter's place in the queue, 0 at the head
+	// Redisson's releases grant nothing: the waiter hears them on
+	// Redisson's channel, counting only those that leave enough permits
+	// for it; latchkey's leave none that the queue could use.
+	place := handoff.NewPlace(key, wait.Channel{Name: s.channel, Policy: available, Need: int(min(n, 1<<30))})
 	m := acquire.New(acquire.Steps{
 		Client: s.client,
 		Send: func(ctx context.Context) (acquire.Answer, error) {
@@ -134,7 +129,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 			case vs[0] == 1:
 				return acquire.Answer{Granted: true, Reply: rep}, nil
 			}
-			rank = vs[1]
+			place.Rank = vs[1]
 			// A refusal has no bound, but for the grace of a grant not
 			// taken yet: a release grants the permits and says so, and
 			// the wait loop's backstop covers a lost letter.
@@ -143,35 +138,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 		Undo:    func(ctx context.Context) { _ = s.release(ctx, n) },
 		Abandon: func(ctx context.Context, unsure bool) { s.abandon(ctx, w, entry, pub, n, unsure) },
 	})
-	ok, err := wait.Until(ctx, budget, wait.Spec{
-		Client:  s.client,
-		Kind:    "semaphore",
-		Name:    s.name,
-		Hub:     hub,
-		Channel: s.hubs + ":" + hub.ID(),
-		Policy:  notify.WakeOne,
-		Key:     key,
-		Letter: func(body string, at time.Time) (bool, time.Duration) {
-			within, head := lockcore.TakeLetter(body, at)
-			if head {
-				rank = 0 // heed Redisson's messages from now on
-			}
-			return false, within // never done on a letter alone: the attempt takes the grant
-		},
-		// Redisson's releases grant nothing: the waiter hears them on
-		// Redisson's channel, counting only those that leave enough
-		// permits for it; latchkey's leave none that the queue could use.
-		// Only the head of the queue attempts on them: its attempt hands
-		// what it leaves to those behind it, so that a release the head
-		// cannot use wakes no herd behind it.
-		Hint:       s.channel,
-		HintPolicy: available,
-		HintNeed:   int(min(n, 1<<30)),
-		Expect:     func() int { return 1 },
-		Heard:      func(int) (bool, time.Duration) { return rank <= 0, 0 },
-		Attempt:    m.Attempt,
-		Abandon:    m.Abandon,
-	})
+	ok, err := wait.Until(ctx, budget, place.Spec(s.client, "semaphore", s.name, hub, s.hubs, m))
 	if err != nil {
 		return fail(err)
 	}
@@ -200,6 +167,9 @@ func available(payload string) int {
 // Release is not cut short by ctx: see "Deadlines and clean-up" in the
 // latchkey package doc.
 func (s *Semaphore) Release(ctx context.Context, n int64) error {
+	if err := keys.Usable(s.name, s.client); err != nil {
+		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, err)
+	}
 	if n < 1 {
 		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}

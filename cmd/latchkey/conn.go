@@ -14,10 +14,16 @@ import (
 // defaultAddr is the server used when neither -redis nor REDIS_URL says.
 const defaultAddr = "127.0.0.1:6379"
 
+// authEnv is the environment variable that holds the password when neither
+// -password nor the URL gives one, as for redis-cli: unlike a flag, it does
+// not show in ps.
+const authEnv = "REDISCLI_AUTH"
+
 // connFlags are the connection settings, given before or after the command.
 type connFlags struct {
 	addr     string // host:port, seeds a,b,c, or a redis:// or rediss:// URL
 	cluster  bool
+	master   string // Sentinel: the master's name; addr lists the sentinels
 	user     string
 	password string
 	timeout  time.Duration
@@ -31,8 +37,9 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 	}
 	fs.StringVar(&c.addr, "redis", c.addr, "server `ADDR`: host:port, seeds host:port,... with -cluster, or a redis:// or rediss:// URL (default $REDIS_URL, else "+defaultAddr+")")
 	fs.BoolVar(&c.cluster, "cluster", c.cluster, "connect to a Redis Cluster")
+	fs.StringVar(&c.master, "sentinel-master", c.master, "connect through Redis Sentinel to the master called `NAME`; -redis lists the sentinels, host:port,...")
 	fs.StringVar(&c.user, "user", c.user, "ACL user name (overrides the URL's)")
-	fs.StringVar(&c.password, "password", c.password, "password (overrides the URL's)")
+	fs.StringVar(&c.password, "password", c.password, "password (overrides the URL's and $"+authEnv+"; visible in ps: prefer $"+authEnv+")")
 	fs.DurationVar(&c.timeout, "timeout", c.timeout, "bound on each command's Redis calls (not on watch)")
 }
 
@@ -58,7 +65,17 @@ type conn struct {
 func (c *connFlags) open() (*conn, error) {
 	t := c.target()
 	url := strings.Contains(t, "://")
-	if c.cluster {
+	switch {
+	case c.cluster && c.master != "":
+		return nil, usagef("-cluster and -sentinel-master exclude each other")
+	case c.master != "" && url:
+		return nil, usagef("-sentinel-master: give the sentinels as host:port,..., not a URL")
+	case c.master != "":
+		o := &redis.FailoverOptions{MasterName: c.master, SentinelAddrs: strings.Split(t, ",")}
+		o.Username, o.Password = c.user, c.auth("")
+		o.DialTimeout, o.MaxRetries = min(c.timeout, 5*time.Second), 1
+		return &conn{redis.NewFailoverClient(o), "master " + c.master + " via sentinels " + t}, nil
+	case c.cluster:
 		o := &redis.ClusterOptions{Addrs: strings.Split(t, ",")}
 		if url {
 			var err error
@@ -69,9 +86,7 @@ func (c *connFlags) open() (*conn, error) {
 		if c.user != "" {
 			o.Username = c.user
 		}
-		if c.password != "" {
-			o.Password = c.password
-		}
+		o.Password = c.auth(o.Password)
 		o.DialTimeout, o.MaxRetries = min(c.timeout, 5*time.Second), 1
 		return &conn{redis.NewClusterClient(o), "cluster " + strings.Join(o.Addrs, ",")}, nil
 	}
@@ -85,11 +100,21 @@ func (c *connFlags) open() (*conn, error) {
 	if c.user != "" {
 		o.Username = c.user
 	}
-	if c.password != "" {
-		o.Password = c.password
-	}
+	o.Password = c.auth(o.Password)
 	o.DialTimeout, o.MaxRetries = min(c.timeout, 5*time.Second), 1
 	return &conn{redis.NewClient(o), o.Addr}, nil
+}
+
+// auth returns the password: -password's, else the URL's (fromURL), else
+// $REDISCLI_AUTH's, which redis-cli reads the same way.
+func (c *connFlags) auth(fromURL string) string {
+	switch {
+	case c.password != "":
+		return c.password
+	case fromURL != "":
+		return fromURL
+	}
+	return os.Getenv(authEnv)
 }
 
 // keyErr names the server and the key in a Redis error.

@@ -21,11 +21,15 @@ func readCounter(ctx context.Context, c *conn, st *State) error {
 	var entries *redis.StringSliceCmd
 	var scores *redis.ZSliceCmd
 	if st.Kind != kindLatch {
-		entries = p.LRange(ctx, n.semQueue, 0, -1)
-		scores = p.ZRangeWithScores(ctx, n.semDeadlines, 0, -1)
+		entries = p.LRange(ctx, n.sem.Queue, 0, -1)
+		scores = p.ZRangeWithScores(ctx, n.sem.Deadlines, 0, -1)
 	}
 	if st.Kind == kindPermits {
-		leases = p.ZRangeWithScores(ctx, n.permitLeases, 0, -1)
+		leases = p.ZRangeWithScores(ctx, n.sem.Leases, 0, -1)
+	}
+	var grants *redis.ZSliceCmd
+	if st.Kind == kindSemaphore {
+		grants = p.ZRangeWithScores(ctx, n.sem.Grants, 0, -1)
 	}
 	_, _ = p.Exec(ctx)
 	cmds := []redis.Cmder{val, pttl}
@@ -34,6 +38,9 @@ func readCounter(ctx context.Context, c *conn, st *State) error {
 	}
 	if leases != nil {
 		cmds = append(cmds, leases)
+	}
+	if grants != nil {
+		cmds = append(cmds, grants)
 	}
 	if err := failed(c, st.Name, cmds...); err != nil {
 		return err
@@ -64,16 +71,26 @@ func readCounter(ctx context.Context, c *conn, st *State) error {
 	st.Permits = &v
 	deadline := scoreMap(scores.Val())
 	for _, e := range entries.Val() {
-		w := Waiter{Owner: e, Client: "latchkey", DeadlineMs: deadline[e], Permits: 1}
-		_, rest, _ := strings.Cut(e, "/")
-		if st.Kind == kindPermits { // <hub id>/<permit ids in hex>, the first addressing letters
-			w.Owner, w.Permits = rest[:min(32, len(rest))], int64(len(rest)/32)
-		} else if ps, key, ok := strings.Cut(rest, "/"); ok { // <hub id>/<permits>/<key>
-			w.Owner = key
-			w.Permits, _ = strconv.ParseInt(ps, 10, 64)
+		st.Queue = append(st.Queue, semWaiter(st.Kind, e, deadline[e], now))
+	}
+	if grants != nil {
+		for _, z := range grants.Val() {
+			e := z.Member.(string)
+			st.Grants = append(st.Grants, semWaiter(st.Kind, e, int64(z.Score), now))
 		}
-		w.InMs = w.DeadlineMs - now
-		st.Queue = append(st.Queue, w)
 	}
 	return nil
+}
+
+// semWaiter reads a semaphore queue entry e whose deadline is deadline.
+func semWaiter(kind, e string, deadline, now int64) Waiter {
+	w := Waiter{Owner: e, Client: "latchkey", DeadlineMs: deadline, InMs: deadline - now, Permits: 1}
+	_, rest, _ := strings.Cut(e, "/")
+	if kind == kindPermits { // <hub id>/<permit ids in hex>, the first addressing letters
+		w.Owner, w.Permits = rest[:min(32, len(rest))], int64(len(rest)/32)
+	} else if ps, key, ok := strings.Cut(rest, "/"); ok { // <hub id>/<permits>/<key>
+		w.Owner = key
+		w.Permits, _ = strconv.ParseInt(ps, 10, 64)
+	}
+	return w
 }

@@ -36,41 +36,23 @@ func checkKind(k string) error {
 	return usagef("-kind %q: want one of %s", k, kindList)
 }
 
-// names are the keys and channels of every kind under one name, derived by
-// Redisson's rules (internal/keys) and latchkey's own alongside.
+// names are the keys and channels of every kind under one name, as the
+// primitives lay them out (internal/keys).
 type names struct {
-	name string
-
-	token                    string // redisson_lock_token:{N}, the fencing counter
-	lockQueue, lockDeadlines string // latchkey's mutex waiter queue and deadlines
-	lockGrant                string // latchkey_lock_grant:{N}
-	fairQueue, fairDeadlines string // Redisson's fair-lock queue and deadlines
-	fairHeartbeats           string // latchkey_lock_heartbeat:{N}
-	writers                  string // latchkey_rwlock_writers:{N}
-	permitLeases             string // {N}:timeout, the permit semaphore's zset
-	semQueue, semDeadlines   string // latchkey's semaphore waiter queue and deadlines
-
-	lockChannel, rwChannel, semChannel, latchChannel string
+	name         string
+	lock         keys.Lock
+	rw           keys.RWLock
+	sem          keys.Semaphore
+	latchChannel string
 }
 
 func namesOf(name string) names {
 	return names{
-		name:           name,
-		token:          keys.TokenKey(name),
-		lockQueue:      keys.Prefix("latchkey_lock_queue", name),
-		lockDeadlines:  keys.Prefix("latchkey_lock_timeout", name),
-		lockGrant:      keys.Prefix("latchkey_lock_grant", name),
-		fairQueue:      keys.Prefix("redisson_lock_queue", name),
-		fairDeadlines:  keys.Prefix("redisson_lock_timeout", name),
-		fairHeartbeats: keys.Prefix("latchkey_lock_heartbeat", name),
-		writers:        keys.Prefix("latchkey_rwlock_writers", name),
-		permitLeases:   keys.Suffix(name, "timeout"),
-		semQueue:       keys.Prefix("latchkey_semaphore_queue", name),
-		semDeadlines:   keys.Prefix("latchkey_semaphore_timeout", name),
-		lockChannel:    keys.LockChannel(name),
-		rwChannel:      keys.Prefix("redisson_rwlock", name),
-		semChannel:     keys.Prefix("redisson_sc", name),
-		latchChannel:   keys.LatchChannel(name),
+		name:         name,
+		lock:         keys.LockOf(name),
+		rw:           keys.RWLockOf(name),
+		sem:          keys.SemaphoreOf(name),
+		latchChannel: keys.LatchChannel(name),
 	}
 }
 
@@ -88,16 +70,23 @@ func detect(ctx context.Context, c *conn, name string) (string, error) {
 	_, err := c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		typ = p.Type(ctx, name)
 		mode = p.HExists(ctx, name, "mode")
-		for _, k := range []string{n.fairQueue, n.fairDeadlines, n.fairHeartbeats, n.lockQueue, n.permitLeases, n.writers, n.token} {
+		for _, k := range []string{n.lock.FairQueue, n.lock.FairDeadlines, n.lock.Heartbeats, n.lock.Queue, n.sem.Leases, n.rw.Writers, n.lock.Token} {
 			exists[k] = p.Exists(ctx, k)
 		}
 		return nil
 	})
-	if err != nil && typ.Err() != nil {
+	switch {
+	case err == nil:
+	case typ.Err() != nil:
 		return "", c.keyErr(name, typ.Err())
+	case typ.Val() == "":
+		// TYPE had no answer: the pipeline failed as a whole (no
+		// connection, or no master from the sentinels), and go-redis may
+		// leave that error out of the commands.
+		return "", c.keyErr(name, err)
 	}
 	has := func(k string) bool { return exists[k].Val() == 1 }
-	fair := has(n.fairQueue) || has(n.fairDeadlines) || has(n.fairHeartbeats)
+	fair := has(n.lock.FairQueue) || has(n.lock.FairDeadlines) || has(n.lock.Heartbeats)
 	switch typ.Val() {
 	case "hash":
 		switch {
@@ -105,7 +94,7 @@ func detect(ctx context.Context, c *conn, name string) (string, error) {
 			return kindRWLock, nil
 		case !lockFields(ctx, c, name):
 			return kindOther, nil
-		case fair && !has(n.lockQueue):
+		case fair && !has(n.lock.Queue):
 			return kindFairLock, nil
 		}
 		return kindMutex, nil
@@ -117,21 +106,21 @@ func detect(ctx context.Context, c *conn, name string) (string, error) {
 		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
 			return kindOther, nil
 		}
-		if has(n.permitLeases) {
+		if has(n.sem.Leases) {
 			return kindPermits, nil
 		}
 		return kindCounter, nil
 	case "none":
 		switch {
-		case has(n.lockQueue):
+		case has(n.lock.Queue):
 			return kindMutex, nil
 		case fair:
 			return kindFairLock, nil
-		case has(n.writers):
+		case has(n.rw.Writers):
 			return kindRWLock, nil
-		case has(n.permitLeases):
+		case has(n.sem.Leases):
 			return kindPermits, nil
-		case has(n.token):
+		case has(n.lock.Token):
 			return kindMutex, nil // free, its fencing counter left from earlier holds
 		}
 		return kindNone, nil

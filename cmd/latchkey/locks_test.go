@@ -60,8 +60,29 @@ func TestCLI(t *testing.T) {
 	t.Run("redisson", func(t *testing.T) { testRedisson(t, c, rdb) })
 	t.Run("ls", func(t *testing.T) { testLs(t, c, rdb) })
 	t.Run("watch", func(t *testing.T) { testWatch(t, c, rdb) })
+	t.Run("watch-json", func(t *testing.T) { testWatchJSON(t, c, rdb) })
 	t.Run("usage", func(t *testing.T) { testUsage(t, c) })
 	t.Run("cluster", func(t *testing.T) { testCluster(t, c.bin) })
+	t.Run("awkward name", func(t *testing.T) { testAwkwardName(t, c, rdb) })
+}
+
+// A name with an unbalanced brace is served on a single server, as the
+// library serves it.
+func testAwkwardName(t *testing.T, c cli, rdb redis.UniversalClient) {
+	name := "a}b" + testName(t, "cli")
+	m := mutex.New(rdb, name)
+	if err := m.Lock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.inspect(t, name); st.Kind != kindMutex || len(st.Holders) != 1 {
+		t.Fatalf("inspect %q: %+v", name, st)
+	}
+	if out, errOut, code := c.run(t, "unlock", "-yes", name); code != 0 || !strings.Contains(out, "force-unlocked") {
+		t.Fatalf("unlock %q: exit %d: %s%s", name, code, out, errOut)
+	}
+	if locked, err := m.IsLocked(t.Context()); locked || err != nil {
+		t.Fatalf("IsLocked after the CLI's unlock = %v, %v", locked, err)
+	}
 }
 
 func testMutex(t *testing.T, c cli, rdb redis.UniversalClient) {
@@ -71,7 +92,7 @@ func testMutex(t *testing.T, c cli, rdb redis.UniversalClient) {
 	if err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	queue := namesOf(name).lockQueue
+	queue := namesOf(name).lock.Queue
 	var ws []*waiter
 	for i := range 2 {
 		h := mutex.New(rdb, name)
@@ -150,7 +171,7 @@ func testFairLock(t *testing.T, c cli, rdb redis.UniversalClient) {
 	for i := range 3 {
 		h := fairlock.New(rdb, name)
 		ws = append(ws, wait(h.Lock, h.Unlock))
-		queued(t, rdb, namesOf(name).fairQueue, int64(i+1))
+		queued(t, rdb, namesOf(name).lock.FairQueue, int64(i+1))
 	}
 	defer func() {
 		for _, w := range ws {
@@ -158,7 +179,7 @@ func testFairLock(t *testing.T, c cli, rdb redis.UniversalClient) {
 		}
 	}()
 	st := c.inspect(t, name)
-	want := rdb.LRange(t.Context(), namesOf(name).fairQueue, 0, -1).Val()
+	want := rdb.LRange(t.Context(), namesOf(name).lock.FairQueue, 0, -1).Val()
 	if st.Kind != kindFairLock || len(st.Holders) != 1 || len(st.Queue) != 3 {
 		t.Fatalf("inspect: %+v", st)
 	}
@@ -198,7 +219,7 @@ func testRWLock(t *testing.T, c cli, rdb redis.UniversalClient) {
 	ww := wait(w.Lock, w.Unlock)
 	defer ww.stop()
 	eventually(t, "a waiting writer", func() bool {
-		return rdb.ZCard(context.Background(), namesOf(name).writers).Val() == 1
+		return rdb.ZCard(context.Background(), namesOf(name).rw.Writers).Val() == 1
 	})
 	if st := c.inspect(t, name); len(st.Queue) != 1 || st.Queue[0].Mode != "write" {
 		t.Errorf("queue with a writer: %+v", st.Queue)

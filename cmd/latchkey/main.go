@@ -8,15 +8,24 @@
 //
 // The commands:
 //
-//	inspect [-json] [-kind K] NAME...  show what is held and who waits
-//	ls [-json] [PATTERN]               list the synchronizers present (SCAN)
-//	watch [-kind K] [-every D] NAME    follow a synchronizer as it changes
-//	unlock [-yes] [-kind K] NAME       force-unlock a lock, waking its waiters
+//	inspect [-json] [-kind K] NAME...        show what is held and who waits
+//	ls [-json] [PATTERN]                     list the synchronizers present (SCAN)
+//	watch [-json] [-kind K] [-every D] NAME  follow a synchronizer as it changes
+//	unlock [-yes] [-kind K] NAME             force-unlock a lock, waking its waiters
+//	version                                  print the version of latchkey
 //
 // The connection flags (also accepted after the command) are -redis ADDR
-// (host:port, a comma-separated list of seeds with -cluster, or a redis://
-// or rediss:// URL; the default is $REDIS_URL, else 127.0.0.1:6379),
-// -cluster, -user, -password and -timeout.
+// (host:port, a comma-separated list of seeds with -cluster or of sentinels
+// with -sentinel-master, or a redis:// or rediss:// URL; the default is
+// $REDIS_URL, else 127.0.0.1:6379), -cluster, -sentinel-master NAME (connect
+// through Redis Sentinel to the master called NAME), -user, -password and
+// -timeout. Without -password or a password in the URL, the password is
+// taken from $REDISCLI_AUTH, as redis-cli does, which keeps it out of ps.
+//
+// With -json, watch prints one JSON object per line for each change:
+// {"time": RFC 3339 time, "event": "now" (the first look), "acquired",
+// "released", "handoff" or "changed", "state": the object inspect -json
+// prints}.
 //
 // Exit status: 0 on success, 1 on a runtime error (Redis unreachable, a
 // command failed), 2 on a usage error.
@@ -42,14 +51,15 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"inspect": {runInspect, "inspect [-json] [-kind K] NAME...   show holders, TTL, token, waiters, permits, count"},
-	"ls":      {runLs, "ls [-json] [PATTERN]                list the synchronizers present (SCAN, default *)"},
-	"watch":   {runWatch, "watch [-kind K] [-every D] NAME     print each change of NAME as it happens"},
-	"unlock":  {runUnlock, "unlock [-yes] [-kind K] NAME        force-unlock NAME, waking latchkey and Redisson waiters"},
+	"inspect": {runInspect, "inspect [-json] [-kind K] NAME...        show holders, TTL, token, waiters, permits, count"},
+	"ls":      {runLs, "ls [-json] [PATTERN]                     list the synchronizers present (SCAN, default *)"},
+	"watch":   {runWatch, "watch [-json] [-kind K] [-every D] NAME  print each change of NAME as it happens"},
+	"unlock":  {runUnlock, "unlock [-yes] [-kind K] NAME             force-unlock NAME, waking latchkey and Redisson waiters"},
+	"version": {runVersion, "version                                  print the version of latchkey"},
 }
 
 // order is the order in which usage lists the commands.
-var order = []string{"inspect", "ls", "watch", "unlock"}
+var order = []string{"inspect", "ls", "watch", "unlock", "version"}
 
 // env is what every command shares: the connection settings and the
 // process's standard streams.

@@ -42,6 +42,7 @@ func build(t *testing.T) string {
 type cli struct {
 	bin  string
 	conn []string // connection flags
+	env  []string // more environment variables, NAME=value
 }
 
 func (c cli) run(t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -49,7 +50,7 @@ func (c cli) run(t *testing.T, args ...string) (stdout, stderr string, code int)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.bin, append(append([]string(nil), c.conn...), args...)...)
-	cmd.Env = cliEnv()
+	cmd.Env = append(cliEnv(), c.env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -92,10 +93,10 @@ func (c cli) inspect(t *testing.T, name string, flags ...string) State {
 	return sts[0]
 }
 
-// cliEnv is the binary's environment: no REDIS_URL, and a race detector
-// (when built with it) that does not sleep a second at exit.
+// cliEnv is the binary's environment: no REDIS_URL or REDISCLI_AUTH, and a
+// race detector (when built with it) that does not sleep a second at exit.
 func cliEnv() []string {
-	return append(os.Environ(), "REDIS_URL=", "GORACE=atexit_sleep_ms=0 halt_on_error=1")
+	return append(os.Environ(), "REDIS_URL=", authEnv+"=", "GORACE=atexit_sleep_ms=0 halt_on_error=1")
 }
 
 func testName(t *testing.T, prefix string) string { return locktest.Name(t, prefix) }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"os/exec"
 	"strings"
@@ -35,6 +36,18 @@ func testCounters(t *testing.T, c cli, rdb redis.UniversalClient) {
 	if st := c.inspect(t, sem, "-kind", "semaphore"); st.Kind != kindSemaphore || st.Permits == nil || *st.Permits != 3 || st.Count != nil {
 		t.Errorf("semaphore: %+v", st)
 	}
+	// A grant not taken yet, as a release leaves it for a waiter: shown
+	// with its permits, its waiter and the end of its grace.
+	layout := namesOf(sem).sem
+	end := time.Now().Add(100 * time.Millisecond).UnixMilli()
+	if err := rdb.ZAdd(ctx, layout.Grants, redis.Z{Score: float64(end), Member: "hub/2/waiter-key"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	st := c.inspect(t, sem, "-kind", "semaphore")
+	if len(st.Grants) != 1 || st.Grants[0].Owner != "waiter-key" || st.Grants[0].Permits != 2 || st.Grants[0].DeadlineMs != end {
+		t.Errorf("semaphore grants: %+v, want 2 permits to waiter-key until %d", st.Grants, end)
+	}
+	rdb.Del(ctx, layout.Grants)
 
 	pes := testName(t, "pes")
 	ps := permitsemaphore.New(rdb, pes)
@@ -46,7 +59,7 @@ func testCounters(t *testing.T, c cli, rdb redis.UniversalClient) {
 		t.Fatal(err)
 	}
 	defer func() { _ = p.Release(context.Background()) }()
-	st := c.inspect(t, pes)
+	st = c.inspect(t, pes)
 	if st.Kind != kindPermits || st.Permits == nil || *st.Permits != 2 || len(st.Leases) != 1 {
 		t.Fatalf("permitsemaphore: %+v", st)
 	}
@@ -89,16 +102,16 @@ func testRedisson(t *testing.T, c cli, rdb redis.UniversalClient) {
 	n := namesOf(fair)
 	deadline := time.Now().Add(5 * time.Minute).UnixMilli()
 	rdb.HSet(ctx, fair, java+":1", 1)
-	rdb.RPush(ctx, n.fairQueue, java+":2", java+":3")
-	rdb.ZAdd(ctx, n.fairDeadlines, redis.Z{Score: float64(deadline), Member: java + ":2"}, redis.Z{Score: float64(deadline + 300000), Member: java + ":3"})
+	rdb.RPush(ctx, n.lock.FairQueue, java+":2", java+":3")
+	rdb.ZAdd(ctx, n.lock.FairDeadlines, redis.Z{Score: float64(deadline), Member: java + ":2"}, redis.Z{Score: float64(deadline + 300000), Member: java + ":3"})
 	st = c.inspect(t, fair)
 	if st.Kind != kindFairLock || len(st.Queue) != 2 || st.Queue[0].Owner != java+":2" || st.Queue[1].DeadlineMs != deadline+300000 || st.Queue[0].Client != "redisson" {
 		t.Fatalf("redisson fair lock: %+v", st)
 	}
-	defer rdb.Del(context.Background(), fair, n.fairQueue, n.fairDeadlines)
+	defer rdb.Del(context.Background(), fair, n.lock.FairQueue, n.lock.FairDeadlines)
 
 	// unlock publishes Redisson's "0" on the lock's channel.
-	sub := rdb.Subscribe(ctx, namesOf(name).lockChannel)
+	sub := rdb.Subscribe(ctx, namesOf(name).lock.Channel)
 	defer sub.Close()
 	if _, err := sub.Receive(ctx); err != nil {
 		t.Fatal(err)
@@ -162,8 +175,58 @@ func testWatch(t *testing.T, c cli, rdb redis.UniversalClient) {
 	if err := m.Lock(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(c.bin, append(append([]string(nil), c.conn...), "watch", "-every", "1m", name)...)
-	cmd.Env = cliEnv()
+	next, stop := c.watch(t, "watch", "-every", "1m", name)
+	next("held by")
+	// The subscription is confirmed before the first look's end; give the
+	// watch a moment to finish it, then release.
+	time.Sleep(200 * time.Millisecond)
+	if err := m.Unlock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(next("released by"))
+	stop()
+}
+
+// testWatchJSON checks that watch -json prints one WatchEvent per line: the
+// first look, then the release.
+func testWatchJSON(t *testing.T, c cli, rdb redis.UniversalClient) {
+	name := testName(t, "watchjson")
+	m := mutex.New(rdb, name)
+	if err := m.Lock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	next, stop := c.watch(t, "watch", "-json", "-every", "1m", name)
+	decode := func(line string) WatchEvent {
+		t.Helper()
+		var ev WatchEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("watch -json printed %q: %v", line, err)
+		}
+		if ev.State == nil || ev.State.Name != name || ev.Time.IsZero() {
+			t.Fatalf("watch -json event without its name, state or time: %s", line)
+		}
+		return ev
+	}
+	if ev := decode(next("")); ev.Event != "now" || len(ev.State.Holders) != 1 || ev.State.Holders[0].Client != "latchkey" {
+		t.Errorf("first event %+v, want now, held by latchkey", ev)
+	}
+	time.Sleep(200 * time.Millisecond) // as in testWatch
+	if err := m.Unlock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if ev := decode(next("")); ev.Event != "released" || len(ev.State.Holders) != 0 {
+		t.Errorf("event after Unlock %+v, want released, nothing held", ev)
+	}
+	stop()
+}
+
+// watch starts the binary with args, which run a watch, and returns a
+// function that returns its next output line containing want, and one that
+// stops the watch with SIGINT and checks that it exits cleanly.
+func (c cli) watch(t *testing.T, args ...string) (next func(want string) string, stop func()) {
+	t.Helper()
+	cmd := exec.Command(c.bin, append(append([]string(nil), c.conn...), args...)...)
+	cmd.Env = append(cliEnv(), c.env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +243,7 @@ func testWatch(t *testing.T, c cli, rdb redis.UniversalClient) {
 		}
 		_, _ = io.Copy(io.Discard, out)
 	}()
-	next := func(want string) string {
+	next = func(want string) string {
 		t.Helper()
 		for {
 			select {
@@ -196,22 +259,18 @@ func testWatch(t *testing.T, c cli, rdb redis.UniversalClient) {
 			}
 		}
 	}
-	next("held by")
-	// The subscription is confirmed before the first look's end; give the
-	// watch a moment to finish it, then release.
-	time.Sleep(200 * time.Millisecond)
-	if err := m.Unlock(t.Context()); err != nil {
-		t.Fatal(err)
+	stop = func() {
+		t.Helper()
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		for range lines {
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("watch after SIGINT: %v", err)
+		}
 	}
-	t.Log(next("released by"))
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	for range lines {
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("watch after SIGINT: %v", err)
-	}
+	return next, stop
 }
 
 func testUsage(t *testing.T, c cli) {
@@ -256,7 +315,7 @@ func testCluster(t *testing.T, bin string) {
 	w := mutex.New(cc, names[0])
 	ww := wait(w.Lock, w.Unlock)
 	defer ww.stop()
-	queued(t, cc, namesOf(names[0]).lockQueue, 1)
+	queued(t, cc, namesOf(names[0]).lock.Queue, 1)
 	st := c.inspect(t, names[0])
 	if st.Kind != kindMutex || len(st.Holders) != 1 || len(st.Queue) != 1 {
 		t.Fatalf("cluster inspect: %+v", st)
@@ -272,5 +331,9 @@ func testCluster(t *testing.T, bin string) {
 	case <-ww.got:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the waiter did not get the lock after a cluster unlock")
+	}
+	// A name whose keys a cluster would split is refused, saying why.
+	if _, errOut, code := c.run(t, "unlock", "-yes", "a}b"+prefix); code != 2 || !strings.Contains(errOut, "non-empty hash tag") {
+		t.Errorf("cluster unlock of a}b...: exit %d: %s; want 2 and how to fix the name", code, errOut)
 	}
 }

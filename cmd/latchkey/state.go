@@ -28,7 +28,13 @@ type State struct {
 	Leases  []Permit `json:"permit_ids,omitempty"`
 	Count   *int64   `json:"count"` // countdownlatch: the count
 	Queue   []Waiter `json:"queue"`
-	Granted string   `json:"granted,omitempty"` // mutex: owner a release granted the lock to, not yet taken
+	// Granted is the owner a release granted a mutex or fair lock to, not
+	// taken yet; Grants are a semaphore's queue entries granted permits
+	// and not taken yet, each until the end of its grace (DeadlineMs).
+	// A permit semaphore's grant is a permit among Leases whose lease is
+	// the grace.
+	Granted string   `json:"granted,omitempty"`
+	Grants  []Waiter `json:"grants,omitempty"`
 	Note    string   `json:"note,omitempty"`
 }
 
@@ -122,17 +128,17 @@ func failed(c *conn, key string, cmds ...redis.Cmder) error {
 
 func readLock(ctx context.Context, c *conn, st *State) error {
 	n := namesOf(st.Name)
-	queue, deadlines := n.lockQueue, n.lockDeadlines
+	queue, deadlines := n.lock.Queue, n.lock.Deadlines
 	if st.Kind == kindFairLock {
-		queue, deadlines = n.fairQueue, n.fairDeadlines
+		queue, deadlines = n.lock.FairQueue, n.lock.FairDeadlines
 	}
 	p := c.client.Pipeline()
 	hash := p.HGetAll(ctx, st.Name)
 	pttl := p.PTTL(ctx, st.Name)
-	token := p.Get(ctx, n.token)
+	token := p.Get(ctx, n.lock.Token)
 	entries := p.LRange(ctx, queue, 0, -1)
 	scores := p.ZRangeWithScores(ctx, deadlines, 0, -1)
-	grant := p.Get(ctx, n.lockGrant)
+	grant := p.Get(ctx, n.lock.Grant)
 	_, _ = p.Exec(ctx)
 	if err := failed(c, st.Name, hash, pttl, token, entries, scores, grant); err != nil {
 		return err
@@ -145,7 +151,7 @@ func readLock(ctx context.Context, c *conn, st *State) error {
 	if t, err := token.Int64(); err == nil {
 		st.Token = &t
 	}
-	if st.Kind == kindMutex && grant.Val() != "" {
+	if grant.Val() != "" {
 		st.Granted = entryOwner(grant.Val())
 	}
 	now := time.Now().UnixMilli()
@@ -188,7 +194,7 @@ func readRW(ctx context.Context, c *conn, st *State) error {
 	p := c.client.Pipeline()
 	hash := p.HGetAll(ctx, st.Name)
 	pttl := p.PTTL(ctx, st.Name)
-	writers := p.ZRangeWithScores(ctx, n.writers, 0, -1)
+	writers := p.ZRangeWithScores(ctx, n.rw.Writers, 0, -1)
 	now := p.Time(ctx)
 	_, _ = p.Exec(ctx)
 	if err := failed(c, st.Name, hash, pttl, writers, now); err != nil {

@@ -66,6 +66,9 @@ func printState(out io.Writer, st *State) error {
 	if st.Granted != "" {
 		row(t, "GRANTED", st.Granted+" (not yet taken)")
 	}
+	for _, g := range st.Grants {
+		row(t, "GRANTED", fmt.Sprintf("%d to %s (not yet taken, grace ends in %dms)", g.Permits, g.Owner, g.InMs))
+	}
 	if st.Note != "" {
 		row(t, "NOTE", st.Note)
 	}

@@ -34,9 +34,6 @@ func runUnlock(ctx context.Context, e *env, args []string) error {
 	if err := checkKind(*kind); err != nil {
 		return err
 	}
-	if err := keys.Check(name); err != nil {
-		return usagef("%v", err)
-	}
 	if !*yes && !terminal(e.stdin) {
 		return usagef("stdin is not a terminal: pass -yes to force-unlock %q without confirmation", name)
 	}
@@ -46,6 +43,9 @@ func runUnlock(ctx context.Context, e *env, args []string) error {
 	}
 	defer c.client.Close()
 	defer latchkey.Close(c.client) // the shared pub/sub Hub the publish command came from
+	if err := keys.Usable(name, c.client); err != nil {
+		return usagef("%v", err) // a name the library refuses on a cluster
+	}
 	ctx, cancel := e.withTimeout(ctx)
 	defer cancel()
 	st, err := read(ctx, c, name, *kind)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
@@ -20,6 +21,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
 	kind := fs.String("kind", "", "the kind to read NAME as, instead of detecting it: "+kindList)
 	every := fs.Duration("every", 5*time.Second, "look again at least this often, messages or not")
+	asJSON := fs.Bool("json", false, "print each change as one JSON object per line")
 	rest, err := e.parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -38,7 +40,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer c.client.Close()
-	w := &watcher{e: e, c: c, name: rest[0], kind: *kind, hub: notify.New(c.client), wake: make(chan struct{}, 1), subs: map[string]*watchSub{}}
+	w := &watcher{e: e, c: c, name: rest[0], kind: *kind, json: *asJSON, hub: notify.New(c.client), wake: make(chan struct{}, 1), subs: map[string]*watchSub{}}
 	defer w.close()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -66,6 +68,7 @@ type watcher struct {
 	e          *env
 	c          *conn
 	name, kind string
+	json       bool // print WatchEvents, one per line
 	hub        *notify.Hub
 	wake       chan struct{}
 	last       *State
@@ -90,8 +93,10 @@ func (w *watcher) look(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	sortState(st)
-	if line := change(w.last, st); line != "" {
-		fmt.Fprintf(w.e.stdout, "%s  %s\n", stamp(time.Now()), line)
+	if event, line := change(w.last, st); event != "" {
+		if err := w.print(time.Now(), event, line, st); err != nil {
+			return 0, err
+		}
 	}
 	w.last = st
 	if err := w.follow(rctx, channels(st)); err != nil {
@@ -111,11 +116,11 @@ func (w *watcher) look(ctx context.Context) (time.Duration, error) {
 // subscriber there would make a release think a dead waiter alive.
 func channels(st *State) []string {
 	n := namesOf(st.Name)
-	chs := []string{n.lockChannel, n.rwChannel, n.semChannel, n.latchChannel}
+	chs := []string{n.lock.Channel, n.rw.Channel, n.sem.Channel, n.latchChannel}
 	if st.Kind == kindFairLock {
 		for _, q := range st.Queue {
 			if q.Client == "redisson" {
-				chs = append(chs, n.lockChannel+":"+q.Owner)
+				chs = append(chs, n.lock.Channel+":"+q.Owner)
 			}
 		}
 	}
@@ -177,31 +182,47 @@ func (w *watcher) close() {
 	_ = w.hub.Close()
 }
 
+// A WatchEvent is one line of watch -json.
+type WatchEvent struct {
+	Time  time.Time `json:"time"`
+	Event string    `json:"event"` // now, acquired, released, handoff or changed
+	State *State    `json:"state"`
+}
+
+// print prints one change: line after the time, or with -json a WatchEvent.
+func (w *watcher) print(at time.Time, event, line string, st *State) error {
+	if w.json {
+		return json.NewEncoder(w.e.stdout).Encode(WatchEvent{Time: at, Event: event, State: st})
+	}
+	_, err := fmt.Fprintf(w.e.stdout, "%s  %s\n", stamp(at), line)
+	return err
+}
+
 func stamp(t time.Time) string { return t.Format("15:04:05.000") }
 
-// change describes how cur differs from prev (nil at the start), or
-// returns "" if nothing but the TTL moved.
-func change(prev, cur *State) string {
+// change describes how cur differs from prev (nil at the start): the
+// event's name and a line that says it. Both are "" if nothing but the TTL
+// moved.
+func change(prev, cur *State) (event, line string) {
 	now := summary(cur)
 	if prev != nil && summary(prev) == now {
-		return ""
+		return "", ""
 	}
 	if prev == nil {
-		return "now: " + now
+		return "now", "now: " + now
 	}
 	was, is := holdersCell(prev.Holders), holdersCell(cur.Holders)
-	var event string
 	switch {
 	case was == is:
-		event = "changed"
+		event, line = "changed", "changed"
 	case len(prev.Holders) == 0:
-		event = "acquired by " + is
+		event, line = "acquired", "acquired by "+is
 	case len(cur.Holders) == 0:
-		event = "released by " + was
+		event, line = "released", "released by "+was
 	default:
-		event = "handoff " + was + " -> " + is
+		event, line = "handoff", "handoff "+was+" -> "+is
 	}
-	return event + ": " + now
+	return event, line + ": " + now
 }
 
 // summary is a one-line view of st without its TTL, which moves all the

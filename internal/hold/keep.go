@@ -60,7 +60,7 @@ type Watchdog struct {
 	Lease  time.Duration
 	Sync   time.Duration
 	// Kind and name of the primitive, for the client's hooks (see
-	// observe.Hooks.RenewalFailed).
+	// latchkey.Hooks.RenewalFailed).
 	What observe.Event
 }
 

@@ -53,7 +53,7 @@ type Hold struct {
 	// renewed before its validity ends. It must not block.
 	Lost func(error)
 	// What names the hold's primitive to the client's hooks (see
-	// observe.Hooks.RenewalFailed).
+	// latchkey.Hooks.RenewalFailed).
 	What observe.Event
 
 	next     time.Time   // when the next renewal is due

@@ -15,10 +15,12 @@ import (
 	"go.uber.org/goleak"
 )
 
-// The watchdog keeps a lock with a 300ms lease alive for 2s: its TTL never
-// runs out, and once the hold is removed the key expires.
+// The watchdog keeps a lock with a 1.5s lease alive for 2s, over 3
+// renewals: its TTL never runs out, and once the hold is removed the key
+// expires. (A shorter lease would not survive a loaded machine, whose
+// renewals may run a second late: slack.)
 func TestScheduler_renewalKeepsLockAlive(t *testing.T) {
-	const d = 300 * time.Millisecond
+	const d = 1500 * time.Millisecond
 	c := client(t, redistest.SharedServer(t))
 	ctx := context.Background()
 	key := keyName(t, 0)
@@ -61,18 +63,19 @@ func TestScheduler_renewalKeepsLockAlive(t *testing.T) {
 // per script call: 250 holds, 3 calls per round, on a single server
 // whatever slots their keys would have in a cluster.
 func TestScheduler_batches(t *testing.T) {
-	const holds, d = 250, 600 * time.Millisecond
+	const holds, d = 250, 1500 * time.Millisecond
 	c := client(t, redistest.SharedServer(t))
 	var calls scriptCalls
 	c.AddHook(&calls)
 	s := schedFor(c)
-	acquired := time.Now()
 	var hs []*lease.Hold
 	var ls []*lost
+	var names []string
 	for i := range holds {
 		h, l := lock(t, c, keyName(t, i), d)
-		hs, ls = append(hs, h), append(ls, l)
+		hs, ls, names = append(hs, h), append(ls, l), append(names, keyName(t, i))
 	}
+	acquired := restart(t, c, names, d)
 	for _, h := range hs {
 		s.Add(h, acquired)
 	}

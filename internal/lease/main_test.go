@@ -66,6 +66,11 @@ func lock(t *testing.T, c redis.UniversalClient, key string, d time.Duration) (*
 	t.Helper()
 	owner := "6a3f1c52-0000-4000-8000-000000000000:1"
 	ctx := context.Background()
+	// A fresh key: a run before this one (-count) may have left it of
+	// another type (see TestScheduler_wrongTypeIsLossOfThatHoldOnly).
+	if err := c.Del(ctx, key).Err(); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.HSet(ctx, key, owner, 1).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +79,22 @@ func lock(t *testing.T, c redis.UniversalClient, key string, d time.Duration) (*
 	}
 	l := newLost()
 	return &lease.Hold{Kind: lease.HashLock, Keys: []string{key}, Args: []any{owner}, Lease: d, Lost: l.call}, l
+}
+
+// restart sets the lease of every key to d again, and returns the time
+// before it did: locking many keys may take longer than a renewal period on
+// a loaded machine, so a test that wants them renewed in one round restarts
+// their leases together and adds their holds with that time.
+func restart(t *testing.T, c redis.UniversalClient, keys []string, d time.Duration) time.Time {
+	t.Helper()
+	at := time.Now()
+	ctx := context.Background()
+	for _, k := range keys {
+		if err := c.PExpire(ctx, k, d).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return at
 }
 
 // keyName returns a key unique to t; without a hash tag, keys of one test

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/acquire"
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lease"
@@ -55,8 +56,7 @@ type Waiter struct {
 
 	grantedAt  time.Time // when the grant was made, at the soonest (see Letter)
 	grantToken int64
-	ahead      int64 // the most the server's clock is ahead of ours, µs
-	dated      bool  // ahead is known
+	clock      handoff.Clock // dates grants
 }
 
 // An Attempt is what one acquisition attempt answered.
@@ -134,6 +134,9 @@ func (l *Lock) Lock(ctx context.Context, budget time.Duration) (bool, error) {
 }
 
 func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool, error) {
+	if err := keys.Usable(l.Name, l.Client); err != nil {
+		return nil, false, l.errorf("lock", err)
+	}
 	w := &Waiter{Try: budget == 0, Hub: l.Cfg.HubFor(l.Client)}
 	w.ID, w.Reentrant = owner.FromContext(ctx)
 	if !w.Reentrant {
@@ -159,7 +162,7 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 		token int64
 		holds int64 // the owner's holds on the server after the acquisition
 	)
-	spec := wait.Spec{Hub: w.Hub, Client: l.Client, Kind: l.Pkg, Name: l.Name, Reentry: w.Holding}
+	spec := wait.Spec{Client: l.Client, Event: observe.Event{Kind: l.Pkg, Name: l.Name, Reentered: w.Holding}, Hub: w.Hub}
 	l.Proto.Listen(w, &spec)
 	m := acquire.New(acquire.Steps{
 		Client: l.Client,
@@ -181,7 +184,7 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 		},
 		Abandon: func(ctx context.Context, unsure bool) { l.abandon(ctx, w, unsure) },
 	})
-	spec.Attempt, spec.Abandon = m.Attempt, m.Abandon
+	spec.Call = m
 	ok, err := wait.Until(ctx, budget, spec)
 	if err != nil {
 		return nil, false, l.errorf("lock", err)
@@ -205,7 +208,12 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 	w.Started = m.Since()
 	if !w.grantedAt.IsZero() {
 		// Granted by a release, and told by its letter: no attempt ran.
-		return l.Holds.Acquired(w.ID, w.ID, 0, !w.Reentrant, w.grantToken, w.grantedAt, granted{l, w.grantedAt, !w.Reentrant}), true, nil
+		g := handoff.Granted{
+			Client: l.Client, Name: l.Name, Lease: l.Cfg.TTL(), Sync: l.Cfg.Sync.Timeout(), Then: l.keep,
+			Release: func(ctx context.Context, id string) { _, _ = l.releaseOnce(ctx, id, false) },
+			At:      w.grantedAt, Plain: !w.Reentrant,
+		}
+		return l.Holds.Acquired(w.ID, w.ID, 0, !w.Reentrant, w.grantToken, w.grantedAt, g), true, nil
 	}
 	return l.Holds.Acquired(w.ID, w.ID, 0, !w.Reentrant, token, w.Started, l.keep), true, nil
 }

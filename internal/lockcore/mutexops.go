@@ -3,6 +3,7 @@ package lockcore
 import (
 	"time"
 
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
@@ -29,21 +30,9 @@ const (
 
 // MutexKeys returns the mutex scripts' KEYS for the lock called name.
 func MutexKeys(name string) []string {
-	return []string{
-		name,
-		keys.TokenKey(name),
-		keys.Prefix("latchkey_lock_queue", name),
-		keys.Prefix("latchkey_lock_timeout", name),
-		keys.LockChannel(name),
-		HubChannels(name),
-		keys.Prefix("latchkey_lock_grant", name),
-	}
+	l := keys.LockOf(name)
+	return []string{l.Name, l.Token, l.Queue, l.Deadlines, l.Channel, l.Hubs, l.Grant}
 }
-
-// HubChannels is the prefix of the channels, one per Hub
-// (<prefix>:<hub id>), on which the mutex's scripts write letters for the
-// lock called name.
-func HubChannels(name string) string { return keys.Prefix("latchkey_lock__channel", name) }
 
 // A MutexCall is one request of a mutex script (their headers say what
 // each argument means).
@@ -64,10 +53,10 @@ type MutexCall struct {
 // with the script of c.Op. It panics on an unknown Op.
 func (c MutexCall) Write(client redis.UniversalClient, ks []string) scripts.Call {
 	w := scripts.Write{Keys: ks, Once: c.Req, Sync: c.Sync}
-	args := func(own ...any) []any { return ScriptArgs(client, c.Now, c.Pub, QueueTimeout, own...) }
+	args := func(own ...any) []any { return handoff.ScriptArgs(client, c.Now, c.Pub, handoff.QueueTimeout, own...) }
 	switch c.Op {
 	case OpAcquire, OpTry:
-		w.Args = args(c.Owner, c.Entry, scripts.Ms(c.Lease), c.Reentry, Flag(c.Queued), Flag(c.Op == OpTry))
+		w.Args = args(c.Owner, c.Entry, scripts.Ms(c.Lease), c.Reentry, handoff.Flag(c.Queued), handoff.Flag(c.Op == OpTry))
 		return scripts.Call{Script: mutexAcquire, Write: w}
 	case OpRelease:
 		w.Args = args(c.Owner, scripts.Ms(c.Lease), c.Reentry)

@@ -30,6 +30,9 @@ func (l *Lock) record(id string, res int64) {
 // current plain hold. The release is sent detached from ctx (see
 // wait.Detach): an ended ctx never strands a hold.
 func (l *Lock) Unlock(ctx context.Context) error {
+	if err := keys.Usable(l.Name, l.Client); err != nil {
+		return l.errorf("unlock", err)
+	}
 	ctx, cancel := wait.Detach(ctx, l.Client)
 	defer cancel()
 	id, reentrant := owner.FromContext(ctx)
@@ -95,6 +98,9 @@ func (l *Lock) releaseOnce(ctx context.Context, id string, reentrant bool) (int6
 // ForceUnlock deletes the lock whoever holds it and reports whether it was
 // held. Like Unlock, it is sent detached from ctx.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := keys.Usable(l.Name, l.Client); err != nil {
+		return false, l.errorf("force unlock", err)
+	}
 	ctx, cancel := wait.Detach(ctx, l.Client)
 	defer cancel()
 	pub, err := l.Cfg.Publish(ctx, l.Client)

@@ -20,4 +20,8 @@ var (
 	ErrInvalidPermits = errors.New("latchkey: invalid permit count")
 	// ErrInvalidCount: a latch count that cannot be set.
 	ErrInvalidCount = errors.New("latchkey: invalid count")
+	// ErrCrossSlot: a name whose keys would not share one cluster hash slot.
+	ErrCrossSlot = errors.New("latchkey: keys in different cluster hash slots")
+	// ErrInvalidLease: a lease that is negative or too short to outlive a round trip.
+	ErrInvalidLease = errors.New("latchkey: invalid lease")
 )

@@ -7,17 +7,15 @@ package lockopt
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/shared"
 	"github.com/redis/go-redis/v9"
 )
-
-// MinWatchdog is the shortest watchdog timeout accepted: renewals run every
-// third of it, in whole milliseconds.
-const MinWatchdog = 3 * time.Millisecond
 
 // Base is the part of every primitive's config.
 type Base struct {
@@ -47,19 +45,42 @@ type Common struct {
 	Watchdog time.Duration // the lease the watchdog keeps, without Fixed
 }
 
-// SetLease sets a fixed lease; it panics, naming pkg, if d is not positive.
+// MinLease is the shortest lease accepted, fixed (WithLease), kept by the
+// watchdog (WithWatchdogTimeout) or per call (a permit's): Redis keeps
+// TTLs in whole milliseconds, and a hold is only good for its lease less
+// the time its request took and the drift allowance (lease.Drift: 2ms and
+// more), so a shorter lease would expire before its holder learned it had
+// it, and a Lock would retry until its ctx ended.
+const MinLease = 10 * time.Millisecond
+
+// CheckLease returns nil if d is a lease a hold can have, and otherwise an
+// error matching lockerr.ErrInvalidLease that says why: d is negative, or
+// below MinLease.
+func CheckLease(d time.Duration) error {
+	switch {
+	case d < 0:
+		return fmt.Errorf("%w: %v is negative", lockerr.ErrInvalidLease, d)
+	case d < MinLease:
+		return fmt.Errorf("%w: %v is below the minimum of %v, too short to outlive a round trip to Redis", lockerr.ErrInvalidLease, d, MinLease)
+	}
+	return nil
+}
+
+// SetLease sets a fixed lease; it panics, naming pkg, if CheckLease
+// refuses d.
 func (c *Common) SetLease(pkg string, d time.Duration) {
-	if d <= 0 {
-		panic(pkg + ": New: WithLease: lease must be positive")
+	if err := CheckLease(d); err != nil {
+		panic(pkg + ": New: WithLease: " + err.Error())
 	}
 	c.Fixed = d
 }
 
 // SetWatchdog sets the watchdog's lease; it panics, naming pkg, if d is
-// below MinWatchdog.
+// below MinLease: a hold it keeps must outlive its acquisition as a fixed
+// lease must.
 func (c *Common) SetWatchdog(pkg string, d time.Duration) {
-	if d < MinWatchdog {
-		panic(pkg + ": New: WithWatchdogTimeout: timeout must be at least 3ms")
+	if d < MinLease {
+		panic(fmt.Sprintf("%s: New: WithWatchdogTimeout: timeout %v is below the minimum of %v, too short to outlive a round trip to Redis", pkg, d, MinLease))
 	}
 	c.Watchdog = d
 }

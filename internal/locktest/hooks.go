@@ -8,15 +8,17 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/latchkey/latchkey/internal/observe"
+	"github.com/latchkey/latchkey"
 	"github.com/redis/go-redis/v9"
 )
 
 // Commands is a go-redis hook that counts the commands a client sends
-// (pub/sub reads aside): all of them, or with Only set, those of that name.
+// (pub/sub reads aside): all of them, or with Only set, those of that name,
+// or with Key set, those naming that key (a script call among them).
 // Add it with the client's AddHook.
 type Commands struct {
 	Only string // e.g. "get"; "" counts every command
+	Key  string // e.g. a queue's key, to count a waiter's attempts; "": any
 	n    atomic.Int64
 }
 
@@ -24,7 +26,7 @@ type Commands struct {
 func (c *Commands) N() int64 { return c.n.Load() }
 
 func (c *Commands) count(cmd redis.Cmder) {
-	if c.Only == "" || strings.EqualFold(cmd.Name(), c.Only) {
+	if (c.Only == "" || strings.EqualFold(cmd.Name(), c.Only)) && (c.Key == "" || slices.Contains(cmd.Args(), any(c.Key))) {
 		c.n.Add(1)
 	}
 }
@@ -47,7 +49,7 @@ func (c *Commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	}
 }
 
-// Events records what a client's hooks are told (see observe.Hooks), as
+// Events records what a client's hooks are told (see latchkey.Hooks), as
 // "<hook> <kind> <name> waited=<Waited>".
 type Events struct {
 	mu  sync.Mutex
@@ -55,15 +57,15 @@ type Events struct {
 }
 
 // Hooks returns hooks that record into e.
-func (e *Events) Hooks() *observe.Hooks {
-	rec := func(what string) func(observe.Event) {
-		return func(ev observe.Event) {
+func (e *Events) Hooks() *latchkey.Hooks {
+	rec := func(what string) func(latchkey.Event) {
+		return func(ev latchkey.Event) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			e.got = append(e.got, fmt.Sprintf("%s %s %s waited=%v", what, ev.Kind, ev.Name, ev.Waited))
 		}
 	}
-	return &observe.Hooks{
+	return &latchkey.Hooks{
 		Acquired: rec("acquired"), Released: rec("released"), Lost: rec("lost"),
 		RenewalFailed: rec("renewal-failed"), Abandoned: rec("abandoned"), NotReplicated: rec("not-replicated"),
 	}

@@ -1,6 +1,9 @@
-// Package observe carries the hooks that users set per go-redis client (see
-// latchkey.SetHooks) to the places where the primitives act. Looking hooks
-// up costs one atomic load while no client has any.
+// Package observe carries what the primitives do to the hooks that users
+// set per go-redis client (latchkey.Hooks, latchkey.SetHooks). The hooks
+// and their Event are defined and documented in the root package, so that
+// go doc shows them; this package, which the root package imports, holds
+// the per-client sink the root builds from them. Looking one up costs one
+// atomic load while no client has any.
 package observe
 
 import (
@@ -11,97 +14,66 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// An Event is one thing a primitive did: which primitive, and what the
-// hook that receives it needs to know.
+// An Event is what a primitive reports. It mirrors latchkey.Event field
+// for field, which documents each field: the root package converts one to
+// the other, so a field added here and not there fails to compile.
 type Event struct {
-	// Kind is the primitive's package: "mutex", "fairlock", "rwlock",
-	// "semaphore", "permitsemaphore", "countdownlatch" or "redlock".
-	Kind string
-	// Name is the primitive's name.
-	Name string
-	// Wait is how long the call waited (Acquired, Abandoned).
-	Wait time.Duration
-	// Waited reports whether the call had to wait: its first attempt did
-	// not acquire (Acquired).
-	Waited bool
-	// Reentered reports an owner's re-entry of a hold it had through the
-	// handle already (Acquired): that hold ends, and Released or Lost is
-	// reported, once, with its last count.
+	Kind      string
+	Name      string
+	Wait      time.Duration
+	Waited    bool
 	Reentered bool
-	// Err is the cause (Lost, RenewalFailed, NotReplicated), or the
-	// context's error that ended a wait (Abandoned; nil when the wait's
-	// own budget ran out).
-	Err error
+	Err       error
 }
 
-// Hooks are functions that latchkey calls when the primitives of one client
-// act. Any of them may be nil. They are called synchronously, from the
-// goroutine that acted (a Lock call's, or the watchdog's): they must be
-// quick, and must not call the primitive that reports to them.
-type Hooks struct {
-	// Acquired: a lock, read or write lock or permits were acquired (a
-	// re-entry too: see Event.Reentered), or a latch's Wait returned
-	// because the latch opened.
-	Acquired func(Event)
-	// Released: a hold ended with its release (the last count of a
-	// reentrant hold), or permits were released.
-	Released func(Event)
-	// Lost: a hold ended without its release: its lease ran out, it was
-	// found gone, or it could not be renewed in time.
-	Lost func(Event)
-	// RenewalFailed: a renewal of a hold failed with an error; it is
-	// retried until the hold's lease runs out, when Lost follows.
-	RenewalFailed func(Event)
-	// Abandoned: a call that waited gave up: its context ended, or its own
-	// wait budget ran out.
-	Abandoned func(Event)
-	// NotReplicated: an acquisition was undone because too few replicas
-	// acknowledged it.
-	NotReplicated func(Event)
-}
+// A Hook names one of latchkey.Hooks' fields.
+type Hook int
 
-var (
-	set      atomic.Int32 // clients with hooks
-	registry sync.Map     // redis.UniversalClient -> *Hooks
+// The hooks, one per field of latchkey.Hooks.
+const (
+	Acquired Hook = iota
+	Released
+	Lost
+	RenewalFailed
+	Abandoned
+	NotReplicated
 )
 
-// Set makes h the hooks of c's primitives; nil removes them.
-func Set(c redis.UniversalClient, h *Hooks) {
-	if h == nil {
+// A Sink receives the events of one client's primitives: which hook they
+// are for, and the event.
+type Sink func(Hook, Event)
+
+var (
+	set      atomic.Int32 // clients with a sink
+	registry sync.Map     // redis.UniversalClient -> Sink
+)
+
+// Set makes s the sink of c's primitives; nil removes it.
+func Set(c redis.UniversalClient, s Sink) {
+	if s == nil {
 		if _, ok := registry.LoadAndDelete(c); ok {
 			set.Add(-1)
 		}
 		return
 	}
-	if _, loaded := registry.Swap(c, h); !loaded {
+	if _, loaded := registry.Swap(c, s); !loaded {
 		set.Add(1)
 	}
 }
 
-// For returns the hooks of c, or nil.
-func For(c redis.UniversalClient) *Hooks {
+// For returns the sink of c, or nil.
+func For(c redis.UniversalClient) Sink {
 	if set.Load() == 0 || c == nil {
 		return nil
 	}
-	h, _ := registry.Load(c)
-	hooks, _ := h.(*Hooks)
-	return hooks
+	s, _ := registry.Load(c)
+	sink, _ := s.(Sink)
+	return sink
 }
 
-// Report calls the hook that pick selects from c's hooks with e, if c has
-// hooks and that one is set.
-func Report(c redis.UniversalClient, pick func(*Hooks) func(Event), e Event) {
-	if h := For(c); h != nil {
-		if f := pick(h); f != nil {
-			f(e)
-		}
+// Report tells c's sink, if c has one, that hook h has event e.
+func Report(c redis.UniversalClient, h Hook, e Event) {
+	if s := For(c); s != nil {
+		s(h, e)
 	}
 }
-
-// The pickers of Report.
-func Acquired(h *Hooks) func(Event)      { return h.Acquired }
-func Released(h *Hooks) func(Event)      { return h.Released }
-func Lost(h *Hooks) func(Event)          { return h.Lost }
-func RenewalFailed(h *Hooks) func(Event) { return h.RenewalFailed }
-func Abandoned(h *Hooks) func(Event)     { return h.Abandoned }
-func NotReplicated(h *Hooks) func(Event) { return h.NotReplicated }

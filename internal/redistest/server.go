@@ -24,11 +24,16 @@ const clientDialTimeout = 2 * time.Second
 // another server that took the port first.
 const readyBanner = "Ready to accept connections"
 
+// sentinelBanner is what a sentinel logs once it monitors its master (a
+// Redis 7.0 sentinel does not log readyBanner).
+const sentinelBanner = "+monitor master"
+
 // Server is one throwaway redis-server listening on 127.0.0.1, without
 // persistence. Its methods are safe for concurrent use.
 type Server struct {
 	port    int
-	busPort int // cluster bus port; 0 when cluster mode is off
+	busPort int    // cluster bus port; 0 when cluster mode is off
+	conf    string // a sentinel's configuration file; "" for a data server
 	dir     string
 	extra   []string
 
@@ -70,9 +75,15 @@ func StartServers(t testing.TB, n int) []*Server {
 // previous one turns out to be taken. In cluster mode it also chooses a free
 // port for the cluster bus.
 func startServer(dir string, extra []string, cluster bool) (*Server, error) {
+	return start(dir, extra, cluster, "")
+}
+
+// start is startServer, and runs a sentinel when conf names its
+// configuration file.
+func start(dir string, extra []string, cluster bool, conf string) (*Server, error) {
 	var lastErr error
 	for attempt := 0; attempt < bindAttempts; attempt++ {
-		s := &Server{dir: dir, extra: extra}
+		s := &Server{dir: dir, extra: extra, conf: conf}
 		var err error
 		if s.port, err = freePort(); err != nil {
 			return nil, err
@@ -101,6 +112,10 @@ func startServer(dir string, extra []string, cluster bool) (*Server, error) {
 
 // args returns the command line of the server.
 func (s *Server) args() []string {
+	if s.conf != "" {
+		return append([]string{s.conf, "--sentinel",
+			"--port", strconv.Itoa(s.port), "--bind", Host, "--dir", s.dir}, s.extra...)
+	}
 	args := []string{
 		"--port", strconv.Itoa(s.port),
 		"--bind", Host,
@@ -153,7 +168,11 @@ func (s *Server) waitReady(p *process, log *tailBuffer) error {
 			return fmt.Errorf("redistest: redis-server on %s exited before answering PING (%v); output:\n%s", address, p.err, out)
 		}
 		err := errors.New("not ready yet")
-		if strings.Contains(log.String(), readyBanner) {
+		banner := readyBanner
+		if s.conf != "" {
+			banner = sentinelBanner
+		}
+		if strings.Contains(log.String(), banner) {
 			err = ping(address, 250*time.Millisecond)
 			if err == nil {
 				return nil

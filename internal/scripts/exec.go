@@ -79,6 +79,7 @@ func (s *Script) Exec(ctx context.Context, client redis.UniversalClient, w Write
 	if cc, ok := client.(*redis.ClusterClient); ok && fault.Transient(r.Err()) {
 		cc.ReloadState(ctx)
 	}
+	crossSlot(r.Cmd)
 	return r
 }
 
@@ -282,7 +283,7 @@ func (s *Script) Resolve(ctx context.Context, client redis.UniversalClient, w Wr
 	args := append(w.Args[:len(w.Args):len(w.Args)], -Ms(RecordTTL(client)))
 	var r Reply
 	err := wait.Retry(ctx, client, func(ctx context.Context) error {
-		r = Reply{Cmd: s.s.Run(ctx, client, keys, args...)}
+		r = Reply{Cmd: crossSlot(s.s.Run(ctx, client, keys, args...))}
 		return r.Err()
 	})
 	if err != nil {

@@ -39,7 +39,7 @@ func opsCall(name, op, owner, reentrant, req string) scripts.Call {
 func TestExec_onceAppliesARequestOnce(t *testing.T) {
 	check := func(t *testing.T, c redis.UniversalClient) {
 		ctx := context.Background()
-		name := "exec-once:" + t.Name()
+		name := locktest.Name(t, "exec-once") // fresh records on every run (-count)
 		for i := 0; i < 2; i++ {
 			w := opsCall(name, "acquire", "a:1", "1", keys.Once(name, "acq"+string(rune('0'+i))))
 			if err := w.Exec(ctx, c).Err(); err != nil {
@@ -84,7 +84,7 @@ func TestExec_onceAppliesARequestOnce(t *testing.T) {
 func TestExec_oncePlainReleaseResent(t *testing.T) {
 	c := redistest.SharedServer(t).Client(t)
 	ctx := context.Background()
-	name := "exec-once:" + t.Name()
+	name := locktest.Name(t, "exec-once") // fresh records on every run (-count)
 	if err := opsCall(name, "acquire", "b:1", "0", "").Exec(ctx, c).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestResolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	acquire := scripts.Compose("take_recorded", string(src))
-	name := "exec-resolve:" + t.Name()
+	name := locktest.Name(t, "exec-resolve") // fresh records on every run (-count)
 	c.Set(ctx, name, 5, 0)
 	applied := scripts.Write{Keys: []string{name}, Args: []any{2}, Once: keys.Once(name, "applied")}
 	if err := acquire.Exec(ctx, c, applied).Err(); err != nil {

@@ -3,6 +3,7 @@ package scripts
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,12 +73,13 @@ func replicasOf(ctx context.Context, client redis.UniversalClient, node *redis.C
 		if err == nil {
 			rc.at = time.Now()
 		} // else zero: read again in the background by the next write
-		if fault.Network(err) {
+		failed := fault.Network(err) || errors.Is(err, ErrReplicasUnknown)
+		if failed {
 			delete(nodes, node) // read again by the next write
 		}
 		close(rc.ready)
 		masters.Unlock()
-		if fault.Network(err) {
+		if failed {
 			return 0, err
 		}
 		return n, nil
@@ -137,12 +139,21 @@ func noWait(node *redis.Client) {
 }
 
 // readReplicas returns the number of replicas INFO replication lists as
-// online. A server that refuses INFO (an ACL without it) counts as having
-// none: see the package documentation of latchkey on the ACL to grant.
+// online. A user that may not run INFO (a least-privilege user set up by
+// ACL categories: INFO is in @dangerous) has them counted by WAIT instead
+// (see replicasByWait); one that may run neither gets an error that says
+// what to grant, so that replica sync never turns itself off in silence.
 func readReplicas(ctx context.Context, node *redis.Client) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, infoTimeout)
 	defer cancel()
+	if _, ok := infoDenied.Load(node); ok {
+		return replicasByWait(ctx, node)
+	}
 	info, err := node.Info(ctx, "replication").Result()
+	if denied(err) {
+		infoDenied.Store(node, struct{}{}) // not asked again: each refusal is logged
+		return replicasByWait(ctx, node)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -156,6 +167,40 @@ func readReplicas(ctx context.Context, node *redis.Client) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// replicasByWait counts node's online replicas with WAIT 0 0 on a new
+// connection: WAIT answers how many replicas acknowledged the connection's
+// latest write, and a connection that never wrote has every replica that
+// acknowledged anything. WAIT is in @connection, which a least-privilege
+// user has.
+func replicasByWait(ctx context.Context, node *redis.Client) (int, error) {
+	o := node.Options()
+	c := redis.NewClient(&redis.Options{
+		Addr: o.Addr, Network: o.Network, Dialer: o.Dialer, TLSConfig: o.TLSConfig,
+		Username: o.Username, Password: o.Password, CredentialsProvider: o.CredentialsProvider,
+		Protocol: o.Protocol, DB: o.DB, PoolSize: 1, MaxRetries: o.MaxRetries,
+		DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+	})
+	defer c.Close()
+	n, err := c.Do(ctx, "WAIT", 0, 0).Int()
+	if denied(err) {
+		return 0, fmt.Errorf("%w: replica sync cannot tell whether %s has replicas, since this user may run neither INFO nor WAIT: grant it +info or +wait, or turn replica sync off with WithReplicaSync(0)", ErrReplicasUnknown, o.Addr)
+	}
+	return n, err
+}
+
+// infoDenied holds the nodes whose user may not run INFO.
+var infoDenied sync.Map // *redis.Client -> struct{}
+
+// ErrReplicasUnknown: the replicas of a master cannot be counted with the
+// user's permissions (see readReplicas).
+var ErrReplicasUnknown = errors.New("latchkey: replicas unknown")
+
+// denied reports an ACL refusal.
+func denied(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "NOPERM")
 }
 
 // Forget drops what is cached for client: its masters' replica counts.

@@ -7,7 +7,7 @@
 // "-- uses fragment/<name>.lua" (several may follow, in order) puts that
 // fragment before the script, after the fragments it uses itself, each
 // fragment once. The scripts package says more, and gives the ARGV layout
-// that the queued primitives' scripts share (lockcore.ScriptArgs fills
+// that the queued primitives' scripts share (handoff.ScriptArgs fills
 // it). scripts/fragment/once.lua is the request record (see Exec).
 //
 // The composed scripts, exactly what Redis runs (Script.Source), are
@@ -157,7 +157,7 @@ func (s *Script) Run(ctx context.Context, c redis.Scripter, keys []string, args 
 	if s.once {
 		panic("scripts: " + s.name + " takes a request record: use Exec")
 	}
-	return s.s.Run(ctx, c, keys, args...)
+	return crossSlot(s.s.Run(ctx, c, keys, args...))
 }
 
 // Preload loads every script on every master of client, so that the first

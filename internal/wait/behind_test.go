@@ -21,10 +21,10 @@ func TestUntil_abandonOffCallersPath(t *testing.T) {
 	release := make(chan struct{})
 	var finished atomic.Bool
 	s := f.spec(h, t.Name())
-	s.Abandon = func(ctx context.Context) {
+	s.Call = &call{f.attempt, func(ctx context.Context) {
 		<-release // a clean-up stuck on a slow server
 		finished.Store(ctx.Err() == nil)
-	}
+	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	r := await(t, run(ctx, -1, s))

@@ -49,10 +49,10 @@ func TestUntil_successNeverAbandons(t *testing.T) {
 		f := &fake{retry: 10 * time.Millisecond}
 		var n atomic.Int32
 		s := f.spec(h, t.Name())
-		s.Attempt = func(ctx context.Context) (bool, time.Duration, error) {
+		s.Call = f.call(func(ctx context.Context) (bool, time.Duration, error) {
 			_, retry, err := f.attempt(ctx)
 			return n.Add(1) >= int32(on), retry, err
-		}
+		})
 		r := await(t, run(context.Background(), time.Hour, s))
 		if !r.ok || r.err != nil {
 			t.Fatalf("success on attempt %d: Until = %v, %v", on, r.ok, r.err)
@@ -67,7 +67,7 @@ func TestUntil_successNeverAbandons(t *testing.T) {
 // Without a Hub the loop sleeps only for the attempts' retry bounds.
 func TestUntil_noHub(t *testing.T) {
 	f := &fake{retry: 30 * time.Millisecond}
-	done := run(context.Background(), -1, wait.Spec{Attempt: f.attempt, Abandon: f.abandon})
+	done := run(context.Background(), -1, wait.Spec{Call: f.call(f.attempt)})
 	untilAttempts(t, f, 3)
 	f.succeed.Store(true)
 	if r := await(t, done); !r.ok || r.err != nil {
@@ -115,10 +115,10 @@ func TestUntil_ctxEndsAsSubscribed(t *testing.T) {
 		ctx := &flipCtx{Context: context.Background(), done: make(chan struct{})}
 		f := &fake{retry: longBusy}
 		s := f.spec(h, ch)
-		s.Attempt = func(c context.Context) (bool, time.Duration, error) {
+		s.Call = f.call(func(c context.Context) (bool, time.Duration, error) {
 			ctx.armed.Store(true)
 			return f.attempt(c)
-		}
+		})
 		_, err := wait.Until(ctx, -1, s)
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("round %d: Until = %v, want context.Canceled", i, err)

@@ -36,12 +36,11 @@ func ExampleUntil() {
 	}()
 
 	ok, err := wait.Until(ctx, -1, wait.Spec{
-		Hub:     hub,
-		Channel: "redisson_lock__channel:{job}",
-		Policy:  notify.WakeOne,
-		Attempt: func(ctx context.Context) (bool, time.Duration, error) {
+		Hub:  hub,
+		Wake: wait.Channel{Name: "redisson_lock__channel:{job}", Policy: notify.WakeOne},
+		Call: wait.Attempt(func(ctx context.Context) (bool, time.Duration, error) {
 			return released.Load(), -1, nil // -1: only a message tells when to retry
-		},
+		}),
 	})
 	fmt.Println(ok, err)
 	// Output: true <nil>
@@ -51,10 +50,12 @@ func ExampleUntil() {
 // its attempts left behind.
 func ExampleUntil_budget() {
 	ok, err := wait.Until(context.Background(), 20*time.Millisecond, wait.Spec{
-		Attempt: func(ctx context.Context) (bool, time.Duration, error) {
-			return false, 5 * time.Millisecond, nil // held: retry within 5ms
+		Call: &call{
+			attempt: func(ctx context.Context) (bool, time.Duration, error) {
+				return false, 5 * time.Millisecond, nil // held: retry within 5ms
+			},
+			abandon: func(ctx context.Context) { fmt.Println("abandoned") },
 		},
-		Abandon: func(ctx context.Context) { fmt.Println("abandoned") },
 	})
 	fmt.Println(ok, err)
 	// Output:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/wait"
 )
 
 // A waiter whose channel the Hub already listens on (another waiter of the
@@ -25,7 +26,7 @@ func TestUntil_joinsLiveChannelFirst(t *testing.T) {
 
 	f := &fake{retry: longBusy}
 	s := f.spec(h, channel)
-	s.Policy = notify.WakeAll
+	s.Wake.Policy = notify.WakeAll
 	out := run(ctx, -1, s)
 	deadline := time.Now().Add(giveUp)
 	for h.Stats().Waiters < 2 && time.Now().Before(deadline) {
@@ -53,9 +54,7 @@ func TestUntil_hint(t *testing.T) {
 	var heard, counted atomic.Int32
 	f := &fake{retry: longBusy}
 	s := f.spec(h, channel)
-	s.Hint = hint
-	s.Expect = func() int { return 2 }
-	s.Heard = func(n int) (bool, time.Duration) {
+	s.Hint = hintFuncs{name: hint, expect: 2, heard: func(n int) (bool, time.Duration) {
 		counted.Add(int32(n))
 		switch heard.Add(1) {
 		case 1:
@@ -65,7 +64,7 @@ func TestUntil_hint(t *testing.T) {
 		default:
 			return true, 0
 		}
-	}
+	}}
 	out := run(ctx, -1, s)
 	waitAttempts := func(n int) {
 		t.Helper()
@@ -105,3 +104,16 @@ func TestUntil_hint(t *testing.T) {
 		t.Fatalf("Until = %v, %v", r.ok, r.err)
 	}
 }
+
+// hintFuncs is a Hint on channel name, always active, that wakes at expect
+// messages and asks heard.
+type hintFuncs struct {
+	name   string
+	expect int
+	heard  func(n int) (bool, time.Duration)
+}
+
+func (h hintFuncs) Channel() wait.Channel             { return wait.Channel{Name: h.name} }
+func (hintFuncs) Active() bool                        { return true }
+func (h hintFuncs) Expect() int                       { return h.expect }
+func (h hintFuncs) Heard(n int) (bool, time.Duration) { return h.heard(n) }

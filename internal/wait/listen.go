@@ -12,14 +12,14 @@ import (
 type listener struct {
 	wake, hint, done <-chan struct{}
 	subs             []*notify.Subscription
-	mail             *notify.Subscription // takes s.Key's letters
+	mail             *notify.Subscription // takes s.Mail's letters
 	counter          *notify.Subscription // counts s.Hint's messages
 }
 
 // expect tells the hint counter, if any, how many messages to wake at.
 func (l *listener) expect(s Spec) {
 	if l.counter != nil {
-		l.counter.Expect(s.Expect())
+		l.counter.Expect(s.Hint.Expect())
 	}
 }
 
@@ -31,7 +31,7 @@ func (l *listener) recount() int {
 	return l.counter.Count()
 }
 
-// read passes the letter that woke the waiter, if any (got), to s.Letter.
+// read passes the letter that woke the waiter, if any (got), to s.Mail.
 func (l *listener) read(s Spec) (done bool, within time.Duration, got bool) {
 	if l.mail == nil {
 		return false, 0, false
@@ -40,7 +40,7 @@ func (l *listener) read(s Spec) (done bool, within time.Duration, got bool) {
 	if !ok {
 		return false, 0, false
 	}
-	done, within = s.Letter(body, at)
+	done, within = s.Mail.Letter(body, at)
 	return done, within, true
 }
 
@@ -50,40 +50,44 @@ func (l *listener) join(ctx context.Context, s Spec, live bool) error {
 	if s.Hub == nil {
 		return nil
 	}
-	add := func(name string, p notify.WakePolicy, need int, key string) (<-chan struct{}, error) {
-		if live && !s.Hub.Subscribed(name) {
-			return nil, nil
+	add := func(ch Channel, subscribe func() (*notify.Subscription, error)) (<-chan struct{}, *notify.Subscription, error) {
+		if live && !s.Hub.Subscribed(ch.Name) {
+			return nil, nil, nil
 		}
-		var sub *notify.Subscription
-		var err error
-		switch {
-		case p == nil && s.HintPolicy != nil:
-			sub, err = s.Hub.SubscribeCounterNeed(ctx, name, s.HintPolicy, s.HintNeed)
-			l.counter = sub
-		case p == nil:
-			sub, err = s.Hub.SubscribeCounter(ctx, name)
-			l.counter = sub
-		case key != "":
-			sub, err = s.Hub.SubscribeKey(ctx, name, p, key)
-			l.mail = sub
-		default:
-			sub, err = s.Hub.SubscribeNeed(ctx, name, p, need)
-		}
+		sub, err := subscribe()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		l.subs = append(l.subs, sub)
 		l.done = sub.Done()
-		return sub.C(), nil
+		return sub.C(), sub, nil
 	}
 	var err error
 	if l.wake == nil {
-		if l.wake, err = add(s.Channel, s.Policy, s.Need, s.Key); err != nil && !live {
+		w := s.Wake
+		var sub *notify.Subscription
+		l.wake, sub, err = add(w, func() (*notify.Subscription, error) {
+			if s.Mail != nil {
+				return s.Hub.SubscribeKey(ctx, w.Name, w.Policy, s.Mail.Key())
+			}
+			return s.Hub.SubscribeNeed(ctx, w.Name, w.Policy, w.Need)
+		})
+		if err != nil && !live {
 			return err
 		}
+		if s.Mail != nil {
+			l.mail = sub
+		}
 	}
-	if s.Hint != "" && l.hint == nil && hinted(s) {
-		if l.hint, err = add(s.Hint, nil, 1, ""); err != nil && !live {
+	if s.Hint != nil && l.hint == nil && s.Hint.Active() {
+		h := s.Hint.Channel()
+		l.hint, l.counter, err = add(h, func() (*notify.Subscription, error) {
+			if h.Policy != nil {
+				return s.Hub.SubscribeCounterNeed(ctx, h.Name, h.Policy, h.Need)
+			}
+			return s.Hub.SubscribeCounter(ctx, h.Name)
+		})
+		if err != nil && !live {
 			return err
 		}
 	}
@@ -92,11 +96,8 @@ func (l *listener) join(ctx context.Context, s Spec, live bool) error {
 
 // complete reports whether l listens on every channel s needs now.
 func (l *listener) complete(s Spec) bool {
-	return l.wake != nil && (s.Hint == "" || l.hint != nil || !hinted(s))
+	return l.wake != nil && (s.Hint == nil || l.hint != nil || !s.Hint.Active())
 }
-
-// hinted reports whether s needs its hint channel now.
-func hinted(s Spec) bool { return s.Hinted == nil || s.Hinted() }
 
 func (l *listener) close() {
 	for _, sub := range l.subs {
@@ -113,10 +114,10 @@ func nap(retry time.Duration) time.Duration {
 	return retry
 }
 
-// attempt runs s.Attempt and reports an ended ctx as ctx.Err() itself, so
+// attempt runs s's attempt and reports an ended ctx as ctx.Err() itself, so
 // that callers can match it with errors.Is whatever go-redis wrapped.
 func attempt(ctx context.Context, s Spec) (bool, time.Duration, error) {
-	ok, retry, err := s.Attempt(ctx)
+	ok, retry, err := s.Call.Attempt(ctx)
 	if err != nil && ctx.Err() != nil {
 		return false, 0, ctx.Err()
 	}

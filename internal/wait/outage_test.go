@@ -17,13 +17,13 @@ import (
 func TestUntil_ridesOutTransientErrors(t *testing.T) {
 	flaky := func(failures int, err error) (wait.Spec, *int) {
 		n := 0
-		return wait.Spec{Attempt: func(ctx context.Context) (bool, time.Duration, error) {
+		return wait.Spec{Call: wait.Attempt(func(ctx context.Context) (bool, time.Duration, error) {
 			n++
 			if n <= failures {
 				return false, 0, err
 			}
 			return true, 0, nil
-		}}, &n
+		})}, &n
 	}
 	t.Run("transient", func(t *testing.T) {
 		s, n := flaky(3, io.EOF)
@@ -49,12 +49,12 @@ func TestUntil_ridesOutTransientErrors(t *testing.T) {
 	})
 	t.Run("outlasts the budget after an answer", func(t *testing.T) {
 		n := 0
-		s := wait.Spec{Attempt: func(ctx context.Context) (bool, time.Duration, error) {
+		s := wait.Spec{Call: wait.Attempt(func(ctx context.Context) (bool, time.Duration, error) {
 			if n++; n == 1 {
 				return false, 10 * time.Millisecond, nil // held by another
 			}
 			return false, 0, io.EOF
-		}}
+		})}
 		ok, err := wait.Until(context.Background(), 200*time.Millisecond, s)
 		if ok || err != nil || n < 3 {
 			t.Fatalf("Until = %v, %v after %d attempts; want the wait to run out as usual", ok, err, n)

@@ -35,59 +35,80 @@ const Backstop = 5 * time.Second
 // sleep before trying again, or negative when only a message can tell.
 type Attempt func(ctx context.Context) (ok bool, retry time.Duration, err error)
 
+// A Call is what a blocking call does: its attempts, and the clean-up of
+// what unsuccessful attempts left behind when it gives up (a queue entry,
+// a grant whose reply was lost). acquire.Machine is one.
+type Call interface {
+	Attempt(ctx context.Context) (ok bool, retry time.Duration, err error)
+	// Abandon runs whenever Until returns without success, off the
+	// caller's path (see Behind).
+	Abandon(ctx context.Context)
+}
+
+// Attempt is a Call with nothing to undo: a latch's look.
+func (a Attempt) Attempt(ctx context.Context) (bool, time.Duration, error) { return a(ctx) }
+
+// Abandon does nothing.
+func (Attempt) Abandon(context.Context) {}
+
+// A Channel is a channel a waiter listens on, and how its messages wake
+// waiters (see notify.WakePolicy); Need, if above 1, is how many units of
+// a counted wake-up the waiter needs (see notify.Hub.SubscribeNeed).
+type Channel struct {
+	Name   string
+	Policy notify.WakePolicy
+	Need   int
+}
+
+// Mail takes the letters to one key on the wake channel (see
+// notify.Hub.SubscribeKey): a lock or permits granted by their release.
+type Mail interface {
+	Key() string
+	// Letter reads one: done ends the wait with success and no attempt;
+	// a positive within brings the next attempt forward to at most that
+	// far away; otherwise the waiter attempts, as for any wake-up.
+	Letter(body string, at time.Time) (done bool, within time.Duration)
+}
+
+// A Hint is a second channel whose messages the waiter counts rather than
+// waking on each: a queued mutex waiter counts Redisson's releases on its
+// shared channel until its turn may have come.
+type Hint interface {
+	// Channel is the channel counted. With a Policy, only the messages
+	// that it counts as at least Need count (notify.Hub.
+	// SubscribeCounterNeed); without one, every message does.
+	Channel() Channel
+	// Active says whether the waiter needs the channel now; it is asked
+	// after each attempt.
+	Active() bool
+	// Expect is how many messages to wake at, asked before each sleep;
+	// Heard, told how many came since the latest attempt, says whether to
+	// attempt now, or else brings the next attempt forward to at most
+	// within (if positive).
+	Expect() int
+	Heard(n int) (now bool, within time.Duration)
+}
+
 // Spec describes one blocking call.
 type Spec struct {
-	// Client, Kind and Name say where and as what the call's end is
-	// reported (see observe.Hooks: Acquired, Abandoned, NotReplicated).
-	// Nothing is reported without a Client.
-	Client     redis.UniversalClient
-	Kind, Name string
-	Reentry    bool // the caller re-enters a hold of its own (Event.Reentered)
+	// Client and Event say where and as what the call's end is reported
+	// (see observe.Hooks: Acquired, Abandoned, NotReplicated): Event's
+	// Kind, Name and Reentered; the rest is filled in. Nothing is
+	// reported without a Client.
+	Client redis.UniversalClient
+	Event  observe.Event
 	// Hub carries the wake-ups. It may be nil: the loop then sleeps only
 	// for the attempts' retry bounds (RedLock, whose waiters have no single
 	// server to listen to).
-	Hub     *notify.Hub
-	Channel string
-	Policy  notify.WakePolicy
-	// Need, if above 1, is how many units of a counted wake-up (see
-	// notify.WakeCount) this waiter needs: a waiter for Need permits is
-	// woken when Need may be available (see notify.Hub.SubscribeNeed).
-	Need int
-	// Hint, if set, is a second channel whose messages the waiter counts
-	// (see notify.Hub.SubscribeCounter) rather than waking on each: once
-	// as many as Expect says have arrived since the latest attempt or
-	// Heard, Heard, told how many did, says whether to attempt now, or
-	// else brings the next attempt forward to at most within away (if
-	// positive). A queued mutex waiter counts releases on Redisson's shared
-	// channel until its turn may have come.
-	Hint    string
-	Expect  func() int
-	Heard   func(n int) (now bool, within time.Duration)
-	Attempt Attempt
-	// HintPolicy, if set, makes the waiter count only the Hint messages
-	// that it counts as at least HintNeed (see
-	// notify.Hub.SubscribeCounterNeed): a semaphore waiter counts only
-	// Redisson's releases that leave enough permits for it.
-	HintPolicy notify.WakePolicy
-	HintNeed   int
-	// Hinted, if set, says whether the waiter needs Hint's messages now;
-	// it is asked after each attempt. Otherwise it always does.
-	Hinted func() bool
-	// Key, if set, makes the waiter take letters to Key on Channel as well
-	// (see notify.Hub.SubscribeKey), and Letter reads each: done ends the
-	// wait with success and no attempt (a lock granted by its release); a
-	// positive within brings the next attempt forward to at most that far
-	// away; otherwise the waiter attempts, as for any wake-up.
-	Key    string
-	Letter func(body string, at time.Time) (done bool, within time.Duration)
+	Hub  *notify.Hub
+	Wake Channel
+	Mail Mail // optional
+	Hint Hint // optional
+	Call Call
 	// Transient, if set, replaces fault.Transient in telling which errors
-	// of Attempt to ride out (see Retry). RedLock sets it: a node down is
-	// what its quorum is for, and no quorum is an answer, not an outage.
+	// of an attempt to ride out (see Retry). RedLock sets it: a node down
+	// is what its quorum is for, and no quorum is an answer, not an outage.
 	Transient func(error) bool
-	// Abandon, if set, undoes what unsuccessful attempts left behind (a
-	// fair-lock queue entry, a grant whose reply was lost). It runs whenever
-	// Until returns without success, off the caller's path (see Behind).
-	Abandon func(ctx context.Context)
 }
 
 // Until runs s until an attempt succeeds, ctx ends, or the budget wait runs
@@ -99,11 +120,11 @@ type Spec struct {
 // error matching ErrClosed.
 func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error) {
 	if observe.For(s.Client) != nil {
-		defer s.report(time.Now(), wait, &s.Attempt)(&ok, &err)
+		defer s.report(time.Now(), wait)(&ok, &err)
 	}
 	defer func() {
-		if !ok && s.Abandon != nil {
-			Behind(ctx, err == nil, s.Abandon)
+		if !ok {
+			Behind(ctx, err == nil, s.Call.Abandon)
 		}
 	}()
 	var deadline time.Time
@@ -189,7 +210,7 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 					timer.Reset(within)
 				}
 			case <-l.hint:
-				now, within := s.Heard(l.recount())
+				now, within := s.Hint.Heard(l.recount())
 				if now {
 					break sleeping
 				}
@@ -216,20 +237,14 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 	}
 }
 
-// report counts s's attempts through *attempt, and returns what reports
-// the end of the call started at start with budget wait.
-func (s Spec) report(start time.Time, wait time.Duration, attempt *Attempt) func(ok *bool, err *error) {
-	first, n := false, 0
-	inner := *attempt
-	*attempt = func(ctx context.Context) (bool, time.Duration, error) {
-		ok, retry, err := inner(ctx)
-		if n++; n == 1 {
-			first = ok
-		}
-		return ok, retry, err
-	}
+// report counts s's attempts, and returns what reports the end of the
+// call started at start with budget wait.
+func (s *Spec) report(start time.Time, wait time.Duration) func(ok *bool, err *error) {
+	c := &counted{Call: s.Call}
+	s.Call = c
 	return func(ok *bool, err *error) {
-		e := observe.Event{Kind: s.Kind, Name: s.Name, Wait: time.Since(start), Waited: !first, Reentered: s.Reentry}
+		e := s.Event
+		e.Wait, e.Waited = time.Since(start), !c.first
 		switch {
 		case *ok:
 			observe.Report(s.Client, observe.Acquired, e)
@@ -241,4 +256,19 @@ func (s Spec) report(start time.Time, wait time.Duration, attempt *Attempt) func
 			observe.Report(s.Client, observe.Abandoned, e)
 		}
 	}
+}
+
+// counted is a Call that notes whether its first attempt succeeded.
+type counted struct {
+	Call
+	n     int
+	first bool
+}
+
+func (c *counted) Attempt(ctx context.Context) (bool, time.Duration, error) {
+	ok, retry, err := c.Call.Attempt(ctx)
+	if c.n++; c.n == 1 {
+		c.first = ok
+	}
+	return ok, retry, err
 }

@@ -97,7 +97,24 @@ func hubOn(t *testing.T) (*notify.Hub, *redis.Client) {
 }
 
 func (f *fake) spec(h *notify.Hub, channel string) wait.Spec {
-	return wait.Spec{Hub: h, Channel: channel, Policy: notify.WakeOne, Attempt: f.attempt, Abandon: f.abandon}
+	return wait.Spec{Hub: h, Wake: wait.Channel{Name: channel, Policy: notify.WakeOne}, Call: f.call(f.attempt)}
+}
+
+// call returns a Call of attempt, abandoning as f does.
+func (f *fake) call(attempt wait.Attempt) wait.Call { return &call{attempt, f.abandon} }
+
+// call is a Call made of two functions.
+type call struct {
+	attempt wait.Attempt
+	abandon func(ctx context.Context)
+}
+
+func (c *call) Attempt(ctx context.Context) (bool, time.Duration, error) { return c.attempt(ctx) }
+
+func (c *call) Abandon(ctx context.Context) {
+	if c.abandon != nil {
+		c.abandon(ctx)
+	}
 }
 
 // run calls Until in a goroutine and returns a channel with its result.
@@ -249,12 +266,12 @@ func TestUntil_attemptError(t *testing.T) {
 		f := &fake{retry: 20 * time.Millisecond}
 		var n atomic.Int32
 		s := f.spec(h, t.Name())
-		s.Attempt = func(ctx context.Context) (bool, time.Duration, error) {
+		s.Call = f.call(func(ctx context.Context) (bool, time.Duration, error) {
 			if n.Add(1) == int32(failOn) {
 				return false, 0, boom
 			}
 			return f.attempt(ctx)
-		}
+		})
 		r := await(t, run(context.Background(), -1, s))
 		if r.ok || r.err != boom {
 			t.Fatalf("error on attempt %d: Until = %v, %v; want the attempt's error as is", failOn, r.ok, r.err)

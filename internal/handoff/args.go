@@ -1,4 +1,4 @@
-package lockcore
+package handoff
 
 import (
 	"time"
@@ -9,10 +9,10 @@ import (
 
 // ScriptArgs returns the ARGV of a script of a queued primitive (the
 // mutex, the fair lock, the semaphores): first the inputs that every one
-// of them takes at the same positions (scripts/fragment/inputs.lua):
-// the client's clock now, the publish command pub, how long a queue entry
-// lives unless its waiter attempts again, the grace, and whether pub
-// counts every receiver on client; then the script's own, own.
+// of them takes at the same positions (scripts/fragment/inputs.lua): the
+// client's clock now, the publish command pub, life, how long a queue
+// entry lives unless its waiter attempts again, the Grace, and whether pub
+// counts every receiver on client (Counted); then the script's own, own.
 func ScriptArgs(client redis.UniversalClient, now time.Time, pub string, life time.Duration, own ...any) []any {
 	return append([]any{now.UnixMilli(), pub, scripts.Ms(life), scripts.Ms(Grace), Counted(client, pub)}, own...)
 }

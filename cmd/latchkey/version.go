@@ -1,0 +1,33 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+)
+
+// runVersion prints the module version the binary was built from, "(devel)"
+// when the build does not say (go run, go build without VCS stamping),
+// with the Go release and the go-redis version it was built with.
+func runVersion(_ context.Context, e *env, args []string) error {
+	if len(args) != 0 {
+		return usagef("takes no arguments")
+	}
+	version, redisVersion := "(devel)", "unknown"
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if v := info.Main.Version; v != "" {
+			version = v
+		}
+		for _, d := range info.Deps {
+			if d.Path == "github.com/redis/go-redis/v9" {
+				redisVersion = d.Version
+				if d.Replace != nil {
+					redisVersion = d.Replace.Version
+				}
+			}
+		}
+	}
+	_, err := fmt.Fprintf(e.stdout, "latchkey %s, %s, go-redis %s\n", version, runtime.Version(), redisVersion)
+	return err
+}

@@ -1,0 +1,71 @@
+package handoff
+
+import (
+	"time"
+
+	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/observe"
+	"github.com/latchkey/latchkey/internal/wait"
+	"github.com/redis/go-redis/v9"
+)
+
+// A Place is a permit waiter's place in a semaphore's queue, as the wait
+// loop sees it (a wait.Mail and a wait.Hint): its letters, which ask it to
+// attempt (its attempt takes the grant), and Redisson's releases, which
+// grant nothing and which it counts on Redisson's channel. Only the head
+// of the queue attempts on those: its attempt hands what it leaves to
+// those behind it, so that a release the head cannot use wakes no herd.
+type Place struct {
+	// Rank is the waiter's place, 0 at the head, as its latest attempt
+	// answered; a letter "next" makes it the head.
+	Rank     int64
+	key      string
+	redisson wait.Channel
+}
+
+// NewPlace returns the place of a waiter whose letters go to key, counting
+// the messages on redisson, Redisson's channel, that its policy counts as
+// at least redisson.Need.
+func NewPlace(key string, redisson wait.Channel) *Place {
+	return &Place{key: key, redisson: redisson}
+}
+
+// Spec returns the wait loop's Spec of the permit waiter at p: a call of
+// the primitive kind named name on client, whose attempts are call, woken
+// on hub's own letter channel under the prefix hubs.
+func (p *Place) Spec(client redis.UniversalClient, kind, name string, hub *notify.Hub, hubs string, call wait.Call) wait.Spec {
+	return wait.Spec{
+		Client: client,
+		Event:  observe.Event{Kind: kind, Name: name},
+		Hub:    hub,
+		Wake:   wait.Channel{Name: hubs + ":" + hub.ID(), Policy: notify.WakeOne},
+		Mail:   p,
+		Hint:   p,
+		Call:   call,
+	}
+}
+
+// Key returns the letters' key.
+func (p *Place) Key() string { return p.key }
+
+// Letter reads a letter: never done on a letter alone, since the attempt
+// takes the grant.
+func (p *Place) Letter(body string, at time.Time) (bool, time.Duration) {
+	within, head := TakeLetter(body, at)
+	if head {
+		p.Rank = 0 // heed Redisson's messages from now on
+	}
+	return false, within
+}
+
+// Channel returns Redisson's channel, counted.
+func (p *Place) Channel() wait.Channel { return p.redisson }
+
+// Active reports that the channel is always counted.
+func (p *Place) Active() bool { return true }
+
+// Expect wakes the waiter at every counted message.
+func (p *Place) Expect() int { return 1 }
+
+// Heard makes the head attempt.
+func (p *Place) Heard(int) (bool, time.Duration) { return p.Rank <= 0, 0 }

@@ -1,0 +1,87 @@
+package keys
+
+// The layout of every primitive: Redisson's keys and channels, and
+// latchkey's beside them, each derived from the name once, here. The
+// primitives, the scripts' KEYS builders and the CLI all read them from
+// these.
+
+// Lock is the layout of a mutex, a fair lock and a RedLock node: Redisson's
+// RLock, RFencedLock and RFairLock keys, and latchkey's waiter queue.
+type Lock struct {
+	Name    string // hash: owner id -> hold count
+	Token   string // redisson_lock_token:{N}: the fencing counter
+	Channel string // redisson_lock__channel:{N}: Redisson's unlock channel
+	// latchkey's mutex queue, beside the hash
+	Queue     string // latchkey_lock_queue:{N}: waiter entries, oldest first
+	Deadlines string // latchkey_lock_timeout:{N}: entry -> deadline (ms)
+	Grant     string // latchkey_lock_grant:{N}: the entry a release granted, until taken
+	Hubs      string // latchkey_lock__channel:{N}: prefix of each Hub's letter channel
+	// Redisson's fair-lock queue, and latchkey's heartbeats beside it
+	FairQueue     string // redisson_lock_queue:{N}
+	FairDeadlines string // redisson_lock_timeout:{N}
+	Heartbeats    string // latchkey_lock_heartbeat:{N}
+}
+
+// LockOf returns the layout of the lock called name.
+func LockOf(name string) Lock {
+	return Lock{
+		Name:          name,
+		Token:         TokenKey(name),
+		Channel:       LockChannel(name),
+		Queue:         Prefix("latchkey_lock_queue", name),
+		Deadlines:     Prefix("latchkey_lock_timeout", name),
+		Grant:         Prefix("latchkey_lock_grant", name),
+		Hubs:          Prefix("latchkey_lock__channel", name),
+		FairQueue:     Prefix("redisson_lock_queue", name),
+		FairDeadlines: Prefix("redisson_lock_timeout", name),
+		Heartbeats:    Prefix("latchkey_lock_heartbeat", name),
+	}
+}
+
+// RWLock is the layout of a read-write lock: Redisson's RReadWriteLock and
+// latchkey's waiting writers.
+type RWLock struct {
+	Name    string // hash: mode, owner id -> read holds, <owner>:write -> write holds
+	Channel string // redisson_rwlock:{N}
+	Writers string // latchkey_rwlock_writers:{N}: waiting writer -> deadline
+	Epoch   string // latchkey_rwlock_epoch:{N}: write releases while readers were held back
+}
+
+// RWLockOf returns the layout of the read-write lock called name.
+func RWLockOf(name string) RWLock {
+	return RWLock{
+		Name:    name,
+		Channel: Prefix("redisson_rwlock", name),
+		Writers: Prefix("latchkey_rwlock_writers", name),
+		Epoch:   Prefix("latchkey_rwlock_epoch", name),
+	}
+}
+
+// ReadTimeouts returns {N}:<field>:rwlock_timeout, the prefix of the keys
+// ("<prefix>:<i>") that time each read hold of the hash field field.
+func (l RWLock) ReadTimeouts(field string) string { return Suffix(l.Name, field+":rwlock_timeout") }
+
+// Semaphore is the layout of a semaphore and a permit semaphore: Redisson's
+// RSemaphore and RPermitExpirableSemaphore, and latchkey's waiter queue.
+type Semaphore struct {
+	Name      string // string: the permits available
+	Leases    string // {N}:timeout: a permit semaphore's permit id -> lease end (ms)
+	Channel   string // redisson_sc:{N}: Redisson's channel
+	Queue     string // latchkey_semaphore_queue:{N}: waiter entries, oldest first
+	Deadlines string // latchkey_semaphore_timeout:{N}: entry -> deadline (ms)
+	Grants    string // latchkey_semaphore_grant:{N}: a semaphore's granted entry -> end of its grace
+	Hubs      string // latchkey_semaphore__channel:{N}: prefix of each Hub's letter channel
+}
+
+// SemaphoreOf returns the layout of the semaphore called name.
+func SemaphoreOf(name string) Semaphore {
+	return Semaphore{
+		Name:      name,
+		Leases:    Suffix(name, "timeout"),
+		Channel:   Prefix("redisson_sc", name),
+		Queue:     Prefix("latchkey_semaphore_queue", name),
+		Deadlines: Prefix("latchkey_semaphore_timeout", name),
+		Grants:    Prefix("latchkey_semaphore_grant", name),
+		Hubs:      Prefix("latchkey_semaphore__channel", name),
+	}
+}

@@ -1,0 +1,107 @@
+package keys
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/redis/go-redis/v9"
+)
+
+// awkward are names a caller may pass as data.
+var awkward = []string{
+	"", "a", "a}b", "{}x", "{x", "x{", "}", "{", "{}", "}{", "{{}}", "}{x}", "{x}", "{x}a}b",
+	"a{b}c{d}", "order:{42}", "ünïcødé ✓", "a b\tc\n", strings.Repeat("x", 4096), strings.Repeat("x{", 512),
+}
+
+// together reports whether every key and channel derived from name lands in
+// one hash slot: what a cluster needs.
+func together(name string) bool {
+	ks := []string{Prefix("p", name), Suffix(name, "s"), Once(name, "id"), LockChannel(name), TokenKey(name)}
+	for _, k := range ks {
+		if Slot(k) != Slot(name) {
+			return false
+		}
+	}
+	return true
+}
+
+// never dialled: Usable does no I/O
+func clients(t testing.TB) (plain, cluster redis.UniversalClient) {
+	plain = redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	cluster = redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
+	t.Cleanup(func() { _ = plain.Close(); _ = cluster.Close() })
+	return plain, cluster
+}
+
+func checkUsable(t *testing.T, plain, cluster redis.UniversalClient, name string) {
+	if err := Usable(name, plain); err != nil {
+		t.Errorf("Usable(%q, single server) = %v, want nil", name, err)
+	}
+	err := Usable(name, cluster)
+	if want := together(name); want != (err == nil) {
+		t.Fatalf("Usable(%q, cluster) = %v, but its keys together = %v", name, err, want)
+	}
+	if err == nil {
+		return
+	}
+	if !errors.Is(err, lockerr.ErrCrossSlot) || !strings.Contains(err.Error(), "non-empty hash tag") {
+		t.Errorf("Usable(%q, cluster) = %v, want ErrCrossSlot saying how to fix the name", name, err)
+	}
+	if err2 := Usable(name, plain, cluster); err2 == nil {
+		t.Errorf("Usable(%q, single server, cluster) = nil: one cluster client is enough to refuse", name)
+	}
+}
+
+func TestUsable(t *testing.T) {
+	plain, cluster := clients(t)
+	for _, name := range awkward {
+		checkUsable(t, plain, cluster, name)
+	}
+	if err := Usable("", cluster); err == nil || !strings.Contains(err.Error(), "is empty") {
+		t.Errorf("Usable(\"\", cluster) = %v, want it to say the name is empty", err)
+	}
+	if err := Usable("x"); err != nil {
+		t.Errorf("Usable without clients = %v", err)
+	}
+}
+
+// Usable refuses exactly the names whose keys a cluster would split.
+func FuzzUsable(f *testing.F) {
+	for _, s := range awkward {
+		f.Add(s)
+	}
+	plain, cluster := clients(f)
+	f.Fuzz(func(t *testing.T, name string) { checkUsable(t, plain, cluster, name) })
+}
+
+// The derivation of awkward names is Redisson's prefixName and suffixName,
+// braces or not.
+func TestAwkwardNames(t *testing.T) {
+	cases := []struct{ got, want string }{
+		{Prefix("p", ""), "p:{}"},
+		{Suffix("", "timeout"), "{}:timeout"},
+		{Prefix("p", "a}b"), "p:{a}b}"},
+		{Suffix("a}b", "timeout"), "{a}b}:timeout"},
+		{Prefix("p", "{x"), "p:{x"},
+		{Suffix("{x", "timeout"), "{x:timeout"},
+		{Prefix("p", "x{"), "p:x{"},
+		{Prefix("p", "{}x"), "p:{}x"},
+		{LatchChannel("{x}"), "redisson_countdownlatch__channel__{{x}}"},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+// A Ring is refused whatever the name, before any I/O.
+func TestUsable_ring(t *testing.T) {
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}})
+	defer ring.Close()
+	if err := Usable("{fine}", ring); !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "Ring") {
+		t.Fatalf("Usable on a Ring = %v, want an error matching errors.ErrUnsupported that names the Ring", err)
+	}
+}
