@@ -14,9 +14,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var opsScript = scripts.Get("fairlock_ops")
+// The fair lock's scripts, one per operation
+// (scripts/fragment/fair_decide.lua has the rules they share).
+var (
+	acquireScript = scripts.Get("fair_acquire") // acquire and try
+	releaseScript = scripts.Get("fair_release")
+	dequeueScript = scripts.Get("fair_dequeue")
+	forceScript   = scripts.Get("fair_force")
+)
 
-// The operations of fairlock_ops.lua.
+// The operations of the fair lock's scripts.
 const (
 	opAcquire = "acquire" // try, and queue up if not acquired
 	opTry     = "try"     // try once, leaving no trace
@@ -25,12 +32,12 @@ const (
 	opForce   = "force"
 )
 
-// protocol is the fair lock's side of lockcore.Protocol: fairlock_ops.lua
-// on Redisson's RFairLock keys and latchkey's heartbeats beside them.
+// protocol is the fair lock's side of lockcore.Protocol: its scripts on
+// Redisson's RFairLock keys and latchkey's heartbeats beside them.
 type protocol struct {
 	client  redis.UniversalClient
 	cfg     *config
-	keys    []string // fairlock_ops's KEYS: lock, queue, deadlines, heartbeats, channel prefixes, grant
+	keys    []string // the fair lock scripts' KEYS: lock, queue, deadlines, heartbeats, channel prefixes, grant
 	channel string   // prefix of each waiter's own channel (Redisson's)
 	hubs    string   // prefix of each Hub's channel
 }
@@ -95,7 +102,7 @@ func (ownChannel) Expect() int                     { return 1 }
 func (ownChannel) Heard(int) (bool, time.Duration) { return true, 0 }
 
 func (p *protocol) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
-	_, applied, err := opsScript.Resolve(ctx, p.client, p.write(opAcquire, w.ID, w.Hub.ID(), w.Key, w.Started, w.Pub, w.Reentry(), w.Req))
+	_, applied, err := p.write(opAcquire, w.ID, w.Hub.ID(), w.Key, w.Started, w.Pub, w.Reentry(), w.Req).Resolve(ctx, p.client)
 	return applied, err
 }
 
@@ -113,27 +120,40 @@ func (p *protocol) Force(ctx context.Context, pub string) scripts.Reply {
 	return p.exec(ctx, opForce, "", "", "", time.Now(), pub, "0", "")
 }
 
-// exec runs one operation of fairlock_ops.lua for owner id, waiting
-// through the Hub hub for letters to key ("" for a release or forced
-// unlock), at time now,
-// recorded against req unless that is ""; reentry tells an acquisition
-// whether id may already hold the lock (see lockcore.Waiter.Reentry). Acquisitions,
-// releases and the dequeues that may give back a grant wait for replicas;
-// forced unlocks need not.
+// exec runs the fair lock's operation op for owner id, waiting through the
+// Hub hub for letters to key ("" for a release or forced unlock), at time
+// now, recorded against req unless that is ""; reentry tells an
+// acquisition whether id may already hold the lock (see
+// lockcore.Waiter.Reentry). Acquisitions, releases and the dequeues that
+// may give back a grant wait for replicas; forced unlocks need not.
 func (p *protocol) exec(ctx context.Context, op, id, hub, key string, now time.Time, pub, reentry, req string) scripts.Reply {
-	return opsScript.Exec(ctx, p.client, p.write(op, id, hub, key, now, pub, reentry, req))
+	return p.write(op, id, hub, key, now, pub, reentry, req).Exec(ctx, p.client)
 }
 
-// write is the request of an operation of fairlock_ops (see exec).
-func (p *protocol) write(op, id, hub, key string, now time.Time, pub, reentry, req string) scripts.Write {
-	w := scripts.Write{
-		Keys: p.keys,
-		Args: []any{op, id, now.UnixMilli(), pub, scripts.Ms(p.cfg.TTL()), scripts.Ms(p.cfg.wait),
-			scripts.Ms(p.cfg.liveness), reentry, scripts.Ms(handoff.Grace), hub, key},
-		Once: req,
-	}
+// write is the request of the fair lock's operation op (see exec), with
+// the script of op. It panics on an unknown op.
+func (p *protocol) write(op, id, hub, key string, now time.Time, pub, reentry, req string) scripts.Call {
+	w := scripts.Write{Keys: p.keys, Once: req}
 	if op != opForce {
 		w.Sync = p.cfg.Sync.Timeout()
 	}
-	return w
+	args := func(own ...any) []any {
+		own = append([]any{id, scripts.Ms(p.cfg.TTL()), scripts.Ms(p.cfg.wait)}, own...)
+		return handoff.ScriptArgs(p.client, now, pub, p.cfg.liveness, own...)
+	}
+	switch op {
+	case opAcquire, opTry:
+		w.Args = args(reentry, hub, key, handoff.Flag(op == opTry))
+		return scripts.Call{Script: acquireScript, Write: w}
+	case opRelease:
+		w.Args = args()
+		return scripts.Call{Script: releaseScript, Write: w}
+	case opDequeue:
+		w.Args = args(hub, key)
+		return scripts.Call{Script: dequeueScript, Write: w}
+	case opForce:
+		w.Args = args()
+		return scripts.Call{Script: forceScript, Write: w}
+	}
+	panic("fairlock: unknown operation " + op)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// These tests drive fairlock_ops.lua directly, at chosen client times.
+// These tests drive the fair lock's scripts directly, at chosen client times.
 
 func scriptMutex(t *testing.T, opts ...Option) (*Mutex, *redis.Client) {
 	_, c := redistest.Miniredis(t)

@@ -14,14 +14,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// protocol is the mutex's side of lockcore.Protocol: mutex_ops.lua on a
-// Redisson RLock hash, and the waiter queue beside it.
+// protocol is the mutex's side of lockcore.Protocol: its scripts
+// (lockcore.MutexCall) on a Redisson RLock hash, and the waiter queue
+// beside it.
 type protocol struct {
 	client  redis.UniversalClient
 	cfg     *config
 	channel string   // Redisson's shared unlock channel
 	hubs    string   // prefix of each Hub's channel, told when its waiter is first in line
-	keys    []string // mutex_ops's KEYS
+	keys    []string // the mutex scripts' KEYS
 }
 
 func newProtocol(client redis.UniversalClient, name string, cfg *config) *protocol {
@@ -39,7 +40,7 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	if w.Try {
 		op = lockcore.OpTry
 	}
-	rep := lockcore.MutexOps.Exec(ctx, p.client, p.write(op, w.ID, p.entry(w), w.Reentry(), w.Queued, w.Started, w.Pub, w.Req))
+	rep := p.write(op, w.ID, p.entry(w), w.Reentry(), w.Queued, w.Started, w.Pub, w.Req).Exec(ctx, p.client)
 	vs, err := scripts.Ints(rep.Cmd)
 	if op == lockcore.OpAcquire && (err != nil || len(vs) > 0 && vs[0] == 0) {
 		w.Queued = true // maybe: a reply that was lost may have said so
@@ -103,7 +104,7 @@ func (r releases) Heard(n int) (bool, time.Duration) {
 }
 
 func (p *protocol) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
-	_, applied, err := lockcore.MutexOps.Resolve(ctx, p.client, p.write(lockcore.OpAcquire, w.ID, p.entry(w), w.Reentry(), w.Queued, w.Started, w.Pub, w.Req))
+	_, applied, err := p.write(lockcore.OpAcquire, w.ID, p.entry(w), w.Reentry(), w.Queued, w.Started, w.Pub, w.Req).Resolve(ctx, p.client)
 	return applied, err
 }
 
@@ -123,17 +124,17 @@ func (p *protocol) Force(ctx context.Context, pub string) scripts.Reply {
 	return p.exec(ctx, lockcore.OpForce, "", "", "0", time.Now(), pub, "")
 }
 
-// exec runs mutex_ops for owner id waiting as the queue entry entry, with
-// the flag reentry (see lockcore.Waiter.Reentry), its script sent at now,
-// recorded against req unless that is "".
+// exec runs the mutex's operation op for owner id waiting as the queue
+// entry entry, with the flag reentry (see lockcore.Waiter.Reentry), its
+// script sent at now, recorded against req unless that is "".
 func (p *protocol) exec(ctx context.Context, op, id, entry, reentry string, now time.Time, pub, req string) scripts.Reply {
-	return lockcore.MutexOps.Exec(ctx, p.client, p.write(op, id, entry, reentry, false, now, pub, req))
+	return p.write(op, id, entry, reentry, false, now, pub, req).Exec(ctx, p.client)
 }
 
-// write is the request of an operation of mutex_ops (see exec).
+// write is the request of the mutex's operation op (see exec).
 // Acquisitions, releases and the dequeues that may give back a grant wait
 // for replicas; forced unlocks need not.
-func (p *protocol) write(op, id, entry, reentry string, queued bool, now time.Time, pub, req string) scripts.Write {
+func (p *protocol) write(op, id, entry, reentry string, queued bool, now time.Time, pub, req string) scripts.Call {
 	c := lockcore.MutexCall{Op: op, Owner: id, Entry: entry, Reentry: reentry, Queued: queued,
 		Lease: p.cfg.TTL(), Now: now, Pub: pub, Req: req}
 	if op != lockcore.OpForce {

@@ -8,9 +8,17 @@ import (
 	"github.com/latchkey/latchkey/internal/scripts"
 )
 
-var opsScript = scripts.Get("pes_ops")
+// The permit semaphore's scripts that change it, one per operation
+// (scripts/fragment/pes.lua says how they share the permits and the
+// waiter queue).
+var (
+	acquireScript = scripts.Get("pes_acquire") // acquire and try
+	releaseScript = scripts.Get("pes_release")
+	dequeueScript = scripts.Get("pes_dequeue")
+	setScript     = scripts.Get("pes_set") // add, set and tryset
+)
 
-// The operations of pes_ops.lua.
+// The operations of the permit semaphore's scripts.
 const (
 	opAcquire = "acquire" // try (taking a grant), and join the waiter queue if not acquired
 	opTry     = "try"     // try once, leaving no trace
@@ -27,7 +35,7 @@ const (
 // an attempt went unanswered (unsure) it may have taken the permits: that
 // is resolved first, in the background (see resolve), so that a copy of it
 // still on its way cannot take them after the queue entry is gone.
-func (s *Semaphore) abandon(ctx context.Context, w scripts.Write, pub, entry string, raw []any, unsure bool) {
+func (s *Semaphore) abandon(ctx context.Context, w scripts.Call, pub, entry string, raw []any, unsure bool) {
 	if !unsure {
 		s.dequeue(ctx, pub, entry)
 		return
@@ -46,8 +54,8 @@ func (s *Semaphore) abandon(ctx context.Context, w scripts.Write, pub, entry str
 // record expires. The permits' ids make the give-back happen once: a
 // dequeue finds none of them held after this release, and this release
 // finds none after a dequeue gave them back.
-func (s *Semaphore) resolve(ctx context.Context, w scripts.Write, raw []any) {
-	rep, applied, err := opsScript.Resolve(ctx, s.client, w)
+func (s *Semaphore) resolve(ctx context.Context, w scripts.Call, raw []any) {
+	rep, applied, err := w.Resolve(ctx, s.client)
 	if vs, _ := scripts.Ints(rep.Cmd); err == nil && applied && len(vs) > 0 && vs[0] == 1 {
 		_, _ = s.release(ctx, false, raw...)
 	}
@@ -58,15 +66,32 @@ func (s *Semaphore) resolve(ctx context.Context, w scripts.Write, raw []any) {
 // "") left none.
 func (s *Semaphore) dequeue(ctx context.Context, pub, entry string) {
 	if entry != "" {
-		_ = opsScript.Exec(ctx, s.client, s.write(opDequeue, pub, entry, "", "")).Err()
+		_ = s.write(opDequeue, pub, entry, "", "").Exec(ctx, s.client).Err()
 	}
 }
 
-// write is the request of an operation of pes_ops with the value arg, on
-// the permits raw, for the queue entry entry, recorded against req unless
-// that is "".
-func (s *Semaphore) write(op, pub, entry string, arg any, req string, raw ...any) scripts.Write {
-	args := append([]any{op, time.Now().UnixMilli(), pub, scripts.Ms(handoff.QueueTimeout), scripts.Ms(handoff.Grace),
-		handoff.Counted(s.client, pub), entry, arg}, raw...)
-	return scripts.Write{Keys: s.keys, Args: args, Once: req, Sync: s.cfg.Sync.Timeout()}
+// write is the request of the permit semaphore's operation op with the
+// value arg, on the permits raw, for the queue entry entry ("" but for
+// acquire and dequeue), recorded against req unless that is "", with the
+// script of op. It panics on an unknown op.
+func (s *Semaphore) write(op, pub, entry string, arg any, req string, raw ...any) scripts.Call {
+	w := scripts.Write{Keys: s.keys, Once: req, Sync: s.cfg.Sync.Timeout()}
+	args := func(own ...any) []any {
+		return handoff.ScriptArgs(s.client, time.Now(), pub, handoff.QueueTimeout, own...)
+	}
+	switch op {
+	case opAcquire, opTry:
+		w.Args = args(append([]any{entry, arg, handoff.Flag(op == opTry)}, raw...)...)
+		return scripts.Call{Script: acquireScript, Write: w}
+	case opRelease:
+		w.Args = args(append([]any{arg}, raw...)...)
+		return scripts.Call{Script: releaseScript, Write: w}
+	case opDequeue:
+		w.Args = args(entry)
+		return scripts.Call{Script: dequeueScript, Write: w}
+	case opAdd, opSet, opTrySet:
+		w.Args = args(op, arg)
+		return scripts.Call{Script: setScript, Write: w}
+	}
+	panic("permitsemaphore: unknown operation " + op)
 }

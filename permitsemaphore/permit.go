@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/observe"
@@ -142,7 +143,7 @@ func (s *Semaphore) release(ctx context.Context, strict bool, raw ...any) (int64
 	if strict {
 		mode = "1"
 	}
-	rep := s.resend(ctx, opsScript, s.write(opRelease, pub, "", mode, keys.Once(s.name, owner.New()), raw...))
+	rep := s.resend(ctx, s.write(opRelease, pub, "", mode, keys.Once(s.name, owner.New()), raw...))
 	n, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return 0, fmt.Errorf("permitsemaphore: release from %s: %w", s.name, err)
@@ -195,7 +196,8 @@ func (s *Semaphore) lease(ctx context.Context, id string, now time.Time, end any
 	if err != nil {
 		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
 	}
-	rep := s.resend(ctx, leaseScript, scripts.Write{Keys: s.countKeys(), Args: []any{now.UnixMilli(), pub, r, end}, Sync: s.cfg.Sync.Timeout()})
+	args := handoff.ScriptArgs(s.client, now, pub, handoff.QueueTimeout, r, end)
+	rep := s.resend(ctx, scripts.Call{Script: leaseScript, Write: scripts.Write{Keys: s.countKeys(), Args: args, Sync: s.cfg.Sync.Timeout()}})
 	ms, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/owner"
@@ -51,7 +52,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("permitsemaphore: set permits of %s: %w", s.name, err)
 	}
-	rep := s.resend(ctx, opsScript, s.write(opTrySet, pub, "", n, keys.Once(s.name, owner.New())))
+	rep := s.resend(ctx, s.write(opTrySet, pub, "", n, keys.Once(s.name, owner.New())))
 	v, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return false, fmt.Errorf("permitsemaphore: set permits of %s: %w", s.name, err)
@@ -90,7 +91,7 @@ func (s *Semaphore) add(ctx context.Context, op string, n int64) error {
 	}
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
-		rep := s.resend(ctx, opsScript, s.write(op, pub, "", n, keys.Once(s.name, owner.New())))
+		rep := s.resend(ctx, s.write(op, pub, "", n, keys.Once(s.name, owner.New())))
 		if err = rep.Err(); err == nil {
 			err = rep.SyncErr()
 		}
@@ -110,7 +111,8 @@ func (s *Semaphore) count(ctx context.Context) ([2]int64, error) {
 	if err != nil {
 		return [2]int64{}, fmt.Errorf("permitsemaphore: permits of %s: %w", s.name, err)
 	}
-	v, err := scripts.Ints(countScript.Run(ctx, s.client, s.countKeys(), time.Now().UnixMilli(), pub))
+	args := handoff.ScriptArgs(s.client, time.Now(), pub, handoff.QueueTimeout)
+	v, err := scripts.Ints(countScript.Run(ctx, s.client, s.countKeys(), args...))
 	if err == nil && len(v) != 2 {
 		err = fmt.Errorf("latchkey: script reply: want 2 integers, got %d", len(v))
 	}

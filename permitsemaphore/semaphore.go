@@ -33,7 +33,7 @@ type Semaphore struct {
 	timeout string   // {name}:timeout
 	channel string   // redisson_sc:{name}
 	hubs    string   // prefix of each Hub's channel, where grants are told
-	keys    []string // pes_ops's KEYS
+	keys    []string // the permit semaphore scripts' KEYS
 	cfg     config
 }
 
@@ -166,8 +166,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 				return acquire.Answer{Refused: err}, nil // nothing sent
 			}
 			sent := time.Now()
-			w.Args[1], w.Args[7] = sent.UnixMilli(), leaseEnd(sent, lease)
-			rep := opsScript.Exec(ctx, s.client, w)
+			w.Args[0], w.Args[6] = sent.UnixMilli(), leaseEnd(sent, lease) // ARGV[1] now, ARGV[7] lease end
+			rep := w.Exec(ctx, s.client)
 			vs, err := scripts.Ints(rep.Cmd)
 			switch {
 			case err != nil:
@@ -244,10 +244,10 @@ func leaseEnd(now time.Time, lease Lease) int64 {
 // zset and the channel.
 func (s *Semaphore) countKeys() []string { return []string{s.name, s.timeout, s.channel} }
 
-// resend runs script as one request that changes the semaphore, sending it
-// again through transient faults: a request recorded against w.Once, or
-// one that sets an absolute state, is safe to send twice.
-func (s *Semaphore) resend(ctx context.Context, script *scripts.Script, w scripts.Write) scripts.Reply {
-	r, _ := script.Resend(ctx, s.client, w)
+// resend runs w, one request that changes the semaphore, sending it again
+// through transient faults: a request recorded against w.Once, or one
+// that sets an absolute state, is safe to send twice.
+func (s *Semaphore) resend(ctx context.Context, w scripts.Call) scripts.Reply {
+	r, _ := w.Resend(ctx, s.client)
 	return r
 }

@@ -17,15 +17,16 @@ import (
 )
 
 // With a Hub (WithHub), the node whose client the Hub uses keeps the lock
-// there as the mutex keeps it on its one server (mutex_ops.lua): waiters
-// queue beside it, and a release grants that node's lock to the first
-// waiter in line with a letter on its Hub's channel. An attempt asks that
-// node first, and the others only once it holds that node's lock, so a
-// waiter's attempt costs one round trip until its turn comes, and a
-// release wakes one waiter of all clients rather than one per client. The
-// quorum decides as ever: the queue node's lock counts as one node's. An
-// attempt whose queue node fails asks every node at once, as without a
-// Hub, so that a RedLock never waits on one node.
+// there as the mutex keeps it on its one server
+// (scripts/fragment/mutex.lua): waiters queue beside it, and a release
+// grants that node's lock to the first waiter in line with a letter on its
+// Hub's channel. An attempt asks that node first, and the others only once
+// it holds that node's lock, so a waiter's attempt costs one round trip
+// until its turn comes, and a release wakes one waiter of all clients
+// rather than one per client. The quorum decides as ever: the queue node's
+// lock counts as one node's. An attempt whose queue node fails asks every
+// node at once, as without a Hub, so that a RedLock never waits on one
+// node.
 
 // queueNode returns the index of the client that h uses, or -1.
 func queueNode(clients []redis.UniversalClient, h *notify.Hub) int {
@@ -98,13 +99,13 @@ func (q *queued) takeGranted() bool {
 // entry is q's entry in the queue: the Hub, and the letters' key.
 func (m *Mutex) entry(q *queued) string { return m.cfg.Hub.ID() + "/" + q.key }
 
-// queueWrite is the request of mutex_ops op for owner id on the queue node;
-// q is nil for a release.
-func (m *Mutex) queueWrite(ctx context.Context, op, id string, q *queued, once string) (scripts.Write, error) {
+// queueWrite is the request of the mutex's operation op for owner id on
+// the queue node; q is nil for a release.
+func (m *Mutex) queueWrite(ctx context.Context, op, id string, q *queued, once string) (scripts.Call, error) {
 	c := m.clients[m.queue]
 	pub, err := shared.Publish(ctx, c, m.cfg.Hub)
 	if err != nil {
-		return scripts.Write{}, err
+		return scripts.Call{}, err
 	}
 	call := lockcore.MutexCall{Op: op, Owner: id, Reentry: "0", Lease: m.cfg.TTL(), Now: time.Now(),
 		Pub: pub, Req: once, Sync: m.cfg.Sync.Timeout()}
@@ -126,7 +127,7 @@ func (m *Mutex) queueAttempt(ctx context.Context, id string, q *queued) (int64, 
 	if err != nil {
 		return 0, err
 	}
-	rep := lockcore.MutexOps.Exec(ctx, m.clients[m.queue], w)
+	rep := w.Exec(ctx, m.clients[m.queue])
 	vs, err := scripts.Ints(rep.Cmd)
 	rank := int64(-1)
 	if err == nil && len(vs) > 2 && vs[0] == 0 {
@@ -145,14 +146,14 @@ func (m *Mutex) queueAttempt(ctx context.Context, id string, q *queued) (int64, 
 }
 
 // queueRelease releases owner id's lock on the queue node, granting it to
-// the next waiter in line; it returns mutex_ops's answer: 1 released, 0
+// the next waiter in line; it returns the script's answer: 1 released, 0
 // holds remain, -1 not held.
 func (m *Mutex) queueRelease(ctx context.Context, id string) (int64, error) {
 	w, err := m.queueWrite(ctx, lockcore.OpRelease, id, nil, keys.Once(m.name, owner.New()))
 	if err != nil {
 		return 0, err
 	}
-	return scripts.Int(lockcore.MutexOps.Exec(ctx, m.clients[m.queue], w).Cmd)
+	return scripts.Int(w.Exec(ctx, m.clients[m.queue]).Cmd)
 }
 
 // A grantGate holds back a release's part on the queue node, which grants
@@ -234,7 +235,7 @@ func (m *Mutex) dequeue(ctx context.Context, id string, q *queued) {
 	ctx, cancel := context.WithTimeout(ctx, m.nodeTimeout())
 	defer cancel()
 	if w, err := m.queueWrite(ctx, lockcore.OpDequeue, id, q, ""); err == nil {
-		_ = lockcore.MutexOps.Exec(ctx, m.clients[m.queue], w).Err()
+		_ = w.Exec(ctx, m.clients[m.queue]).Err()
 	}
 }
 

@@ -8,9 +8,16 @@ import (
 	"github.com/latchkey/latchkey/internal/scripts"
 )
 
-var opsScript = scripts.Get("sem_ops")
+// The semaphore's scripts, one per operation (scripts/fragment/sem.lua
+// says how they share the count and the waiter queue).
+var (
+	acquireScript = scripts.Get("sem_acquire") // acquire and try
+	releaseScript = scripts.Get("sem_release")
+	dequeueScript = scripts.Get("sem_dequeue")
+	setScript     = scripts.Get("sem_set") // add, set and tryset
+)
 
-// The operations of sem_ops.lua.
+// The operations of the semaphore's scripts.
 const (
 	opAcquire = "acquire" // try (taking a grant), and join the waiter queue if not acquired
 	opTry     = "try"     // try once, leaving no trace
@@ -27,7 +34,7 @@ const (
 // went unanswered (unsure) it may have taken n permits: that is resolved
 // first, in the background (see resolve), so that a copy of it still on
 // its way cannot take them after the queue entry is gone.
-func (s *Semaphore) abandon(ctx context.Context, w scripts.Write, entry, pub string, n int64, unsure bool) {
+func (s *Semaphore) abandon(ctx context.Context, w scripts.Call, entry, pub string, n int64, unsure bool) {
 	if !unsure {
 		s.dequeue(ctx, entry, pub)
 		return
@@ -47,8 +54,8 @@ func (s *Semaphore) abandon(ctx context.Context, w scripts.Write, entry, pub str
 // request took that could not be reached all along is lost, as a crashed
 // holder's permits are. The record makes the give-back happen once: the
 // dequeue that follows finds no grant of a taken one.
-func (s *Semaphore) resolve(ctx context.Context, w scripts.Write, n int64) {
-	rep, applied, err := opsScript.Resolve(ctx, s.client, w)
+func (s *Semaphore) resolve(ctx context.Context, w scripts.Call, n int64) {
+	rep, applied, err := w.Resolve(ctx, s.client)
 	if vs, _ := scripts.Ints(rep.Cmd); err == nil && applied && len(vs) > 0 && vs[0] == 1 {
 		_ = s.release(ctx, n)
 	}
@@ -59,26 +66,39 @@ func (s *Semaphore) resolve(ctx context.Context, w scripts.Write, n int64) {
 // (entry "") left none.
 func (s *Semaphore) dequeue(ctx context.Context, entry, pub string) {
 	if entry != "" {
-		_ = opsScript.Exec(ctx, s.client, s.write(opDequeue, entry, 0, pub, "")).Err()
+		_ = s.write(opDequeue, entry, 0, pub, "").Exec(ctx, s.client).Err()
 	}
 }
 
-// write is the request of an operation of sem_ops on n permits for the
-// queue entry entry, recorded against req unless that is "".
-func (s *Semaphore) write(op, entry string, n int64, pub, req string) scripts.Write {
-	return scripts.Write{
-		Keys: s.keys,
-		Args: []any{op, entry, n, time.Now().UnixMilli(), scripts.Ms(handoff.QueueTimeout), pub,
-			scripts.Ms(handoff.Grace), handoff.Counted(s.client, pub)},
-		Once: req,
-		Sync: s.cfg.Sync.Timeout(),
+// write is the request of the semaphore's operation op on n permits for
+// the queue entry entry ("" but for acquire and dequeue), recorded against
+// req unless that is "", with the script of op. It panics on an unknown op.
+func (s *Semaphore) write(op, entry string, n int64, pub, req string) scripts.Call {
+	w := scripts.Write{Keys: s.keys, Once: req, Sync: s.cfg.Sync.Timeout()}
+	args := func(own ...any) []any {
+		return handoff.ScriptArgs(s.client, time.Now(), pub, handoff.QueueTimeout, own...)
 	}
+	switch op {
+	case opAcquire, opTry:
+		w.Args = args(entry, n, handoff.Flag(op == opTry))
+		return scripts.Call{Script: acquireScript, Write: w}
+	case opRelease:
+		w.Args = args(n)
+		return scripts.Call{Script: releaseScript, Write: w}
+	case opDequeue:
+		w.Args = args(entry)
+		return scripts.Call{Script: dequeueScript, Write: w}
+	case opAdd, opSet, opTrySet:
+		w.Args = args(op, n)
+		return scripts.Call{Script: setScript, Write: w}
+	}
+	panic("semaphore: unknown operation " + op)
 }
 
 // resend runs w, sending it again through transient faults: a request
 // recorded against its Once, or one whose repeat changes nothing, is safe
 // to send twice.
-func (s *Semaphore) resend(ctx context.Context, w scripts.Write) scripts.Reply {
-	r, _ := opsScript.Resend(ctx, s.client, w)
+func (s *Semaphore) resend(ctx context.Context, w scripts.Call) scripts.Reply {
+	r, _ := w.Resend(ctx, s.client)
 	return r
 }

@@ -27,7 +27,7 @@ type Semaphore struct {
 	name    string
 	channel string   // Redisson's channel
 	hubs    string   // prefix of each Hub's channel, where grants are told
-	keys    []string // sem_ops's KEYS
+	keys    []string // the semaphore scripts' KEYS
 	cfg     config
 }
 
@@ -118,8 +118,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 	m := acquire.New(acquire.Steps{
 		Client: s.client,
 		Send: func(ctx context.Context) (acquire.Answer, error) {
-			w.Args[3] = time.Now().UnixMilli()
-			rep := opsScript.Exec(ctx, s.client, w)
+			w.Args[0] = time.Now().UnixMilli() // ARGV[1], now: see scripts/fragment/inputs.lua
+			rep := w.Exec(ctx, s.client)
 			vs, err := scripts.Ints(rep.Cmd)
 			switch {
 			case err != nil:

@@ -165,10 +165,13 @@ func TestMutexCall(t *testing.T) {
 		if w.Once != "req" || w.Sync != time.Second || len(w.Keys) != len(ks) {
 			t.Errorf("Write: Once %q, Sync %v, %d keys", w.Once, w.Sync, len(w.Keys))
 		}
-		want := []any{lockcore.OpAcquire, "o", "", int64(2), "", int64(1234), scripts.Ms(handoff.QueueTimeout),
-			"PUBLISH", scripts.Ms(handoff.Grace), "1", map[bool]string{false: "0", true: "1"}[queued]}
+		if w.Script != scripts.Get("mutex_acquire") {
+			t.Errorf("Write chose %s for %s, want mutex_acquire", w.Script.Name(), lockcore.OpAcquire)
+		}
+		want := []any{int64(1234), "PUBLISH", scripts.Ms(handoff.QueueTimeout), scripts.Ms(handoff.Grace), "1",
+			"o", "", int64(2), "", map[bool]string{false: "0", true: "1"}[queued], "0"}
 		if fmt.Sprint(w.Args) != fmt.Sprint(want) {
-			t.Errorf("ARGV = %v, want %v (as mutex_ops.lua's header)", w.Args, want)
+			t.Errorf("ARGV = %v, want %v (as mutex_acquire.lua's header)", w.Args, want)
 		}
 	}
 }

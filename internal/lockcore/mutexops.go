@@ -9,11 +9,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// MutexOps is mutex_ops.lua: a mutex's operations on a Redisson RLock hash
-// and on the waiter queue beside it. A RedLock's queue node runs it too.
-var MutexOps = scripts.Get("mutex_ops")
+// The mutex's scripts, one per operation (acquire and try share one): its
+// operations on a Redisson RLock hash and on the waiter queue beside it
+// (scripts/fragment/mutex.lua). A RedLock's queue node runs them too.
+var (
+	mutexAcquire = scripts.Get("mutex_acquire")
+	mutexRelease = scripts.Get("mutex_release")
+	mutexDequeue = scripts.Get("mutex_dequeue")
+	mutexForce   = scripts.Get("mutex_force")
+)
 
-// The operations of mutex_ops.lua.
+// The operations of the mutex's scripts.
 const (
 	OpAcquire = "acquire" // try, and join the waiter queue if not acquired
 	OpTry     = "try"     // try once, leaving no trace
@@ -22,14 +28,14 @@ const (
 	OpForce   = "force"
 )
 
-// MutexKeys returns mutex_ops's KEYS for the lock called name.
+// MutexKeys returns the mutex scripts' KEYS for the lock called name.
 func MutexKeys(name string) []string {
 	l := keys.LockOf(name)
 	return []string{l.Name, l.Token, l.Queue, l.Deadlines, l.Channel, l.Hubs, l.Grant}
 }
 
-// A MutexCall is one request of mutex_ops.lua (its header says what each
-// argument means).
+// A MutexCall is one request of a mutex script (their headers say what
+// each argument means).
 type MutexCall struct {
 	Op      string
 	Owner   string // the owner id
@@ -43,18 +49,24 @@ type MutexCall struct {
 	Sync    time.Duration // how long to wait for replicas (see scripts.Write)
 }
 
-// Write returns c as a request on client, to the lock whose mutex_ops KEYS
-// are ks.
-func (c MutexCall) Write(client redis.UniversalClient, ks []string) scripts.Write {
-	queued := "0"
-	if c.Queued {
-		queued = "1"
+// Write returns c as a request on client, to the lock whose KEYS are ks,
+// with the script of c.Op. It panics on an unknown Op.
+func (c MutexCall) Write(client redis.UniversalClient, ks []string) scripts.Call {
+	w := scripts.Write{Keys: ks, Once: c.Req, Sync: c.Sync}
+	args := func(own ...any) []any { return handoff.ScriptArgs(client, c.Now, c.Pub, handoff.QueueTimeout, own...) }
+	switch c.Op {
+	case OpAcquire, OpTry:
+		w.Args = args(c.Owner, c.Entry, scripts.Ms(c.Lease), c.Reentry, handoff.Flag(c.Queued), handoff.Flag(c.Op == OpTry))
+		return scripts.Call{Script: mutexAcquire, Write: w}
+	case OpRelease:
+		w.Args = args(c.Owner, scripts.Ms(c.Lease), c.Reentry)
+		return scripts.Call{Script: mutexRelease, Write: w}
+	case OpDequeue:
+		w.Args = args(c.Entry)
+		return scripts.Call{Script: mutexDequeue, Write: w}
+	case OpForce:
+		w.Args = args()
+		return scripts.Call{Script: mutexForce, Write: w}
 	}
-	return scripts.Write{
-		Keys: ks,
-		Args: []any{c.Op, c.Owner, c.Entry, scripts.Ms(c.Lease), c.Reentry, c.Now.UnixMilli(),
-			scripts.Ms(handoff.QueueTimeout), c.Pub, scripts.Ms(handoff.Grace), handoff.Counted(client, c.Pub), queued},
-		Once: c.Req,
-		Sync: c.Sync,
-	}
+	panic("lockcore: unknown mutex operation " + c.Op)
 }

@@ -17,9 +17,9 @@ type Write struct {
 	Keys []string
 	Args []any
 	// Once names the request's record, made with keys.Once, for a script
-	// that takes one (see prelude/once.lua): a resend of the request then
-	// finds its first answer instead of applying twice. "" when repeating
-	// the request is harmless.
+	// that takes one (see scripts/fragment/once.lua): a resend of the
+	// request then finds its first answer instead of applying twice. ""
+	// when repeating the request is harmless.
 	Once string
 	// Sync is the longest the request waits, after the script, for the
 	// replicas of the key's master to acknowledge it (WAIT on the same
@@ -55,11 +55,12 @@ func (r Reply) SyncErr() error {
 const movedRetries = 3
 
 // Exec runs s as the request w on client. A script that takes a request
-// record (see prelude/once.lua) gets it appended to its KEYS and ARGV. When
-// w.Sync is positive and the master that owns w.Keys[0] has replicas, the
-// script and WAIT go down one connection to that master in one round trip;
-// otherwise the script runs as Run does. The script's own error, if any,
-// is in the Reply's Cmd; so is an error that kept it from running.
+// record (see scripts/fragment/once.lua) gets it appended to its KEYS and
+// ARGV. When w.Sync is positive and the master that owns w.Keys[0] has
+// replicas, the script and WAIT go down one connection to that master in
+// one round trip; otherwise the script runs as Run does. The script's own
+// error, if any, is in the Reply's Cmd; so is an error that kept it from
+// running.
 //
 // On a cluster, an error that says the topology changed (a connection
 // refused, READONLY, MOVED, CLUSTERDOWN) makes the client reload its slot

@@ -16,16 +16,21 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var ops = scripts.Get("mutex_ops")
-
-// opsWrite is a mutex_ops request for owner on lock name.
-func opsWrite(name, op, owner, reentrant, req string) scripts.Write {
-	return scripts.Write{
+// opsCall is a request of the mutex's script for op ("acquire" or
+// "release"), for owner on lock name.
+func opsCall(name, op, owner, reentrant, req string) scripts.Call {
+	w := scripts.Write{
 		Keys: []string{name, keys.TokenKey(name), "q{" + name + "}", "t{" + name + "}",
 			keys.LockChannel(name), "h{" + name + "}", "g{" + name + "}"},
-		Args: []any{op, owner, "hub/" + owner, 30000, reentrant, time.Now().UnixMilli(), 15000, "PUBLISH", 100},
+		Args: []any{time.Now().UnixMilli(), "PUBLISH", 15000, 100, "0", owner},
 		Once: req,
 	}
+	if op == "release" {
+		w.Args = append(w.Args, 30000, reentrant)
+		return scripts.Call{Script: scripts.Get("mutex_release"), Write: w}
+	}
+	w.Args = append(w.Args, "hub/"+owner, 30000, reentrant, "0", "0")
+	return scripts.Call{Script: scripts.Get("mutex_acquire"), Write: w}
 }
 
 // A request sent twice with the same record is applied once, and the second
@@ -36,14 +41,14 @@ func TestExec_onceAppliesARequestOnce(t *testing.T) {
 		ctx := context.Background()
 		name := locktest.Name(t, "exec-once") // fresh records on every run (-count)
 		for i := 0; i < 2; i++ {
-			w := opsWrite(name, "acquire", "a:1", "1", keys.Once(name, "acq"+string(rune('0'+i))))
-			if err := ops.Exec(ctx, c, w).Err(); err != nil {
+			w := opsCall(name, "acquire", "a:1", "1", keys.Once(name, "acq"+string(rune('0'+i))))
+			if err := w.Exec(ctx, c).Err(); err != nil {
 				t.Fatal(err)
 			}
 		}
-		release := opsWrite(name, "release", "a:1", "1", keys.Once(name, "rel"))
+		release := opsCall(name, "release", "a:1", "1", keys.Once(name, "rel"))
 		for i := 0; i < 3; i++ {
-			n, err := scripts.Int(ops.Exec(ctx, c, release).Cmd)
+			n, err := scripts.Int(release.Exec(ctx, c).Cmd)
 			if err != nil || n != 0 {
 				t.Fatalf("release #%d = %d, %v; want 0 (one hold left) every time", i+1, n, err)
 			}
@@ -53,12 +58,12 @@ func TestExec_onceAppliesARequestOnce(t *testing.T) {
 		}
 		// The acquisition's token, over 2^50 on a new counter, survives the
 		// record exactly.
-		acq := opsWrite(name, "acquire", "a:1", "1", keys.Once(name, "acq-again"))
-		first, err := scripts.Ints(ops.Exec(ctx, c, acq).Cmd)
+		acq := opsCall(name, "acquire", "a:1", "1", keys.Once(name, "acq-again"))
+		first, err := scripts.Ints(acq.Exec(ctx, c).Cmd)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := scripts.Ints(ops.Exec(ctx, c, acq).Cmd)
+		again, err := scripts.Ints(acq.Exec(ctx, c).Cmd)
 		if err != nil || len(again) != 3 || again[1] != first[1] || first[1] < 1<<50 {
 			t.Fatalf("resent acquisition = %v, %v; first %v", again, err, first)
 		}
@@ -80,17 +85,17 @@ func TestExec_oncePlainReleaseResent(t *testing.T) {
 	c := redistest.SharedServer(t).Client(t)
 	ctx := context.Background()
 	name := locktest.Name(t, "exec-once") // fresh records on every run (-count)
-	if err := ops.Exec(ctx, c, opsWrite(name, "acquire", "b:1", "0", "")).Err(); err != nil {
+	if err := opsCall(name, "acquire", "b:1", "0", "").Exec(ctx, c).Err(); err != nil {
 		t.Fatal(err)
 	}
-	release := opsWrite(name, "release", "b:1", "0", keys.Once(name, "rel"))
+	release := opsCall(name, "release", "b:1", "0", keys.Once(name, "rel"))
 	for i := 0; i < 2; i++ {
-		if n, err := scripts.Int(ops.Exec(ctx, c, release).Cmd); err != nil || n != 1 {
+		if n, err := scripts.Int(release.Exec(ctx, c).Cmd); err != nil || n != 1 {
 			t.Fatalf("release #%d = %d, %v; want 1 both times", i+1, n, err)
 		}
 	}
-	other := opsWrite(name, "release", "b:1", "0", keys.Once(name, "other"))
-	if n, err := scripts.Int(ops.Exec(ctx, c, other).Cmd); err != nil || n != -1 {
+	other := opsCall(name, "release", "b:1", "0", keys.Once(name, "other"))
+	if n, err := scripts.Int(other.Exec(ctx, c).Cmd); err != nil || n != -1 {
 		t.Fatalf("another release request = %d, %v; want -1, not held", n, err)
 	}
 }
@@ -110,9 +115,9 @@ func TestExec_syncWaitsForReplicas(t *testing.T) {
 	waits := locktest.Commands{Only: "wait"}
 	c.AddHook(&waits)
 	name := "exec-sync"
-	w := opsWrite(name, "acquire", "c:1", "0", "")
+	w := opsCall(name, "acquire", "c:1", "0", "")
 	w.Sync = time.Second
-	rep := ops.Exec(ctx, c, w)
+	rep := w.Exec(ctx, c)
 	if rep.Err() != nil || rep.Replicas != 1 || rep.Acked != 1 || rep.SyncErr() != nil {
 		t.Fatalf("synced write: err %v, %d of %d acked", rep.Err(), rep.Acked, rep.Replicas)
 	}
@@ -122,10 +127,10 @@ func TestExec_syncWaitsForReplicas(t *testing.T) {
 
 	replica.Freeze()
 	defer replica.Thaw()
-	w = opsWrite(name, "release", "c:1", "0", keys.Once(name, "r"))
+	w = opsCall(name, "release", "c:1", "0", keys.Once(name, "r"))
 	w.Sync = 200 * time.Millisecond
 	start := time.Now()
-	rep = ops.Exec(ctx, c, w)
+	rep = w.Exec(ctx, c)
 	waited := time.Since(start)
 	if rep.Err() != nil || rep.Acked != 0 || !errors.Is(rep.SyncErr(), lockerr.ErrNotReplicated) {
 		t.Fatalf("write with the replica frozen: err %v, %d of %d acked, SyncErr %v", rep.Err(), rep.Acked, rep.Replicas, rep.SyncErr())
@@ -137,9 +142,9 @@ func TestExec_syncWaitsForReplicas(t *testing.T) {
 	lone := redistest.SharedServer(t).Client(t)
 	loneWaits := locktest.Commands{Only: "wait"}
 	lone.AddHook(&loneWaits)
-	w = opsWrite("exec-sync-lone", "acquire", "d:1", "0", "")
+	w = opsCall("exec-sync-lone", "acquire", "d:1", "0", "")
 	w.Sync = time.Second
-	if rep := ops.Exec(ctx, lone, w); rep.Err() != nil || rep.Replicas != 0 || rep.SyncErr() != nil {
+	if rep := w.Exec(ctx, lone); rep.Err() != nil || rep.Replicas != 0 || rep.SyncErr() != nil {
 		t.Fatalf("synced write without replicas: err %v, %d replicas", rep.Err(), rep.Replicas)
 	}
 	if n := loneWaits.N(); n != 0 {

@@ -1,37 +1,48 @@
-// Package scripts holds every Lua script of latchkey, embedded from *.lua
-// files, and the one runner they all go through.
+// Package scripts runs latchkey's Lua: it composes each script of package
+// github.com/latchkey/latchkey/scripts from its fragments, and is the one
+// runner they all go through (EVALSHA, NOSCRIPT, request records, WAIT for
+// replicas).
 //
-// Each file starts with a header naming its KEYS, ARGV and return values.
+// A script's header names its KEYS, ARGV and return values; a header line
+// "-- uses fragment/<name>.lua" (several may follow, in order) puts that
+// fragment before the script, after the fragments it uses itself, each
+// fragment once. The scripts package says more, and gives the ARGV layout
+// that the queued primitives' scripts share (handoff.ScriptArgs fills
+// it). scripts/fragment/once.lua is the request record (see Exec).
+//
+// The composed scripts, exactly what Redis runs (Script.Source), are
+// committed in scripts/composed at the top of the module, and a test fails
+// when one of them differs from its script. After changing a script or a
+// fragment, rewrite them with
+//
+//	go test ./internal/scripts -run Composed -update
+//
 // Scripts return explicit integers or arrays, never nil, so callers decode
 // them with the typed helpers here and never match redis.Nil by hand.
 package scripts
 
 import (
 	"context"
-	"embed"
 	"fmt"
 	"path"
 	"sort"
 	"strings"
 
+	lua "github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
-//go:embed *.lua
-var files embed.FS
+// files holds the scripts and their fragments.
+var files = lua.FS
 
-// prelude is prepended to every script whose header says it uses it.
-//
-//go:embed prelude/once.lua
-var prelude string
+// usesFragment starts a header line naming a fragment the file needs:
+// "-- uses fragment/<name>.lua".
+const usesFragment = "-- uses fragment/"
 
-// usesPrelude is the header line of a script that takes a request record.
-const usesPrelude = "-- uses prelude/once.lua"
-
-// A Script is one embedded Lua script.
+// A Script is one Lua script, composed.
 type Script struct {
 	name string
-	src  string // what is sent: the file, after the prelude if it uses it
+	src  string // what is sent: the fragments it uses, then the file
 	once bool   // takes a request record (see Exec)
 	s    *redis.Script
 }
@@ -45,6 +56,9 @@ func load() map[string]*Script {
 	}
 	m := make(map[string]*Script, len(entries))
 	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
 		src, err := files.ReadFile(e.Name())
 		if err != nil {
 			panic(err)
@@ -55,20 +69,56 @@ func load() map[string]*Script {
 	return m
 }
 
-// compose makes the script called name from its file's text src: after
-// the prelude if its header says it uses it.
+// compose makes the script called name from its file's text src: the
+// fragments its header uses, each after those it uses itself and each
+// once, then src. It panics on a missing fragment or a cycle: the files
+// are fixed at build time.
 func compose(name, src string) *Script {
-	s := &Script{name: name, src: src}
-	if strings.Contains(s.src, "\n"+usesPrelude+"\n") {
-		s.once = true
-		s.src = prelude + s.src
+	var b strings.Builder
+	done := map[string]bool{} // false: being composed (a cycle if met again)
+	var add func(from, text string)
+	add = func(from, text string) {
+		for _, f := range uses(text) {
+			if finished, seen := done[f]; seen {
+				if !finished {
+					panic("scripts: fragment " + f + " uses itself, by way of " + from)
+				}
+				continue
+			}
+			done[f] = false
+			frag, err := files.ReadFile("fragment/" + f + ".lua")
+			if err != nil {
+				panic("scripts: " + from + " uses fragment " + f + ", which does not exist")
+			}
+			add(f, string(frag))
+			b.Write(frag)
+			done[f] = true
+		}
 	}
+	add(name, src)
+	b.WriteString(src)
+	s := &Script{name: name, src: b.String(), once: done["once"]}
 	s.s = redis.NewScript(s.src)
 	return s
 }
 
-// Get returns the script in file name.lua. It panics if there is none: the
-// set of scripts is fixed at build time.
+// uses returns the fragments that the header of a file, its leading
+// comment lines, names.
+func uses(src string) []string {
+	var out []string
+	for line := range strings.Lines(src) {
+		if !strings.HasPrefix(line, "--") {
+			break
+		}
+		if f, ok := strings.CutPrefix(strings.TrimSpace(line), usesFragment); ok {
+			out = append(out, strings.TrimSuffix(f, ".lua"))
+		}
+	}
+	return out
+}
+
+// Get returns the script in file name.lua of package scripts. It panics if
+// there is none: the set of scripts is fixed at build time.
 func Get(name string) *Script {
 	s, ok := all[name]
 	if !ok {
@@ -93,8 +143,8 @@ func (s *Script) Name() string { return s.name }
 // Hash returns the script's SHA-1, as EVALSHA takes it.
 func (s *Script) Hash() string { return s.s.Hash() }
 
-// Source returns the text sent to Redis: the file, after the prelude if the
-// script uses it.
+// Source returns the text sent to Redis: the fragments the script uses,
+// then its file.
 func (s *Script) Source() string { return s.src }
 
 // Run runs the script with EVALSHA and, when the server answers NOSCRIPT

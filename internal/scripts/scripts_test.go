@@ -17,11 +17,14 @@ import (
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
-// source reads the file a script was embedded from; tests run in the
-// package directory.
+// luaDir is the folder of the Lua files, seen from the package directory,
+// where tests run.
+const luaDir = "../../scripts"
+
+// source reads the file a script was embedded from.
 func source(t *testing.T, s *scripts.Script) string {
 	t.Helper()
-	src, err := os.ReadFile(s.Name() + ".lua")
+	src, err := os.ReadFile(filepath.Join(luaDir, s.Name()+".lua"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +34,7 @@ func source(t *testing.T, s *scripts.Script) string {
 // Every *.lua file of the package is embedded, so a script added later is
 // covered by the table-driven tests below without touching them.
 func TestAll_coversEveryFile(t *testing.T) {
-	files, err := filepath.Glob("*.lua")
+	files, err := filepath.Glob(filepath.Join(luaDir, "*.lua"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +50,7 @@ func TestAll_coversEveryFile(t *testing.T) {
 			t.Errorf("Get(%q) is not the script All() returns", s.Name())
 		}
 		if src := source(t, s); s.Source() != src && !strings.HasSuffix(s.Source(), "\n"+src) {
-			t.Errorf("%s: Source() is neither the file nor the file after a prelude", s.Name())
+			t.Errorf("%s: Source() is neither the file nor the file after fragments", s.Name())
 		}
 		sum := sha1.Sum([]byte(s.Source()))
 		if want := hex.EncodeToString(sum[:]); s.Hash() != want {

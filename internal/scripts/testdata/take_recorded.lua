@@ -4,11 +4,7 @@
 -- Returns {1, available after} when taken, {0, -1} when fewer are available
 -- (-1: no bound, only a release says when to try again). A missing key
 -- counts as 0 permits. An acquisition is recorded against its request.
--- uses prelude/once.lua
-local done = once_replay()
-if done then
-  return done
-end
+-- uses fragment/replay.lua
 local n = tonumber(ARGV[1])
 local available = tonumber(redis.call('get', KEYS[1]) or '0')
 if available < n then

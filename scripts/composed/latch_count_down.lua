@@ -1,0 +1,109 @@
+-- once.lua: the request record, so that a request sent twice (go-redis
+-- resends a command whose reply was lost) is applied once and answered the
+-- same way both times.
+--
+-- Reads the last of KEYS and of ARGV, which the runner appends to those
+-- the script declares, and takes them off again, so the script sees its
+-- KEYS and ARGV as its header describes them:
+-- KEYS[#KEYS] latchkey_once:{name}:<request id>, the record of this request
+-- ARGV[#ARGV] how long the record lives, in ms; 0 when repeating the
+--             request is harmless, and then nothing is read or written;
+--             negative to resolve a request its caller gave up on (below)
+-- A record holds the reply: "n<integer>" or "a<integer>,<integer>,...", or
+-- "x" for a request cancelled before it applied.
+-- Defines once_replay() and once_record(reply); a request to resolve is
+-- answered here, and the script does not run.
+local once_key = table.remove(KEYS)
+local once_ttl = tonumber(table.remove(ARGV))
+
+-- once_decode turns a record back into the reply it holds; a cancelled
+-- request answers CANCELLED, and does nothing.
+local function once_decode(rec)
+  if rec == 'x' then
+    return redis.status_reply('CANCELLED')
+  end
+  local out = {}
+  for v in string.gmatch(string.sub(rec, 2), '[^,]+') do
+    out[#out + 1] = tonumber(v)
+  end
+  if string.sub(rec, 1, 1) == 'n' then
+    return out[1]
+  end
+  return out
+end
+
+-- A request to resolve answers with the record of the request, if it
+-- applied; otherwise it records the request as cancelled, so that a copy
+-- of it still on its way does nothing, and answers CANCELLED.
+if once_ttl < 0 then
+  local rec = redis.call('get', once_key)
+  if rec then
+    return once_decode(rec)
+  end
+  redis.call('set', once_key, 'x', 'px', -once_ttl)
+  return redis.status_reply('CANCELLED')
+end
+
+-- once_replay returns the reply recorded by an earlier run of this request,
+-- or nil when there is none.
+local function once_replay()
+  if once_ttl == 0 then
+    return nil
+  end
+  local rec = redis.call('get', once_key)
+  if not rec then
+    return nil
+  end
+  return once_decode(rec)
+end
+
+-- once_record records reply, an integer or an array of integers, as the
+-- answer to a resend of this request, and returns it.
+local function once_record(reply)
+  if once_ttl > 0 then
+    local rec
+    if type(reply) == 'table' then
+      local parts = {}
+      for i, v in ipairs(reply) do
+        parts[i] = string.format('%d', v)
+      end
+      rec = 'a' .. table.concat(parts, ',')
+    else
+      rec = 'n' .. string.format('%d', reply)
+    end
+    redis.call('set', once_key, rec, 'px', once_ttl)
+  end
+  return reply
+end
+-- replay.lua: answers a resent request as its first run did, first thing,
+-- for a script whose every run that changes state is recorded (see
+-- once.lua). A request not applied before goes on to the script.
+-- Reads no KEYS or ARGV of its own. Defines nothing.
+-- uses fragment/once.lua
+local replayed = once_replay()
+if replayed then
+  return replayed
+end
+-- latch_count_down.lua: count a Redisson RCountDownLatch down by one.
+-- KEYS[1] latch key                      string, the count
+-- KEYS[2] redisson_countdownlatch__channel__{name}, only when ARGV[1] is set
+-- ARGV[1] PUBLISH or SPUBLISH, or "" when the caller publishes itself (a
+--         cluster name whose channel hashes to another slot than the key)
+-- Returns the count left: > 0 while the latch stays closed; 0 when this call
+-- opened it (the key is deleted and "0", ZERO_COUNT, published); -1 when
+-- there was no latch (nothing is written: the count never goes below zero
+-- and no key is left behind).
+-- A count-down is recorded against its request.
+-- uses fragment/replay.lua
+if redis.call('exists', KEYS[1]) == 0 then
+  return -1
+end
+local left = redis.call('decr', KEYS[1])
+if left > 0 then
+  return once_record(left)
+end
+redis.call('del', KEYS[1])
+if ARGV[1] ~= '' then
+  redis.call(ARGV[1], KEYS[2], '0')
+end
+return once_record(0)

@@ -1,0 +1,360 @@
+-- once.lua: the request record, so that a request sent twice (go-redis
+-- resends a command whose reply was lost) is applied once and answered the
+-- same way both times.
+--
+-- Reads the last of KEYS and of ARGV, which the runner appends to those
+-- the script declares, and takes them off again, so the script sees its
+-- KEYS and ARGV as its header describes them:
+-- KEYS[#KEYS] latchkey_once:{name}:<request id>, the record of this request
+-- ARGV[#ARGV] how long the record lives, in ms; 0 when repeating the
+--             request is harmless, and then nothing is read or written;
+--             negative to resolve a request its caller gave up on (below)
+-- A record holds the reply: "n<integer>" or "a<integer>,<integer>,...", or
+-- "x" for a request cancelled before it applied.
+-- Defines once_replay() and once_record(reply); a request to resolve is
+-- answered here, and the script does not run.
+local once_key = table.remove(KEYS)
+local once_ttl = tonumber(table.remove(ARGV))
+
+-- once_decode turns a record back into the reply it holds; a cancelled
+-- request answers CANCELLED, and does nothing.
+local function once_decode(rec)
+  if rec == 'x' then
+    return redis.status_reply('CANCELLED')
+  end
+  local out = {}
+  for v in string.gmatch(string.sub(rec, 2), '[^,]+') do
+    out[#out + 1] = tonumber(v)
+  end
+  if string.sub(rec, 1, 1) == 'n' then
+    return out[1]
+  end
+  return out
+end
+
+-- A request to resolve answers with the record of the request, if it
+-- applied; otherwise it records the request as cancelled, so that a copy
+-- of it still on its way does nothing, and answers CANCELLED.
+if once_ttl < 0 then
+  local rec = redis.call('get', once_key)
+  if rec then
+    return once_decode(rec)
+  end
+  redis.call('set', once_key, 'x', 'px', -once_ttl)
+  return redis.status_reply('CANCELLED')
+end
+
+-- once_replay returns the reply recorded by an earlier run of this request,
+-- or nil when there is none.
+local function once_replay()
+  if once_ttl == 0 then
+    return nil
+  end
+  local rec = redis.call('get', once_key)
+  if not rec then
+    return nil
+  end
+  return once_decode(rec)
+end
+
+-- once_record records reply, an integer or an array of integers, as the
+-- answer to a resend of this request, and returns it.
+local function once_record(reply)
+  if once_ttl > 0 then
+    local rec
+    if type(reply) == 'table' then
+      local parts = {}
+      for i, v in ipairs(reply) do
+        parts[i] = string.format('%d', v)
+      end
+      rec = 'a' .. table.concat(parts, ',')
+    else
+      rec = 'n' .. string.format('%d', reply)
+    end
+    redis.call('set', once_key, rec, 'px', once_ttl)
+  end
+  return reply
+end
+-- mutex_keys.lua: the KEYS of every mutex script, and the shape of the
+-- entries of its waiter queue.
+-- KEYS[1] lock hash name                  {owner = hold count}
+-- KEYS[2] redisson_lock_token:{name}      fencing counter (RFencedLock layout)
+-- KEYS[3] latchkey_lock_queue:{name}      list of waiter entries, oldest first
+-- KEYS[4] latchkey_lock_timeout:{name}    zset: waiter entry -> deadline (ms)
+-- KEYS[5] redisson_lock__channel:{name}   the shared unlock channel
+-- KEYS[6] latchkey_lock__channel:{name}   prefix of each Hub's channel,
+--                                         <prefix>:<hub id>
+-- KEYS[7] latchkey_lock_grant:{name}      the entry the lock was granted
+--                                         to, until it takes the grant
+-- A waiter entry is <hub id>/<key>, where key, the letter's address, is
+-- the owner id, followed by /<call id> for an owner that may re-enter (one
+-- owner may wait in two calls).
+-- Defines lock, token, queue, deadlines, shared, hubs and grant (the
+-- KEYS), address(e) and owner_of(e).
+local lock, token, queue, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local shared, hubs, grant = KEYS[5], KEYS[6], KEYS[7]
+
+-- address returns the Hub id and the letter key of entry e.
+local function address(e)
+  return string.match(e, '^([^/]*)/(.*)$')
+end
+
+-- owner_of returns the owner id of entry e.
+local function owner_of(e)
+  return string.match(e, '^[^/]*/([^/]*)')
+end
+-- clock.lua: the server's clock, read once per script (TIME), so that
+-- every use in one run sees the same instant.
+-- Reads no KEYS or ARGV. Defines micros() and millis(): the server's clock
+-- in microseconds and in milliseconds since the epoch.
+local clock
+
+local function micros()
+  if not clock then
+    local t = redis.call('time')
+    clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  return clock
+end
+
+local function millis()
+  return math.floor(micros() / 1000)
+end
+-- inputs.lua: the inputs that every script of a queued primitive (mutex,
+-- fair lock, semaphore, permit semaphore) takes first, at the same
+-- positions, so that a fragment reads them wherever it is used. The
+-- script's own arguments follow, from ARGV[6].
+-- ARGV[1] now: ms since the epoch, the client's clock
+-- ARGV[2] PUBLISH or SPUBLISH
+-- ARGV[3] how long a queue entry lives unless its waiter attempts again,
+--         ms (the fair lock: how long a queued latchkey waiter's heartbeat
+--         lasts, its liveness timeout)
+-- ARGV[4] grace in ms: how long a grant waits for its waiter to take it
+-- ARGV[5] "1" if PUBLISH (or SPUBLISH) counts every receiver of a Hub's
+--         channel (a single server, or sharded pub/sub), "0" if not (a
+--         cluster's PUBLISH counts only the node's own)
+-- Defines now, pub, life (ARGV[3]), grace and counted (a boolean).
+local now, pub, life, grace = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local counted = ARGV[5] == '1'
+-- letter.lua: letters to latchkey waiters, on the channel of each one's
+-- client's pub/sub Hub: "@<key> <body>", key being the waiter's address.
+-- Reads ARGV[2] and ARGV[5] (see inputs.lua), and the local hubs, the
+-- prefix of each Hub's channel (<prefix>:<hub id>), which the fragment that
+-- names the primitive's KEYS defines before it.
+-- Defines letter(hub, key, body).
+-- uses fragment/inputs.lua
+
+-- letter writes body to the waiter whose letters go to key on the channel
+-- of the Hub hub, and reports whether someone may read it: false when the
+-- server counts receivers and no connection heard it, so that the waiter's
+-- client is gone.
+local function letter(hub, key, body)
+  return redis.call(pub, hubs .. ':' .. hub, '@' .. key .. ' ' .. body) > 0 or not counted
+end
+-- queue.lua: latchkey's waiter queue beside a primitive's keys: a list of
+-- entries, oldest first, and a zset of entry -> deadline (ms, client
+-- clock). Every call purges the entries whose deadline passed; every
+-- attempt of a waiter refreshes its own. Redisson clients know nothing of
+-- the queue.
+-- Reads ARGV[1] and ARGV[3] (see inputs.lua), and the locals queue (the
+-- list) and deadlines (the zset), and address(e) (the Hub id and the
+-- letter key of entry e), which the fragment that names the primitive's
+-- KEYS defines before it.
+-- Defines waiting(), purge(), join(e), leave(e), tell(e, body) and
+-- tell_next(n).
+-- uses fragment/letter.lua
+
+-- waiting reports whether anyone waits: whether the queue's keys exist.
+-- It is asked once, and only off the fast path, where a free lock or
+-- enough permits are taken by a caller that never queued.
+local known
+local function waiting()
+  if known == nil then
+    known = redis.call('exists', deadlines) == 1
+  end
+  return known
+end
+
+-- purge drops the entries whose deadline passed.
+local function purge()
+  if not waiting() then
+    return
+  end
+  for _, e in ipairs(redis.call('zrangebyscore', deadlines, '-inf', now)) do
+    redis.call('lrem', queue, 1, e)
+    redis.call('zrem', deadlines, e)
+  end
+end
+
+-- join queues e at the tail, unless it is queued, and sets its deadline
+-- ARGV[3] from now; it returns e's place in the queue, 0 at the head.
+local function join(e)
+  if redis.call('zadd', deadlines, now + life, e) == 1 then
+    redis.call('rpush', queue, e)
+  end
+  known = true
+  return redis.call('lpos', queue, e)
+end
+
+-- leave takes e out of the queue; it reports whether e was queued, and
+-- whether it was at the head.
+local function leave(e)
+  if not waiting() or redis.call('zrem', deadlines, e) == 0 then
+    return false, false
+  end
+  local head = redis.call('lindex', queue, 0) == e
+  redis.call('lrem', queue, 1, e)
+  return true, head
+end
+
+-- tell writes a letter to the waiter with queue entry e (see letter).
+local function tell(e, body)
+  local hub, key = address(e)
+  return letter(hub, key, body)
+end
+
+-- tell_next tells the head of the queue that it is next: should the grant
+-- just made never be taken, it tries once the grace is over. Heads whose
+-- client is gone are dropped on the way, n at most; it returns how many.
+local function tell_next(n)
+  local dropped = 0
+  while dropped < n do
+    local head = redis.call('lindex', queue, 0)
+    if not head or tell(head, 'next') then
+      break
+    end
+    redis.call('lpop', queue)
+    redis.call('zrem', deadlines, head)
+    dropped = dropped + 1
+  end
+  return dropped
+end
+-- hold.lua: a Redisson lock hash {owner = hold count} as latchkey's
+-- releases hand it on: who holds it, and a hold granted to a waiter.
+-- Reads ARGV[4] (see inputs.lua), and the locals lock (the hash) and
+-- grant (the key naming the waiter the lock was granted to, until it
+-- takes the grant), which the fragment that names the primitive's KEYS
+-- defines before it.
+-- Defines foreign_holder() and grant_hold(field, who).
+-- uses fragment/inputs.lua
+
+-- foreign_holder reports whether the lock's holder (its first field) is
+-- not a latchkey owner, whose ids are a version 8 UUID, then ':': its
+-- release will grant nothing, and only Redisson's channel will say that
+-- the lock is free.
+local function foreign_holder()
+  local f = redis.call('hkeys', lock)[1] or ''
+  return not (string.sub(f, 15, 15) == '8' and string.sub(f, 37, 37) == ':')
+end
+
+-- grant_hold makes the owner field the holder of the free lock, with a
+-- lease of the grace only, and records the grant to the waiter who until
+-- it takes it (its next attempt extends the lease to its own).
+local function grant_hold(field, who)
+  redis.call('hset', lock, field, 1)
+  redis.call('pexpire', lock, grace)
+  redis.call('set', grant, who, 'PX', grace)
+end
+-- mutex.lua: the mutex's handoff, on a Redisson RLock hash and latchkey's
+-- waiter queue beside it (see queue.lua).
+--
+-- Mutual exclusion is the hash's, exactly as Redisson's; the queue decides
+-- who is next. A waiter that finds the lock held joins the queue and
+-- learns its rank. A release publishes "0" on the shared Redisson channel,
+-- as Redisson does, and grants the lock to the waiter at the head of the
+-- queue in the same call: that waiter becomes the holder (its owner field,
+-- count 1, a fresh fencing token) with a lease of the grace only, and a
+-- letter "@<key> <token> <server clock in µs>" on the channel of its
+-- client's pub/sub Hub tells it, so that it returns from Lock without
+-- another round trip. The waiter then extends the lease to its own (or,
+-- having given up, gives the lock back); one that died or missed the
+-- letter costs at most the grace. A waiter that heads the queue after a
+-- grant is told so with "@<key> next". Redisson clients know nothing of
+-- the queue: to them the lock is held by an ordinary owner.
+--
+-- Reads the KEYS through the locals of mutex_keys.lua, which comes before
+-- it, and ARGV[1..5] (see inputs.lua).
+-- Defines fence(), grant_head() and free().
+-- uses fragment/clock.lua
+-- uses fragment/queue.lua
+-- uses fragment/hold.lua
+
+-- fence returns the next fencing token. A counter that is missing (new,
+-- or lost to a restart without persistence) starts from the server's clock
+-- in microseconds, above any token it can have handed out before.
+local function fence()
+  local t = redis.call('incr', token)
+  if t == 1 then
+    t = micros()
+    redis.call('set', token, t)
+  end
+  return t
+end
+
+-- grant_head makes the first waiter in line the holder of the free lock,
+-- for the grace time, and writes it a letter with its token and the
+-- server's clock. Waiters whose client is gone are dropped on the way (a
+-- few at most per call, to bound its work: the next release drops more).
+local function grant_head()
+  if not waiting() then
+    return
+  end
+  for _ = 1, 8 do
+    local head = redis.call('lpop', queue)
+    if not head then
+      return
+    end
+    redis.call('zrem', deadlines, head)
+    if tell(head, string.format('%.0f %.0f', fence(), micros())) then
+      grant_hold(owner_of(head), head)
+      break
+    end
+  end
+  tell_next(8)
+end
+
+-- free deletes the lock, and any grant of it not taken: Redisson's
+-- waiters are told, and the next latchkey waiter is granted the lock.
+local function free()
+  redis.call('del', lock, grant)
+  redis.call(pub, shared, '0')
+  purge()
+  grant_head()
+end
+-- mutex_release.lua: release one hold of the mutex; the last one frees
+-- the lock and grants it to the first waiter in line (see mutex.lua).
+-- KEYS[1..7] the mutex's (see mutex_keys.lua): lock hash, fencing counter,
+--         queue, deadlines, Redisson's channel, Hub channel prefix, grant
+-- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
+--         (see inputs.lua)
+-- ARGV[6] owner id <uuid>:<n>
+-- ARGV[7] lease in ms, restored when holds remain
+-- ARGV[8] "1" if the owner may re-enter, "0" for an id fresh for one
+--         acquisition
+-- Returns -1 if the owner holds nothing, 0 if holds remain, 1 if released.
+-- A release is recorded against its request (see once.lua), so a resend
+-- answers as the first run did.
+-- uses fragment/once.lua
+-- uses fragment/mutex_keys.lua
+-- uses fragment/mutex.lua
+local owner = ARGV[6]
+if ARGV[8] ~= '0' then
+  local done = once_replay()
+  if done then
+    return done
+  end
+end
+local n = redis.call('hincrby', lock, owner, -1)
+if n > 0 then
+  redis.call('pexpire', lock, ARGV[7])
+  return once_record(0)
+end
+if n < 0 then
+  -- Not an owner: take back the field the decrement made. The hash, and
+  -- the TTL of a hash another owner holds, are as they were. A fresh id
+  -- holds once, so this is where a resend of its release lands.
+  redis.call('hdel', lock, owner)
+  return once_replay() or -1
+end
+free()
+return once_record(1)

@@ -1,0 +1,37 @@
+-- clock.lua: the server's clock, read once per script (TIME), so that
+-- every use in one run sees the same instant.
+-- Reads no KEYS or ARGV. Defines micros() and millis(): the server's clock
+-- in microseconds and in milliseconds since the epoch.
+local clock
+
+local function micros()
+  if not clock then
+    local t = redis.call('time')
+    clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  return clock
+end
+
+local function millis()
+  return math.floor(micros() / 1000)
+end
+-- rw_write_withdraw.lua: take a writer that gave up out of the writers'
+-- marker of a Redisson RReadWriteLock (see rw_write_acquire.lua).
+-- KEYS[1] latchkey_rwlock_writers:{name}, the writers' marker
+-- KEYS[2] lock hash name
+-- KEYS[3] redisson_rwlock:{name}, the lock's channel
+-- ARGV[1] the writer's entry in the marker
+-- ARGV[2] PUBLISH or SPUBLISH
+-- When the entry was the last live one, the readers it held back may
+-- enter: unless a writer holds the lock (its release will tell them), "1"
+-- is published, which wakes every waiter, as a write release does.
+-- Returns 1 if the entry was there, else 0.
+-- uses fragment/clock.lua
+if redis.call('zrem', KEYS[1], ARGV[1]) == 0 then
+  return 0
+end
+redis.call('zremrangebyscore', KEYS[1], '-inf', millis())
+if redis.call('zcard', KEYS[1]) == 0 and redis.call('hget', KEYS[2], 'mode') ~= 'write' then
+  redis.call(ARGV[2], KEYS[3], '1')
+end
+return 1

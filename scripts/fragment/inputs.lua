@@ -1,0 +1,16 @@
+-- inputs.lua: the inputs that every script of a queued primitive (mutex,
+-- fair lock, semaphore, permit semaphore) takes first, at the same
+-- positions, so that a fragment reads them wherever it is used. The
+-- script's own arguments follow, from ARGV[6].
+-- ARGV[1] now: ms since the epoch, the client's clock
+-- ARGV[2] PUBLISH or SPUBLISH
+-- ARGV[3] how long a queue entry lives unless its waiter attempts again,
+--         ms (the fair lock: how long a queued latchkey waiter's heartbeat
+--         lasts, its liveness timeout)
+-- ARGV[4] grace in ms: how long a grant waits for its waiter to take it
+-- ARGV[5] "1" if PUBLISH (or SPUBLISH) counts every receiver of a Hub's
+--         channel (a single server, or sharded pub/sub), "0" if not (a
+--         cluster's PUBLISH counts only the node's own)
+-- Defines now, pub, life (ARGV[3]), grace and counted (a boolean).
+local now, pub, life, grace = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local counted = ARGV[5] == '1'

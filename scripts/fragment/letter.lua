@@ -1,0 +1,15 @@
+-- letter.lua: letters to latchkey waiters, on the channel of each one's
+-- client's pub/sub Hub: "@<key> <body>", key being the waiter's address.
+-- Reads ARGV[2] and ARGV[5] (see inputs.lua), and the local hubs, the
+-- prefix of each Hub's channel (<prefix>:<hub id>), which the fragment that
+-- names the primitive's KEYS defines before it.
+-- Defines letter(hub, key, body).
+-- uses fragment/inputs.lua
+
+-- letter writes body to the waiter whose letters go to key on the channel
+-- of the Hub hub, and reports whether someone may read it: false when the
+-- server counts receivers and no connection heard it, so that the waiter's
+-- client is gone.
+local function letter(hub, key, body)
+  return redis.call(pub, hubs .. ':' .. hub, '@' .. key .. ' ' .. body) > 0 or not counted
+end

@@ -1,0 +1,66 @@
+-- mutex.lua: the mutex's handoff, on a Redisson RLock hash and latchkey's
+-- waiter queue beside it (see queue.lua).
+--
+-- Mutual exclusion is the hash's, exactly as Redisson's; the queue decides
+-- who is next. A waiter that finds the lock held joins the queue and
+-- learns its rank. A release publishes "0" on the shared Redisson channel,
+-- as Redisson does, and grants the lock to the waiter at the head of the
+-- queue in the same call: that waiter becomes the holder (its owner field,
+-- count 1, a fresh fencing token) with a lease of the grace only, and a
+-- letter "@<key> <token> <server clock in µs>" on the channel of its
+-- client's pub/sub Hub tells it, so that it returns from Lock without
+-- another round trip. The waiter then extends the lease to its own (or,
+-- having given up, gives the lock back); one that died or missed the
+-- letter costs at most the grace. A waiter that heads the queue after a
+-- grant is told so with "@<key> next". Redisson clients know nothing of
+-- the queue: to them the lock is held by an ordinary owner.
+--
+-- Reads the KEYS through the locals of mutex_keys.lua, which comes before
+-- it, and ARGV[1..5] (see inputs.lua).
+-- Defines fence(), grant_head() and free().
+-- uses fragment/clock.lua
+-- uses fragment/queue.lua
+-- uses fragment/hold.lua
+
+-- fence returns the next fencing token. A counter that is missing (new,
+-- or lost to a restart without persistence) starts from the server's clock
+-- in microseconds, above any token it can have handed out before.
+local function fence()
+  local t = redis.call('incr', token)
+  if t == 1 then
+    t = micros()
+    redis.call('set', token, t)
+  end
+  return t
+end
+
+-- grant_head makes the first waiter in line the holder of the free lock,
+-- for the grace time, and writes it a letter with its token and the
+-- server's clock. Waiters whose client is gone are dropped on the way (a
+-- few at most per call, to bound its work: the next release drops more).
+local function grant_head()
+  if not waiting() then
+    return
+  end
+  for _ = 1, 8 do
+    local head = redis.call('lpop', queue)
+    if not head then
+      return
+    end
+    redis.call('zrem', deadlines, head)
+    if tell(head, string.format('%.0f %.0f', fence(), micros())) then
+      grant_hold(owner_of(head), head)
+      break
+    end
+  end
+  tell_next(8)
+end
+
+-- free deletes the lock, and any grant of it not taken: Redisson's
+-- waiters are told, and the next latchkey waiter is granted the lock.
+local function free()
+  redis.call('del', lock, grant)
+  redis.call(pub, shared, '0')
+  purge()
+  grant_head()
+end

@@ -1,0 +1,86 @@
+-- permits.lua: hands freed permits to the waiters at the head of a
+-- semaphore's queue, in order, as far as they go: a waiter for more than
+-- is left blocks those behind it.
+-- Reads the local count (the key of the permits available) and need(e),
+-- hand(e) and restock(), which the primitive's fragment defines before
+-- it, and the queue (see queue.lua).
+-- Defines available, get(), serve(self, moved, took), refresh() and
+-- dequeue(e).
+-- uses fragment/clock.lua
+-- uses fragment/queue.lua
+
+-- available is the permits available after the latest serve.
+local available
+
+-- get returns the permits available.
+local function get()
+  return tonumber(redis.call('get', count) or '0')
+end
+
+-- serve hands the available permits to the waiters at the head of the
+-- queue, in order, as far as they go, and sets available to what is left.
+-- The entry self, if reached, takes its permits itself (took, if given,
+-- finishes that); the others are granted theirs (hand) and told. Waiters
+-- whose client is gone are dropped on the way (8 at most, to bound the
+-- call's work). The head after a grant, or after the head left (moved) or
+-- served itself, is told that it is next: only the head attempts on
+-- Redisson's messages (see the Go side), and a waiter learns its rank from
+-- its attempts and from that letter. Returns whether self was served.
+local function serve(self, moved, took)
+  available = get()
+  if not waiting() then
+    return false
+  end
+  local served, granted, dropped = false, false, 0
+  while dropped < 8 do
+    local head = redis.call('lindex', queue, 0)
+    if not head then
+      break
+    end
+    local k = need(head)
+    if k > available then
+      break
+    end
+    redis.call('lpop', queue)
+    redis.call('zrem', deadlines, head)
+    if head == self then
+      served, moved = true, true
+      available = redis.call('decrby', count, k)
+      if took then
+        took()
+      end
+    elseif tell(head, string.format('%d %.0f', k, micros())) then
+      available = redis.call('decrby', count, k)
+      hand(head)
+      granted = true
+    else
+      dropped = dropped + 1
+    end
+  end
+  -- The new head is next: should a grant never be taken, it tries once
+  -- the grace is over, and from then on it heeds Redisson's messages.
+  if granted or moved then
+    tell_next(8 - dropped)
+  end
+  return served
+end
+
+-- refresh drops the queue entries whose deadline passed and returns to the
+-- count the permits that came back (restock): what a call does before it
+-- serves the queue.
+local function refresh()
+  purge()
+  restock()
+end
+
+-- dequeue takes entry e out of the queue; if it was at the head, those
+-- behind it may fit in what it could not, and are served. It reports
+-- whether e was queued.
+local function dequeue(e)
+  local queued, head = leave(e)
+  if head then
+    refresh()
+    serve(nil, true)
+  end
+  return queued
+end

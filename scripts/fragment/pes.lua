@@ -1,0 +1,102 @@
+-- pes.lua: the permit semaphore's KEYS, the entries of its waiter queue,
+-- and its permits' leases, on a Redisson RPermitExpirableSemaphore and
+-- latchkey's queue beside it.
+--
+-- The count and the timeout zset are Redisson's. Latchkey's waiters queue
+-- in order (see queue.lua): a waiter that finds too few permits, or others
+-- waiting, joins the queue. Whatever frees permits (a release, an
+-- addition, expired permits coming back, a waiter leaving the head) hands
+-- them at once to the waiters at the head, in order, as far as they go
+-- (see permits.lua). A waiter's entry carries the ids of the permits it
+-- asks for; a grant acquires them for it, as Redisson would (off the
+-- count, into the timeout zset), with a lease of the grace, and a letter
+-- "@<key> <permits> <server clock in µs>" on the channel of its client's
+-- pub/sub Hub tells it. The waiter then takes the grant with its next
+-- attempt, setting its own lease. A waiter that died costs the grace,
+-- after which its permits expire as any others do. Redisson's messages
+-- still go out on Redisson's channel, with the counts that the queue left.
+--
+-- KEYS[1] semaphore name                      string: the permits available
+-- KEYS[2] {name}:timeout                      zset: permit id (16 raw bytes) -> lease
+--                                             end (ms, client clock; 922337203685477 = never)
+-- KEYS[3] redisson_sc:{name}                  Redisson's channel
+-- KEYS[4] latchkey_semaphore_queue:{name}     list of waiter entries, oldest first
+-- KEYS[5] latchkey_semaphore_timeout:{name}   zset: entry -> deadline (ms, client clock)
+-- KEYS[6] latchkey_semaphore__channel:{name}  prefix of each Hub's channel, <prefix>:<hub id>
+-- (A script that only reads or sets leases takes the first three.)
+-- A waiter entry is <hub id>/<its permits' ids in hex>, the first id
+-- being its letters' address.
+-- Reads ARGV[1], ARGV[2] and ARGV[4] (see inputs.lua).
+-- Defines count, timeout, shared, queue, deadlines and hubs (the KEYS),
+-- never, ids(e), need(e), address(e), expire(), hold(list, score),
+-- hand(e), announce(n), expire_now() and restock().
+-- uses fragment/inputs.lua
+local count, timeout, shared = KEYS[1], KEYS[2], KEYS[3]
+local queue, deadlines, hubs = KEYS[4], KEYS[5], KEYS[6]
+local never = 922337203685477
+
+-- ids returns the raw ids of entry e.
+local function ids(e)
+  local out = {}
+  for h in string.gmatch(string.match(e, '/(%x+)$'), '%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x') do
+    out[#out + 1] = (string.gsub(h, '%x%x', function(b) return string.char(tonumber(b, 16)) end))
+  end
+  return out
+end
+
+-- need returns how many permits entry e asks for.
+local function need(e)
+  return #string.match(e, '/(%x+)$') / 32
+end
+
+-- address returns the Hub id and the letter key of entry e.
+local function address(e)
+  return string.match(e, '^([^/]*)/(' .. string.rep('%x', 32) .. ')')
+end
+
+-- expire returns permits whose lease ended to the pool; it returns how
+-- many, and if any, the permits available then.
+local function expire()
+  local n = redis.call('zremrangebyscore', timeout, '-inf', now)
+  if n > 0 then
+    return n, redis.call('incrby', count, n)
+  end
+  return 0
+end
+
+-- restock is expire: permits come back when their lease ends.
+local restock = expire
+
+-- hold acquires the permits list for lease end score, as Redisson does.
+local function hold(list, score)
+  for _, id in ipairs(list) do
+    redis.call('zadd', timeout, score, id)
+  end
+  local ttl = redis.call('pttl', count)
+  if ttl > 0 then
+    redis.call('pexpire', timeout, ttl)
+  end
+end
+
+-- hand acquires entry e's permits for it, for the grace.
+local function hand(e)
+  hold(ids(e), now + grace)
+end
+
+-- announce publishes n on Redisson's channel if it is positive: nobody
+-- can take fewer than one permit, and Redisson's listeners reject a
+-- negative count.
+local function announce(n)
+  if n > 0 then
+    redis.call(pub, shared, n)
+  end
+end
+
+-- expire_now returns permits whose lease ended to the pool, and publishes
+-- the permits then available if any came back.
+local function expire_now()
+  local n, available = expire()
+  if n > 0 then
+    announce(available)
+  end
+end

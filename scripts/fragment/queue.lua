@@ -1,0 +1,78 @@
+-- queue.lua: latchkey's waiter queue beside a primitive's keys: a list of
+-- entries, oldest first, and a zset of entry -> deadline (ms, client
+-- clock). Every call purges the entries whose deadline passed; every
+-- attempt of a waiter refreshes its own. Redisson clients know nothing of
+-- the queue.
+-- Reads ARGV[1] and ARGV[3] (see inputs.lua), and the locals queue (the
+-- list) and deadlines (the zset), and address(e) (the Hub id and the
+-- letter key of entry e), which the fragment that names the primitive's
+-- KEYS defines before it.
+-- Defines waiting(), purge(), join(e), leave(e), tell(e, body) and
+-- tell_next(n).
+-- uses fragment/letter.lua
+
+-- waiting reports whether anyone waits: whether the queue's keys exist.
+-- It is asked once, and only off the fast path, where a free lock or
+-- enough permits are taken by a caller that never queued.
+local known
+local function waiting()
+  if known == nil then
+    known = redis.call('exists', deadlines) == 1
+  end
+  return known
+end
+
+-- purge drops the entries whose deadline passed.
+local function purge()
+  if not waiting() then
+    return
+  end
+  for _, e in ipairs(redis.call('zrangebyscore', deadlines, '-inf', now)) do
+    redis.call('lrem', queue, 1, e)
+    redis.call('zrem', deadlines, e)
+  end
+end
+
+-- join queues e at the tail, unless it is queued, and sets its deadline
+-- ARGV[3] from now; it returns e's place in the queue, 0 at the head.
+local function join(e)
+  if redis.call('zadd', deadlines, now + life, e) == 1 then
+    redis.call('rpush', queue, e)
+  end
+  known = true
+  return redis.call('lpos', queue, e)
+end
+
+-- leave takes e out of the queue; it reports whether e was queued, and
+-- whether it was at the head.
+local function leave(e)
+  if not waiting() or redis.call('zrem', deadlines, e) == 0 then
+    return false, false
+  end
+  local head = redis.call('lindex', queue, 0) == e
+  redis.call('lrem', queue, 1, e)
+  return true, head
+end
+
+-- tell writes a letter to the waiter with queue entry e (see letter).
+local function tell(e, body)
+  local hub, key = address(e)
+  return letter(hub, key, body)
+end
+
+-- tell_next tells the head of the queue that it is next: should the grant
+-- just made never be taken, it tries once the grace is over. Heads whose
+-- client is gone are dropped on the way, n at most; it returns how many.
+local function tell_next(n)
+  local dropped = 0
+  while dropped < n do
+    local head = redis.call('lindex', queue, 0)
+    if not head or tell(head, 'next') then
+      break
+    end
+    redis.call('lpop', queue)
+    redis.call('zrem', deadlines, head)
+    dropped = dropped + 1
+  end
+  return dropped
+end

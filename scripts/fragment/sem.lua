@@ -1,0 +1,70 @@
+-- sem.lua: the semaphore's KEYS, the entries of its waiter queue, and its
+-- grants, on a Redisson RSemaphore count and latchkey's queue beside it.
+--
+-- The count is Redisson's: the permits available. Latchkey's waiters queue
+-- in order (see queue.lua): a waiter that finds too few permits, or others
+-- waiting, joins the queue. Whatever frees permits (a release, an
+-- addition, a waiter leaving the head) hands them at once to the waiters
+-- at the head, in order, as far as they go (see permits.lua). Permits
+-- handed to a waiter are taken off the count, as if it had acquired them,
+-- recorded as its grant, and a letter "@<key> <permits> <server clock in
+-- µs>" on the channel of its client's pub/sub Hub tells it. The waiter then
+-- takes the grant with its next attempt, and returns from Acquire only on
+-- that attempt's answer that it was still there. A grant not taken within
+-- the grace is taken back (a waiter that died costs the grace): a take
+-- that comes later finds nothing, and its waiter waits on, queued again.
+-- Redisson's message, the permits now available, still goes out on
+-- Redisson's channel after every release.
+--
+-- KEYS[1] semaphore name                      string: the permits available
+-- KEYS[2] redisson_sc:{name}                  Redisson's channel
+-- KEYS[3] latchkey_semaphore_queue:{name}     list of waiter entries, oldest first
+-- KEYS[4] latchkey_semaphore_timeout:{name}   zset: entry -> deadline (ms, client clock)
+-- KEYS[5] latchkey_semaphore_grant:{name}     zset: granted entry -> end of its grace
+--                                             (ms, server clock)
+-- KEYS[6] latchkey_semaphore__channel:{name}  prefix of each Hub's channel, <prefix>:<hub id>
+-- A waiter entry is <hub id>/<permits>/<key>, key being its letters'
+-- address.
+-- Reads ARGV[2] and ARGV[4] (see inputs.lua).
+-- Defines count, shared, queue, deadlines, grants and hubs (the KEYS),
+-- need(e), address(e), granting, restock(), hand(e) and announce(n).
+-- uses fragment/inputs.lua
+-- uses fragment/clock.lua
+local count, shared, queue, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local grants, hubs = KEYS[5], KEYS[6]
+
+-- granting reports whether some grant may not be taken yet.
+local granting = redis.call('exists', grants) == 1
+
+-- need returns the permits entry e waits for.
+local function need(e)
+  return tonumber(string.match(e, '^[^/]*/(%d+)/'))
+end
+
+-- address returns the Hub id and the letter key of entry e.
+local function address(e)
+  return string.match(e, '^([^/]*)/%d+/(.*)$')
+end
+
+-- restock takes back the grants whose grace is over.
+local function restock()
+  if not granting then
+    return
+  end
+  local t = millis()
+  for _, e in ipairs(redis.call('zrangebyscore', grants, 0, t)) do
+    redis.call('incrby', count, need(e))
+  end
+  redis.call('zremrangebyscore', grants, 0, t)
+end
+
+-- hand records the grant of entry e's permits, until the grace is over.
+local function hand(e)
+  redis.call('zadd', grants, millis() + grace, e)
+  granting = true
+end
+
+-- announce publishes n, the permits available, on Redisson's channel.
+local function announce(n)
+  redis.call(pub, shared, n)
+end

@@ -1,0 +1,68 @@
+-- mutex_acquire.lua: take the mutex, or join its waiter queue (see
+-- mutex.lua); with ARGV[11], try once, leaving no trace.
+-- KEYS[1..7] the mutex's (see mutex_keys.lua): lock hash, fencing counter,
+--         queue, deadlines, Redisson's channel, Hub channel prefix, grant
+-- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
+--         (see inputs.lua)
+-- ARGV[6] owner id <uuid>:<n>
+-- ARGV[7] waiter entry <hub id>/<key> (see mutex_keys.lua)
+-- ARGV[8] lease in ms
+-- ARGV[9] "1": the owner may re-enter; "2": it may, and holds the lock
+--         through the caller's handle, so that a grant to it was taken by
+--         the Lock this re-enters; "0": the id is fresh for this one
+--         acquisition, so finding it present means a resent request that
+--         was applied before, or a grant, which succeeds again without a
+--         second hold
+-- ARGV[10] "1" if an earlier attempt of the call may have queued it: a
+--         caller that never queued takes a free lock without a look at the
+--         queue (the fast path)
+-- ARGV[11] "1" to try once: the caller never queues
+-- Returns {1, token, n} when acquired, re-entered or found granted (the
+-- TTL is reset to the lease), n being the owner's holds; {0, pttl, rank,
+-- foreign, now} when held by another owner (pttl is -1 if the key has no
+-- TTL; rank is the waiter's place in the queue, 0 at the head; foreign is
+-- 1 if the holder is not a latchkey owner, whose release will not grant;
+-- now is the server's clock in µs, against which the waiter dates a
+-- grant's letter), or {0, pttl, -1, 0} for a try.
+-- An acquisition by an owner that may re-enter is recorded against its
+-- request (see once.lua), so a resend answers as the first run did; one
+-- by a fresh id has no record (a resend finds the id holding instead).
+-- uses fragment/replay.lua
+-- uses fragment/mutex_keys.lua
+-- uses fragment/mutex.lua
+local owner, entry, lease, reentry = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+if redis.call('exists', lock) == 1 then
+  if not redis.call('hget', lock, owner) then
+    purge()
+    local pttl = redis.call('pttl', lock)
+    if ARGV[11] == '1' then
+      return {0, pttl, -1, 0}
+    end
+    local rank = join(entry)
+    return {0, pttl, rank, foreign_holder() and 1 or 0, micros()}
+  end
+  -- Held by the owner: granted to this call by a release (its letter not
+  -- read yet), or to an earlier call of the owner that gave up without
+  -- a word (its entry stayed queued), unless the owner holds the lock
+  -- through this handle, which took that grant; or, for a fresh id,
+  -- acquired by an earlier send of this request. Each is taken as it is,
+  -- and not counted twice.
+  local g = redis.call('get', grant)
+  local mine = g and owner_of(g) == owner
+  if mine and reentry == '2' then
+    redis.call('del', grant) -- the Lock this re-enters took it
+  elseif reentry == '0' or mine then
+    leave(entry)
+    if mine then
+      redis.call('del', grant)
+    end
+    redis.call('pexpire', lock, lease)
+    return once_record({1, tonumber(redis.call('get', token) or '0'), tonumber(redis.call('hget', lock, owner))})
+  end
+end
+if ARGV[10] == '1' then
+  leave(entry)
+end
+local n = redis.call('hincrby', lock, owner, 1)
+redis.call('pexpire', lock, lease)
+return once_record({1, fence(), n})

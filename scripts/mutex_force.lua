@@ -1,0 +1,14 @@
+-- mutex_force.lua: delete the mutex whoever holds it (ForceUnlock), and
+-- grant it to the first waiter in line (see mutex.lua).
+-- KEYS[1..7] the mutex's (see mutex_keys.lua): lock hash, fencing counter,
+--         queue, deadlines, Redisson's channel, Hub channel prefix, grant
+-- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
+--         (see inputs.lua)
+-- Returns 1 if the lock existed, else 0.
+-- uses fragment/mutex_keys.lua
+-- uses fragment/mutex.lua
+if redis.call('exists', lock) == 0 then
+  return 0
+end
+free()
+return 1

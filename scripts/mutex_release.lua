@@ -1,0 +1,37 @@
+-- mutex_release.lua: release one hold of the mutex; the last one frees
+-- the lock and grants it to the first waiter in line (see mutex.lua).
+-- KEYS[1..7] the mutex's (see mutex_keys.lua): lock hash, fencing counter,
+--         queue, deadlines, Redisson's channel, Hub channel prefix, grant
+-- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
+--         (see inputs.lua)
+-- ARGV[6] owner id <uuid>:<n>
+-- ARGV[7] lease in ms, restored when holds remain
+-- ARGV[8] "1" if the owner may re-enter, "0" for an id fresh for one
+--         acquisition
+-- Returns -1 if the owner holds nothing, 0 if holds remain, 1 if released.
+-- A release is recorded against its request (see once.lua), so a resend
+-- answers as the first run did.
+-- uses fragment/once.lua
+-- uses fragment/mutex_keys.lua
+-- uses fragment/mutex.lua
+local owner = ARGV[6]
+if ARGV[8] ~= '0' then
+  local done = once_replay()
+  if done then
+    return done
+  end
+end
+local n = redis.call('hincrby', lock, owner, -1)
+if n > 0 then
+  redis.call('pexpire', lock, ARGV[7])
+  return once_record(0)
+end
+if n < 0 then
+  -- Not an owner: take back the field the decrement made. The hash, and
+  -- the TTL of a hash another owner holds, are as they were. A fresh id
+  -- holds once, so this is where a resend of its release lands.
+  redis.call('hdel', lock, owner)
+  return once_replay() or -1
+end
+free()
+return once_record(1)

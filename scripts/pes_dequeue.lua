@@ -1,0 +1,29 @@
+-- pes_dequeue.lua: take a waiter that gave up out of the permit
+-- semaphore's queue, or, if it was granted permits meanwhile, give them
+-- back.
+-- KEYS[1..6] the permit semaphore's (see pes.lua): count, timeout zset,
+--         Redisson's channel, queue, deadlines, Hub channel prefix
+-- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
+--         (see inputs.lua)
+-- ARGV[6] the waiter's entry <hub id>/<ids in hex> (see pes.lua)
+-- Returns 1 if the caller had been granted permits and gave them back,
+-- else 0.
+-- uses fragment/pes.lua
+-- uses fragment/permits.lua
+local entry = ARGV[6]
+if dequeue(entry) then
+  return 0
+end
+-- Granted meanwhile: the permits are given back, unless they expired.
+local back = 0
+for _, id in ipairs(ids(entry)) do
+  back = back + redis.call('zrem', timeout, id)
+end
+if back == 0 then
+  return 0
+end
+redis.call('incrby', count, back)
+refresh()
+serve(nil)
+announce(available)
+return 1

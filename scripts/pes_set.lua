@@ -1,0 +1,41 @@
+-- pes_set.lua: change the permit semaphore's permits (addPermits,
+-- setPermits, trySetPermits), handing what it frees to the waiters at the
+-- head of its queue (see pes.lua).
+-- KEYS[1..6] the permit semaphore's (see pes.lua): count, timeout zset,
+--         Redisson's channel, queue, deadlines, Hub channel prefix
+-- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
+--         (see inputs.lua)
+-- ARGV[6] add (ARGV[7] more permits, or fewer if negative), set (ARGV[7]
+--         in all, held ones included) or tryset (ARGV[7] permits, only if
+--         the semaphore has none set yet)
+-- ARGV[7] permits
+-- Returns, for add and set, {available, held}; for tryset, 1 if set, 0 if
+-- the semaphore existed.
+-- A change is recorded against its request (see once.lua).
+-- uses fragment/replay.lua
+-- uses fragment/pes.lua
+-- uses fragment/permits.lua
+local mode, arg = ARGV[6], ARGV[7]
+if mode == 'tryset' then
+  if not redis.call('set', count, arg, 'nx') then
+    return 0
+  end
+end
+refresh()
+local held = redis.call('zcard', timeout)
+if mode == 'add' then
+  redis.call('incrby', count, arg)
+elseif mode == 'set' then
+  redis.call('set', count, tonumber(arg) - held)
+end
+serve(nil)
+if mode == 'tryset' then
+  announce(available)
+  return once_record(1)
+end
+-- Redisson publishes the number added, or the new total: what the queue
+-- left of it.
+if tonumber(arg) > 0 then
+  announce(math.min(tonumber(arg), available))
+end
+return once_record({available, redis.call('zcard', timeout)})

@@ -1,0 +1,27 @@
+-- sem_dequeue.lua: take a waiter that gave up out of the semaphore's
+-- queue, or, if it was granted permits meanwhile, give them back.
+-- KEYS[1..6] the semaphore's (see sem.lua): count, Redisson's channel,
+--         queue, deadlines, grants, Hub channel prefix
+-- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
+--         (see inputs.lua)
+-- ARGV[6] the waiter's entry <hub id>/<permits>/<key> (see sem.lua)
+-- A waiter that leaves the head lets those behind it have what it could
+-- not use.
+-- Returns 1 if the caller had been granted permits and gave them back,
+-- else 0.
+-- uses fragment/sem.lua
+-- uses fragment/permits.lua
+local entry = ARGV[6]
+if dequeue(entry) then
+  return 0
+end
+if not (granting and redis.call('zrem', grants, entry) == 1) then
+  return 0 -- none, or taken back already
+end
+redis.call('incrby', count, need(entry))
+refresh()
+serve(nil)
+if available > 0 then
+  announce(available)
+end
+return 1

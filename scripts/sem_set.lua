@@ -1,0 +1,40 @@
+-- sem_set.lua: change the semaphore's count (AddPermits, SetPermits,
+-- TrySetPermits), handing what it frees to the waiters at the head of its
+-- queue (see sem.lua).
+-- KEYS[1..6] the semaphore's (see sem.lua): count, Redisson's channel,
+--         queue, deadlines, grants, Hub channel prefix
+-- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
+--         (see inputs.lua)
+-- ARGV[6] add (the count goes up by ARGV[7], which may be negative), set
+--         (the count becomes ARGV[7]) or tryset (the same, only if the
+--         semaphore has no count yet)
+-- ARGV[7] permits
+-- Returns, for add and set, the permits available after serving the
+-- queue; for tryset, 1 if set, 0 if the semaphore existed.
+-- A change is recorded against its request (see once.lua).
+-- uses fragment/replay.lua
+-- uses fragment/sem.lua
+-- uses fragment/permits.lua
+local mode, n = ARGV[6], tonumber(ARGV[7])
+purge()
+if mode == 'tryset' then
+  if not redis.call('set', count, n, 'nx') then
+    return 0
+  end
+elseif mode == 'add' then
+  redis.call('set', count, get() + n)
+else
+  redis.call('set', count, n)
+end
+restock()
+serve(nil)
+if mode == 'tryset' then
+  announce(available)
+  return once_record(1)
+end
+-- Nobody can take fewer than one permit, and Redisson's listeners
+-- reject a negative count.
+if available > 0 then
+  announce(available)
+end
+return once_record(available)
