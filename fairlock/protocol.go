@@ -54,6 +54,9 @@ func newProtocol(client redis.UniversalClient, name string, cfg *config) *protoc
 }
 
 func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.Attempt, error) {
+	// A waiter queues before its letters can be heard (w.Heard): a fair
+	// lock's release never drops a waiter it cannot reach, which keeps
+	// its place until its liveness timeout.
 	op := opAcquire
 	if w.Try {
 		op = opTry

@@ -37,7 +37,9 @@ func newProtocol(client redis.UniversalClient, name string, cfg *config) *protoc
 
 func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.Attempt, error) {
 	op := lockcore.OpAcquire
-	if w.Try {
+	if w.Try || !w.Heard {
+		// A single attempt never queues; nor does one whose letters
+		// nobody hears yet: a release would drop it (see wait.Mail.Live).
 		op = lockcore.OpTry
 	}
 	rep := p.write(op, w.ID, p.entry(w), w.Reentry(), w.Queued, w.Started, w.Pub, w.Req).Exec(ctx, p.client)

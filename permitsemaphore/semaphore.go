@@ -166,7 +166,9 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 				return acquire.Answer{Refused: err}, nil // nothing sent
 			}
 			sent := time.Now()
-			w.Args[0], w.Args[6] = sent.UnixMilli(), leaseEnd(sent, lease) // ARGV[1] now, ARGV[7] lease end
+			// ARGV[1] now, ARGV[7] lease end, ARGV[8] try once: so does
+			// an attempt whose letters nobody hears yet
+			w.Args[0], w.Args[6], w.Args[7] = sent.UnixMilli(), leaseEnd(sent, lease), handoff.Flag(op == opTry || !place.Queue())
 			rep := w.Exec(ctx, s.client)
 			vs, err := scripts.Ints(rep.Cmd)
 			switch {

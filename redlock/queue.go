@@ -50,10 +50,11 @@ type queued struct {
 
 	mu    sync.Mutex
 	maybe bool  // an attempt may have joined the queue
-	rank  int64 // the call's place in the queue at its latest attempt, 0 at the head
+	rank  int64 // the call's place in the queue at its latest attempt, 0 at the head, -1 until queued
 	// granted: a letter said that a release granted the call the queue
 	// node's lock, so its next attempt asks every node at once
 	granted bool
+	heard   bool // letters reach the call (see wait.Mail.Live)
 }
 
 // learn notes what an attempt's call to the queue node said: whether the
@@ -66,6 +67,15 @@ func (q *queued) learn(maybe bool, rank int64) {
 	if rank >= 0 {
 		q.rank = rank
 	}
+}
+
+// mayQueue reports whether an attempt may join the queue: not a single
+// attempt, nor one whose letters nobody hears yet, since a release drops
+// a waiter that nobody hears.
+func (q *queued) mayQueue() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return !q.single && q.heard
 }
 
 func (q *queued) mayBeQueued() bool {
@@ -120,7 +130,7 @@ func (m *Mutex) queueWrite(ctx context.Context, op, id string, q *queued, once s
 // attempt, found the lock held).
 func (m *Mutex) queueAttempt(ctx context.Context, id string, q *queued) (int64, error) {
 	op := lockcore.OpAcquire
-	if q.single {
+	if !q.mayQueue() {
 		op = lockcore.OpTry
 	}
 	w, err := m.queueWrite(ctx, op, id, q, "")
@@ -133,7 +143,7 @@ func (m *Mutex) queueAttempt(ctx context.Context, id string, q *queued) (int64, 
 	if err == nil && len(vs) > 2 && vs[0] == 0 {
 		rank = vs[2]
 	}
-	q.learn(!q.single && (err != nil || len(vs) > 0 && vs[0] == 0), rank)
+	q.learn(op == lockcore.OpAcquire && (err != nil || len(vs) > 0 && vs[0] == 0), rank)
 	switch {
 	case err != nil:
 		return 0, err
@@ -259,6 +269,12 @@ func (m *Mutex) listen(s *wait.Spec, q *queued) {
 type queueMail struct{ q *queued }
 
 func (m queueMail) Key() string { return m.q.key }
+
+func (m queueMail) Live(heard bool) {
+	m.q.mu.Lock()
+	m.q.heard = heard
+	m.q.mu.Unlock()
+}
 
 func (m queueMail) Letter(body string, at time.Time) (bool, time.Duration) {
 	within, _ := handoff.TakeLetter(body, at)

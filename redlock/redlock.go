@@ -138,7 +138,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 	}
 	var q *queued
 	if m.queue >= 0 {
-		q = &queued{key: id, single: budget == 0}
+		q = &queued{key: id, single: budget == 0, rank: -1}
 		if reentrant {
 			q.key = id + "/" + owner.New() // one owner may wait in two calls
 		}

@@ -118,7 +118,9 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 	m := acquire.New(acquire.Steps{
 		Client: s.client,
 		Send: func(ctx context.Context) (acquire.Answer, error) {
-			w.Args[0] = time.Now().UnixMilli() // ARGV[1], now: see scripts/fragment/inputs.lua
+			// ARGV[1] now (see scripts/fragment/inputs.lua); ARGV[8] try
+			// once: so does an attempt whose letters nobody hears yet
+			w.Args[0], w.Args[7] = time.Now().UnixMilli(), handoff.Flag(op == opTry || !place.Queue())
 			rep := w.Exec(ctx, s.client)
 			vs, err := scripts.Ints(rep.Cmd)
 			switch {

@@ -21,6 +21,7 @@ type Place struct {
 	Rank     int64
 	key      string
 	redisson wait.Channel
+	heard    bool
 }
 
 // NewPlace returns the place of a waiter whose letters go to key, counting
@@ -57,6 +58,14 @@ func (p *Place) Letter(body string, at time.Time) (bool, time.Duration) {
 	}
 	return false, within
 }
+
+// Live notes whether the waiter's letters can reach it yet.
+func (p *Place) Live(heard bool) { p.heard = heard }
+
+// Queue reports whether the waiter's attempt may join the queue: not
+// before its letters can reach it, since a release that grants to a
+// waiter nobody hears drops it (see wait.Mail.Live).
+func (p *Place) Queue() bool { return p.heard }
 
 // Channel returns Redisson's channel, counted.
 func (p *Place) Channel() wait.Channel { return p.redisson }

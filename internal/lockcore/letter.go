@@ -59,3 +59,4 @@ type mail struct{ w *Waiter }
 
 func (m mail) Key() string                                            { return m.w.Key }
 func (m mail) Letter(body string, at time.Time) (bool, time.Duration) { return m.w.Letter(body, at) }
+func (m mail) Live(heard bool)                                        { m.w.Heard = heard }

@@ -53,6 +53,10 @@ type Waiter struct {
 	// Queued: an attempt of this call may have joined the queue (the
 	// protocol's to keep), so that one that did not skips the queue.
 	Queued bool
+	// Heard: letters to Key reach the waiter, its Hub's subscription
+	// confirmed (see wait.Mail.Live). A protocol whose releases drop a
+	// waiter nobody hears must not queue it before.
+	Heard bool
 
 	grantedAt  time.Time // when the grant was made, at the soonest (see Letter)
 	grantToken int64

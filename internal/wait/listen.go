@@ -94,6 +94,19 @@ func (l *listener) join(ctx context.Context, s Spec, live bool) error {
 	return nil
 }
 
+// live is a Call that tells its Mail, before each attempt, whether the
+// listener takes its letters yet.
+type live struct {
+	Call
+	l    *listener
+	mail Mail
+}
+
+func (c *live) Attempt(ctx context.Context) (bool, time.Duration, error) {
+	c.mail.Live(c.l.mail != nil)
+	return c.Call.Attempt(ctx)
+}
+
 // complete reports whether l listens on every channel s needs now.
 func (l *listener) complete(s Spec) bool {
 	return l.wake != nil && (s.Hint == nil || l.hint != nil || !s.Hint.Active())

@@ -68,6 +68,12 @@ type Mail interface {
 	// a positive within brings the next attempt forward to at most that
 	// far away; otherwise the waiter attempts, as for any wake-up.
 	Letter(body string, at time.Time) (done bool, within time.Duration)
+	// Live is told before each attempt whether letters can reach the
+	// waiter yet: whether the server confirmed its Hub's subscription.
+	// Until it has, an attempt must not join a queue whose releases write
+	// letters: a release that counts no receiver takes the waiter for
+	// gone and drops it, so it would queue again at the tail.
+	Live(bool)
 }
 
 // A Hint is a second channel whose messages the waiter counts rather than
@@ -133,6 +139,9 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 	}
 	var l listener
 	defer l.close()
+	if s.Mail != nil {
+		s.Call = &live{Call: s.Call, l: &l, mail: s.Mail}
+	}
 	if wait != 0 {
 		// Joining channels the Hub already listens on costs no round trip:
 		// join them before the first attempt (a busy lock's waiters find
