@@ -7,9 +7,12 @@ import (
 
 // Close releases what this process keeps for client behind the scenes: the
 // shared pub/sub Hub (waiters blocked on it return an error matching
-// ErrClosed) and the watchdog (holds it was renewing are reported lost and
-// expire with their lease, as when a Redisson client shuts down). Call it
-// before closing client. Primitives used after Close start afresh.
+// ErrClosed), the watchdog (holds it was renewing are reported lost and
+// expire with their lease, as when a Redisson client shuts down), what it
+// learnt of the client's servers, and the client's settings (SetHooks,
+// SetRideOut), so that a process that makes and closes clients keeps
+// nothing of those it closed. Call it before closing client. Primitives
+// used after Close start afresh, with the default settings.
 func Close(client redis.UniversalClient) error {
 	return shared.Close(client)
 }

@@ -86,8 +86,7 @@ func (h *Hooks) pick(hook observe.Hook) func(Event) {
 // client, handles made earlier included; nil removes them. Hooks are kept
 // per client, not per handle: to tell handles apart, use Event.Name. A
 // RedLock reports to the hooks of its first node's client; a MultiLock's
-// members report as themselves. While no client has hooks, looking for
-// them costs one atomic load.
+// members report as themselves. Close forgets the hooks.
 func SetHooks(client redis.UniversalClient, h *Hooks) {
 	if h == nil {
 		observe.Set(client, nil)

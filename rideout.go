@@ -19,7 +19,8 @@ const DefaultRideOut = settings.DefaultRideOut
 // context.Background() against a dead server, and the clean-up calls
 // (Unlock, Release, CountDown and the like), which are not cut short by
 // their ctx. A call whose ctx ends first returns then. The setting is kept
-// per client, like the hooks; d <= 0 restores DefaultRideOut (30s).
+// per client, like the hooks, until Close; d <= 0 restores DefaultRideOut
+// (30s).
 func SetRideOut(client redis.UniversalClient, d time.Duration) {
 	settings.SetRideOut(client, d)
 }

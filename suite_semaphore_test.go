@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/shared"
 
 	"github.com/latchkey/latchkey/internal/wait"
@@ -94,9 +95,9 @@ func init() {
 		h := semHub(t, c)
 		sem := semaphore.New(c, e.Name, semaphore.WithHub(h))
 		big := semStart(func() error { return sem.Acquire(ctx, 3) })
-		semWaiters(t, h, 1)
+		semQueued(t, c, e.Name, 1)
 		small := semStart(func() error { return sem.Acquire(ctx, 1) })
-		semWaiters(t, h, 2)
+		semQueued(t, c, e.Name, 2)
 		semOK(t, semaphore.New(e.Client(), e.Name).Release(ctx, 1))
 		select {
 		case err := <-small:
@@ -149,6 +150,18 @@ func semWaiters(t *testing.T, h *pubsub.Hub, n int) {
 	for deadline := time.Now().Add(2 * time.Second); h.Stats().Waiters != n; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d waiters, want %d", h.Stats().Waiters, n)
+		}
+	}
+}
+
+// semQueued waits until n waiters are queued on the semaphore name: a
+// waiter takes its place once its letters can reach it.
+func semQueued(t *testing.T, c redis.UniversalClient, name string, n int64) {
+	t.Helper()
+	queue := keys.SemaphoreOf(name).Queue
+	for deadline := time.Now().Add(5 * time.Second); c.LLen(context.Background(), queue).Val() != n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d waiters queued, want %d", c.LLen(context.Background(), queue).Val(), n)
 		}
 	}
 }

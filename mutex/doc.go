@@ -22,7 +22,9 @@
 // holder keeps its lease; use the fencing token where that matters.
 //
 // Waiters do not poll. A waiter that finds the lock held joins a queue kept
-// beside the lock and sleeps. A release hands the lock to the first waiter
+// beside the lock, as soon as its client's pub/sub Hub listens for it (a
+// release takes a head of the queue that nobody hears for gone), and
+// sleeps. A release hands the lock to the first waiter
 // in line in the same script: that waiter becomes the holder, with a fresh
 // fencing token and a short lease (the grace, 1s), and a message to its
 // client's pub/sub Hub tells it so, so that its Lock returns without

@@ -23,7 +23,8 @@
 // published.
 //
 // Waiters are served in order: the waiters of every latchkey client queue
-// beside Redisson's keys, and a waiter for n permits (AcquireN) waits for
+// beside Redisson's keys (each once its client's pub/sub Hub listens for
+// it), and a waiter for n permits (AcquireN) waits for
 // those ahead of it while those behind it wait for it, so that a waiter
 // for many permits is not starved by waiters for few. A single attempt
 // (TryAcquire with no wait) fails while others wait. Redisson clients know

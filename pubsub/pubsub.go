@@ -49,7 +49,7 @@ func New(client redis.UniversalClient, opts ...Option) *Hub {
 // connection (a RedLock waiting on one node's messages). latchkey.Close
 // closes it.
 func Shared(client redis.UniversalClient) *Hub {
-	return &Hub{shared.For(client).Hub()}
+	return &Hub{shared.Hub(client)}
 }
 
 // Close closes the Hub's connections. Waiters blocked on it return an

@@ -9,7 +9,8 @@
 // count.
 //
 // Waiters are served in order, as by golang.org/x/sync/semaphore: the
-// waiters of every latchkey client queue beside Redisson's key, and a
+// waiters of every latchkey client queue beside Redisson's key (each once
+// its client's pub/sub Hub listens for it), and a
 // waiter for n permits waits for those ahead of it while those behind it
 // wait for it, so that a waiter for many permits is not starved by
 // waiters for few. A single attempt (TryAcquire with no wait) fails while

@@ -66,7 +66,7 @@ type Watchdog struct {
 
 func (w *Watchdog) Keep(id string, started time.Time, lost func(error)) Keeping {
 	h := &lease.Hold{Kind: w.Kind, Keys: w.Keys(id), Args: w.Args(id), Lease: w.Lease, Sync: w.Sync, Lost: lost, What: w.What}
-	s := shared.For(w.Client).Watchdog()
+	s := shared.Watchdog(w.Client)
 	s.Add(h, started)
 	return watched{s, h}
 }

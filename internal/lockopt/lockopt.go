@@ -29,7 +29,7 @@ func (b *Base) HubFor(client redis.UniversalClient) *notify.Hub {
 	if b.Hub != nil {
 		return b.Hub
 	}
-	return shared.For(client).Hub()
+	return shared.Hub(client)
 }
 
 // Publish returns the command scripts publish with on client: that of the

@@ -2,15 +2,15 @@
 // set per go-redis client (latchkey.Hooks, latchkey.SetHooks). The hooks
 // and their Event are defined and documented in the root package, so that
 // go doc shows them; this package, which the root package imports, holds
-// the per-client sink the root builds from them. Looking one up costs one
-// atomic load while no client has any.
+// the per-client sink the root builds from them, in the client's runtime
+// (internal/perclient).
 package observe
 
 import (
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/perclient"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -43,32 +43,28 @@ const (
 // are for, and the event.
 type Sink func(Hook, Event)
 
-var (
-	set      atomic.Int32 // clients with a sink
-	registry sync.Map     // redis.UniversalClient -> Sink
-)
+// sink is a client's Sink, in the client's runtime (internal/perclient).
+var sink = perclient.Declare(func(redis.UniversalClient) *atomic.Pointer[Sink] { return new(atomic.Pointer[Sink]) }, nil)
 
 // Set makes s the sink of c's primitives; nil removes it.
 func Set(c redis.UniversalClient, s Sink) {
 	if s == nil {
-		if _, ok := registry.LoadAndDelete(c); ok {
-			set.Add(-1)
+		if p, ok := sink.Peek(c); ok {
+			p.Store(nil)
 		}
 		return
 	}
-	if _, loaded := registry.Swap(c, s); !loaded {
-		set.Add(1)
-	}
+	sink.Get(c).Store(&s)
 }
 
 // For returns the sink of c, or nil.
 func For(c redis.UniversalClient) Sink {
-	if set.Load() == 0 || c == nil {
-		return nil
+	if p, ok := sink.Peek(c); ok {
+		if s := p.Load(); s != nil {
+			return *s
+		}
 	}
-	s, _ := registry.Load(c)
-	sink, _ := s.(Sink)
-	return sink
+	return nil
 }
 
 // Report tells c's sink, if c has one, that hook h has event e.

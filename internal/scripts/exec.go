@@ -112,7 +112,7 @@ func (s *Script) execSynced(ctx context.Context, client redis.UniversalClient, t
 		if reps == 0 {
 			return Reply{Cmd: s.s.Run(ctx, node, keys, args...)}
 		}
-		r := s.pipeWait(ctx, node, reps, waitFor(node, timeout), keys, args)
+		r := s.pipeWait(ctx, client, node, reps, waitFor(node, timeout), keys, args)
 		if attempt < movedRetries && isMoved(r.Err()) {
 			// The write did not run: the slot is elsewhere now.
 			if cc, ok := client.(*redis.ClusterClient); ok {
@@ -133,7 +133,7 @@ func (s *Script) execSynced(ctx context.Context, client redis.UniversalClient, t
 // pipeWait sends the script and WAIT for reps replicas on one connection of
 // node, in one round trip. A NOSCRIPT answer means the script did not run:
 // it is sent again with EVAL, which also loads it.
-func (s *Script) pipeWait(ctx context.Context, node *redis.Client, reps int, timeout time.Duration, keys []string, args []any) Reply {
+func (s *Script) pipeWait(ctx context.Context, client redis.UniversalClient, node *redis.Client, reps int, timeout time.Duration, keys []string, args []any) Reply {
 	var ev *redis.Cmd
 	var wait *redis.Cmd
 	send := func(eval bool) {
@@ -159,7 +159,7 @@ func (s *Script) pipeWait(ctx context.Context, node *redis.Client, reps int, tim
 	case err == nil:
 		r.Acked = n
 	case isUnknownCommand(err):
-		noWait(node) // a server without WAIT: never ask it again
+		noWait(client, node) // a server without WAIT: never ask it again
 		r.Replicas = 0
 	}
 	return r

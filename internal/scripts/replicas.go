@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/fault"
+	"github.com/latchkey/latchkey/internal/perclient"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -21,11 +22,20 @@ const replicaRecheck = 5 * time.Second
 // infoTimeout bounds one INFO replication call.
 const infoTimeout = 2 * time.Second
 
-// masters caches, per go-redis client and per master, how many replicas
-// the master has online, as INFO replication says (Redisson caches the same).
-var masters struct {
-	sync.Mutex
-	m map[redis.UniversalClient]map[*redis.Client]*replicaCount
+// servers is what the runner learnt of a client's servers, in the
+// client's runtime (internal/perclient).
+var servers = perclient.Declare(func(c redis.UniversalClient) *serverCache {
+	return &serverCache{masters: make(map[*redis.Client]*replicaCount), infoDenied: make(map[*redis.Client]bool), record: recordTTL(c)}
+}, nil)
+
+// A serverCache holds, per master, how many replicas it has online, as
+// INFO replication says (Redisson caches the same), the nodes whose user
+// may not run INFO, and how long the client's request records live.
+type serverCache struct {
+	mu         sync.Mutex
+	masters    map[*redis.Client]*replicaCount
+	infoDenied map[*redis.Client]bool
+	record     time.Duration
 }
 
 type replicaCount struct {
@@ -53,52 +63,45 @@ func masterFor(ctx context.Context, client redis.UniversalClient, key string) (*
 // error is that of a first read that could not reach node: the write
 // would fail the same way, so it is not sent.
 func replicasOf(ctx context.Context, client redis.UniversalClient, node *redis.Client) (int, error) {
-	masters.Lock()
-	if masters.m == nil {
-		masters.m = make(map[redis.UniversalClient]map[*redis.Client]*replicaCount)
-	}
-	nodes := masters.m[client]
-	if nodes == nil {
-		nodes = make(map[*redis.Client]*replicaCount)
-		masters.m[client] = nodes
-	}
-	rc := nodes[node]
+	sc := servers.Get(client)
+	sc.mu.Lock()
+	rc := sc.masters[node]
 	if rc == nil {
 		rc = &replicaCount{ready: make(chan struct{})}
-		nodes[node] = rc
-		masters.Unlock()
-		n, err := readReplicas(ctx, node)
-		masters.Lock()
+		sc.masters[node] = rc
+		sc.mu.Unlock()
+		n, err := sc.readReplicas(ctx, node)
+		sc.mu.Lock()
 		rc.n = n
 		if err == nil {
 			rc.at = time.Now()
 		} // else zero: read again in the background by the next write
 		failed := fault.Network(err) || errors.Is(err, ErrReplicasUnknown)
 		if failed {
-			delete(nodes, node) // read again by the next write
+			delete(sc.masters, node) // read again by the next write
 		}
 		close(rc.ready)
-		masters.Unlock()
+		sc.mu.Unlock()
 		if failed {
 			return 0, err
 		}
 		return n, nil
 	}
 	ready := rc.ready
-	masters.Unlock()
+	sc.mu.Unlock()
 	select {
 	case <-ready:
 	case <-ctx.Done():
 		return 0, nil // the write fails on ctx anyway
 	}
-	masters.Lock()
-	defer masters.Unlock()
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
 	if rc.noWait {
 		return 0, nil
 	}
 	if !rc.reading && time.Since(rc.at) > replicaRecheck {
 		rc.reading = true
-		go refresh(rc, node)
+		go sc.refresh(rc, node)
 	}
 	return rc.n, nil
 }
@@ -106,20 +109,21 @@ func replicasOf(ctx context.Context, client redis.UniversalClient, node *redis.C
 // recheck reads node's replica count again soon: WAIT answered a number
 // other than the cached one.
 func recheck(client redis.UniversalClient, node *redis.Client) {
-	masters.Lock()
-	defer masters.Unlock()
-	if rc := masters.m[client][node]; rc != nil && !rc.reading {
+	sc := servers.Get(client)
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if rc := sc.masters[node]; rc != nil && !rc.reading {
 		rc.reading = true
-		go refresh(rc, node)
+		go sc.refresh(rc, node)
 	}
 }
 
-func refresh(rc *replicaCount, node *redis.Client) {
+func (sc *serverCache) refresh(rc *replicaCount, node *redis.Client) {
 	ctx, cancel := context.WithTimeout(context.Background(), infoTimeout)
 	defer cancel()
-	n, err := readReplicas(ctx, node)
-	masters.Lock()
-	defer masters.Unlock()
+	n, err := sc.readReplicas(ctx, node)
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
 	rc.reading = false
 	if err == nil {
 		rc.n, rc.at = n, time.Now()
@@ -128,13 +132,12 @@ func refresh(rc *replicaCount, node *redis.Client) {
 
 // noWait records that node rejects WAIT (some managed services do), so
 // writes to it are not synced.
-func noWait(node *redis.Client) {
-	masters.Lock()
-	defer masters.Unlock()
-	for _, nodes := range masters.m {
-		if rc := nodes[node]; rc != nil {
-			rc.noWait = true
-		}
+func noWait(client redis.UniversalClient, node *redis.Client) {
+	sc := servers.Get(client)
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if rc := sc.masters[node]; rc != nil {
+		rc.noWait = true
 	}
 }
 
@@ -143,15 +146,20 @@ func noWait(node *redis.Client) {
 // ACL categories: INFO is in @dangerous) has them counted by WAIT instead
 // (see replicasByWait); one that may run neither gets an error that says
 // what to grant, so that replica sync never turns itself off in silence.
-func readReplicas(ctx context.Context, node *redis.Client) (int, error) {
+func (sc *serverCache) readReplicas(ctx context.Context, node *redis.Client) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, infoTimeout)
 	defer cancel()
-	if _, ok := infoDenied.Load(node); ok {
+	sc.mu.Lock()
+	noInfo := sc.infoDenied[node]
+	sc.mu.Unlock()
+	if noInfo {
 		return replicasByWait(ctx, node)
 	}
 	info, err := node.Info(ctx, "replication").Result()
 	if denied(err) {
-		infoDenied.Store(node, struct{}{}) // not asked again: each refusal is logged
+		sc.mu.Lock()
+		sc.infoDenied[node] = true // not asked again: each refusal is logged
+		sc.mu.Unlock()
 		return replicasByWait(ctx, node)
 	}
 	if err != nil {
@@ -190,9 +198,6 @@ func replicasByWait(ctx context.Context, node *redis.Client) (int, error) {
 	return n, err
 }
 
-// infoDenied holds the nodes whose user may not run INFO.
-var infoDenied sync.Map // *redis.Client -> struct{}
-
 // ErrReplicasUnknown: the replicas of a master cannot be counted with the
 // user's permissions (see readReplicas).
 var ErrReplicasUnknown = errors.New("latchkey: replicas unknown")
@@ -203,24 +208,12 @@ func denied(err error) bool {
 	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "NOPERM")
 }
 
-// Forget drops what is cached for client: its masters' replica counts.
-func Forget(client redis.UniversalClient) {
-	masters.Lock()
-	delete(masters.m, client)
-	masters.Unlock()
-	records.Delete(client)
-}
-
-// records caches each client's request-record lifetime.
-var records sync.Map // redis.UniversalClient -> time.Duration
-
 // RecordTTL returns how long a request record must live on client: longer
 // than go-redis may go on resending the request, that is its retries times
 // the time each try may take.
-func RecordTTL(client redis.UniversalClient) time.Duration {
-	if d, ok := records.Load(client); ok {
-		return d.(time.Duration)
-	}
+func RecordTTL(client redis.UniversalClient) time.Duration { return servers.Get(client).record }
+
+func recordTTL(client redis.UniversalClient) time.Duration {
 	tries, perTry := 4, 7*time.Second // go-redis's defaults: 3 retries, 3s reads and writes
 	switch c := client.(type) {
 	case *redis.Client:
@@ -231,9 +224,7 @@ func RecordTTL(client redis.UniversalClient) time.Duration {
 		tries = (o.MaxRetries + 1) * (o.MaxRedirects + 1)
 		perTry = try(o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff)
 	}
-	d := min(max(time.Duration(max(tries, 1))*perTry, 10*time.Second), 2*time.Minute)
-	records.Store(client, d)
-	return d
+	return min(max(time.Duration(max(tries, 1))*perTry, 10*time.Second), 2*time.Minute)
 }
 
 // try returns how long one try of a request may take with these timeouts

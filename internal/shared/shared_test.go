@@ -12,19 +12,18 @@ import (
 	"github.com/latchkey/latchkey/internal/shared"
 )
 
-// For returns one state per client, with one Hub and one watchdog, until
-// Close releases them: the Hub is closed, the holds the watchdog renewed
-// are declared lost, and For starts afresh.
-func TestForAndClose(t *testing.T) {
+// A client has one Hub and one watchdog until Close lets go of them: the
+// Hub is closed, the holds the watchdog renewed are declared lost, and a
+// later use starts afresh.
+func TestHubWatchdogClose(t *testing.T) {
 	_, c := redistest.Miniredis(t)
 	_, other := redistest.Miniredis(t)
-	s := shared.For(c)
-	if shared.For(c) != s || shared.For(other) == s {
-		t.Fatal("For does not return one state per client")
-	}
-	hub, watchdog := s.Hub(), s.Watchdog()
-	if s.Hub() != hub || s.Watchdog() != watchdog {
+	hub, watchdog := shared.Hub(c), shared.Watchdog(c)
+	if shared.Hub(c) != hub || shared.Watchdog(c) != watchdog {
 		t.Fatal("Hub or Watchdog not made once")
+	}
+	if shared.Hub(other) == hub || shared.Watchdog(other) == watchdog {
+		t.Fatal("two clients share a Hub or a watchdog")
 	}
 	lost := make(chan error, 1)
 	watchdog.Add(&lease.Hold{Kind: lease.HashLock, Keys: []string{"k"}, Args: []any{"o"}, Lease: time.Hour,
@@ -44,11 +43,11 @@ func TestForAndClose(t *testing.T) {
 	if _, err := hub.Subscribe(context.Background(), "ch", nil); !errors.Is(err, lockerr.ErrClosed) {
 		t.Fatalf("Subscribe on the closed Hub = %v, want ErrClosed", err)
 	}
-	if n := shared.For(c); n == s || n.Hub() == hub {
-		t.Fatal("For after Close returned the closed state")
+	if shared.Hub(c) == hub || shared.Watchdog(c) == watchdog {
+		t.Fatal("a use after Close returned the closed Hub or watchdog")
 	}
 	if err := shared.Close(c); err != nil {
-		t.Fatalf("Close of a state whose Hub was never used: %v", err)
+		t.Fatalf("Close of a Hub that was never used: %v", err)
 	}
 	if err := shared.Close(c); err != nil {
 		t.Fatalf("Close with nothing kept: %v", err)
