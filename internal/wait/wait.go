@@ -98,7 +98,7 @@ type Hint interface {
 // Spec describes one blocking call.
 type Spec struct {
 	// Client and Event say where and as what the call's end is reported
-	// (see observe.Hooks: Acquired, Abandoned, NotReplicated): Event's
+	// (see latchkey.Hooks: Acquired, Abandoned, NotReplicated): Event's
 	// Kind, Name and Reentered; the rest is filled in. Nothing is
 	// reported without a Client.
 	Client redis.UniversalClient
