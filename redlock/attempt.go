@@ -13,6 +13,13 @@ import (
 // otherwise it has undone the attempt on every node that may have granted
 // it, and returns a *QuorumError if fewer than a quorum of nodes answered
 // at all.
+//
+// RedLock is the one lock that does not run internal/acquire's state
+// machine, by design: each round settles every node it asked before it
+// returns (a round that did not win a quorum in time is undone on all of
+// them, the unanswered included), so no attempt leaves a grant for a later
+// attempt or for giving up to settle; only the queue node's entry is left,
+// which the wait's clean-up takes out (see dequeue).
 func (m *Mutex) try(ctx context.Context, id string, q *queued) (*attempt, error) {
 	a := &attempt{m: m, owner: id, start: time.Now()}
 	call := m.acquireOn(id, q)
