@@ -16,7 +16,15 @@ const AbandonTimeout = 5 * time.Second
 // ended (a dial or a read may take go-redis's timeouts).
 const lastRequest = 5 * time.Second
 
-var behind sync.WaitGroup
+// behind counts the clean-ups under way. Not a sync.WaitGroup: Settle may
+// run while other clean-ups start (tests that run in parallel).
+var behind struct {
+	sync.Mutex
+	n    int
+	idle sync.Cond
+}
+
+func init() { behind.idle.L = &behind.Mutex }
 
 // Behind runs f, the clean-up after a call gave up, off the caller's path:
 // detached from ctx's cancellation and bounded by AbandonTimeout. With
@@ -25,9 +33,17 @@ var behind sync.WaitGroup
 // left is gone when it returns; an error or an ended ctx leaves none.
 func Behind(ctx context.Context, stay bool, f func(ctx context.Context)) {
 	done := make(chan struct{})
-	behind.Add(1)
+	behind.Lock()
+	behind.n++
+	behind.Unlock()
 	go func() {
-		defer behind.Done()
+		defer func() {
+			behind.Lock()
+			if behind.n--; behind.n == 0 {
+				behind.idle.Broadcast()
+			}
+			behind.Unlock()
+		}()
 		defer close(done)
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), AbandonTimeout)
 		defer cancel()
@@ -42,10 +58,16 @@ func Behind(ctx context.Context, stay bool, f func(ctx context.Context)) {
 	}
 }
 
-// Settle waits until every clean-up that Behind started has ended. Tests
+// Settle waits until no clean-up that Behind started is under way. Tests
 // call it before they check for leaked goroutines or for what a clean-up
 // leaves.
-func Settle() { behind.Wait() }
+func Settle() {
+	behind.Lock()
+	defer behind.Unlock()
+	for behind.n > 0 {
+		behind.idle.Wait()
+	}
+}
 
 // Detach returns the context a clean-up call (an unlock, a release, a
 // count-down) sends with: ctx's values, an owner among them, without its
