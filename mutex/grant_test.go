@@ -21,19 +21,14 @@ import (
 // A release grants the lock to the waiter at the head of the queue: the
 // waiter returns from Lock on the release's letter, without a command of
 // its own, holding the lock as an ordinary Redisson owner with a fresh
-// token; Redisson's channel still carries "0"; and the waiter extends the
-// grant's short lease to its own soon after.
+// token; and the waiter extends the grant's short lease to its own soon
+// after. (Nobody listens on Redisson's channel: with a Redisson waiter
+// there, the release yields instead, see TestMutex_redissonWaiterServed.)
 func TestGrant_oneTrip(t *testing.T) {
 	s := server(t)
 	ctx := context.Background()
 	name := lockName(t)
 	raw := s.Client(t)
-	sub := raw.Subscribe(ctx, "redisson_lock__channel:{"+name+"}")
-	defer sub.Close()
-	if _, err := sub.Receive(ctx); err != nil {
-		t.Fatal(err)
-	}
-
 	a := mutex.New(client(t, s), name)
 	var sent locktest.Commands
 	bc := client(t, s)
@@ -58,9 +53,6 @@ func TestGrant_oneTrip(t *testing.T) {
 	}
 	if b.Token() <= a.Token() {
 		t.Errorf("granted token %d, want above the releaser's %d", b.Token(), a.Token())
-	}
-	if msg, err := sub.ReceiveMessage(ctx); err != nil || msg.Payload != "0" {
-		t.Errorf("Redisson's channel carried %v, %v; want \"0\"", msg, err)
 	}
 	fields := raw.HGetAll(ctx, name).Val()
 	if len(fields) != 1 {

@@ -138,7 +138,7 @@ func (p *protocol) exec(ctx context.Context, op, id, entry, reentry string, now 
 // for replicas; forced unlocks need not.
 func (p *protocol) write(op, id, entry, reentry string, queued bool, now time.Time, pub, req string) scripts.Call {
 	c := lockcore.MutexCall{Op: op, Owner: id, Entry: entry, Reentry: reentry, Queued: queued,
-		Lease: p.cfg.TTL(), Now: now, Pub: pub, Req: req}
+		Lease: p.cfg.TTL(), Now: now, Pub: pub, Req: req, Yield: true}
 	if op != lockcore.OpForce {
 		c.Sync = p.cfg.Sync.Timeout()
 	}

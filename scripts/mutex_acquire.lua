@@ -60,6 +60,20 @@ if redis.call('exists', lock) == 1 then
     return once_record({1, tonumber(redis.call('get', token) or '0'), tonumber(redis.call('hget', lock, owner))})
   end
 end
+-- Free. A release that yielded to Redisson's waiters gave the head of the
+-- queue its turn (see mutex.lua): until the head takes it, or the grace
+-- ends, another latchkey caller queues, told to look again then.
+local turn = redis.call('get', grant)
+if turn and turn ~= entry then
+  local pttl = redis.call('pttl', grant)
+  if ARGV[11] == '1' then
+    return {0, pttl, -1, 0}
+  end
+  return {0, pttl, join(entry), 0, micros()}
+end
+if turn then
+  redis.call('del', grant)
+end
 if ARGV[10] == '1' then
   leave(entry)
 end

@@ -5,24 +5,26 @@
 -- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
 --         (see inputs.lua)
 -- ARGV[6] the waiter's entry <hub id>/<key> (see mutex_keys.lua)
+-- ARGV[7] "1" to yield to Redisson's waiters (see mutex.lua)
 -- A waiter that leaves the head of the queue of a free lock hands the
--- lock to the next in line.
+-- lock on, its turn at it included.
 -- Returns 1 if the caller had been granted the lock and gave it back,
 -- else 0.
 -- uses fragment/mutex_keys.lua
 -- uses fragment/mutex.lua
-local entry = ARGV[6]
+local entry, yield = ARGV[6], ARGV[7] == '1'
 local _, head = leave(entry)
-if head then
-  if redis.call('exists', lock) == 0 then
-    purge()
-    grant_head()
+local granted = redis.call('get', grant) == entry
+if head and redis.call('exists', lock) == 0 then
+  if granted then
+    redis.call('del', grant) -- its turn
   end
+  hand_on(yield)
   return 0
 end
-if redis.call('get', grant) ~= entry then
+if not granted or redis.call('exists', lock) == 0 then
   return 0
 end
 -- Granted after the waiter gave up: give the lock back at once.
-free()
+free(yield)
 return 1

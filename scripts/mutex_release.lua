@@ -8,6 +8,7 @@
 -- ARGV[7] lease in ms, restored when holds remain
 -- ARGV[8] "1" if the owner may re-enter, "0" for an id fresh for one
 --         acquisition
+-- ARGV[9] "1" to yield to Redisson's waiters (see mutex.lua)
 -- Returns -1 if the owner holds nothing, 0 if holds remain, 1 if released.
 -- A release is recorded against its request (see once.lua), so a resend
 -- answers as the first run did.
@@ -33,5 +34,5 @@ if n < 0 then
   redis.call('hdel', lock, owner)
   return once_replay() or -1
 end
-free()
+free(ARGV[9] == '1')
 return once_record(1)

@@ -14,7 +14,9 @@
 //   - A letter is published on "<prefix>:<hub id>" as "@<letter key>
 //     <body>". A grant's body is "<what> <server clock in µs>" (a lock's
 //     what is its fencing token); "next" tells the waiter that the one
-//     ahead of it was granted and it now heads the queue; an empty body,
+//     ahead of it was granted and it now heads the queue; "turn" tells the
+//     head of a mutex's queue that the lock is free and its own once
+//     Redisson's waiters had a moment to take it (Yield); an empty body,
 //     which only the Hub makes, says a letter to a call of this client that
 //     left went astray.
 //
@@ -57,9 +59,24 @@ const QueueTimeout = 3 * wait.Backstop
 // granted the lock.
 const LetterWait = 5 * time.Millisecond
 
+// Yield is how long the head of a mutex's queue, told "turn", leaves a
+// free lock to Redisson's waiters that the release woke: a Redisson
+// waiter's attempt follows the release's message by about a round trip.
+const Yield = 10 * time.Millisecond
+
 // AfterGrace is how soon a waiter told "next", or told of a lost letter,
 // attempts: once the grant ahead of it may have run out untaken.
 func AfterGrace(at time.Time) time.Duration { return time.Until(at.Add(Grace + 10*time.Millisecond)) }
+
+// After is how soon a waiter attempts after a letter that grants nothing,
+// read at: "turn", once the yield is over; "next", or the Hub's empty
+// word, after the grace (see AfterGrace).
+func After(body string, at time.Time) time.Duration {
+	if body == "turn" {
+		return time.Until(at.Add(Yield))
+	}
+	return AfterGrace(at)
+}
 
 // TakeLetter reads a letter to a waiter whose attempt takes what a
 // release granted it (a semaphore's Acquire, a RedLock's Lock): it returns
@@ -72,17 +89,17 @@ func AfterGrace(at time.Time) time.Duration { return time.Until(at.Add(Grace + 1
 // letter.
 func TakeLetter(body string, at time.Time) (within time.Duration, head bool) {
 	if !IsGrant(body) {
-		return AfterGrace(at), body == "next"
+		return After(body, at), body == "next" || body == "turn"
 	}
 	return 0, false
 }
 
-// IsGrant reports whether a letter's body is a grant's, rather than "next"
-// or the Hub's empty word (see TakeLetter). A waiter must tell them apart by
+// IsGrant reports whether a letter's body is a grant's, rather than "next",
+// "turn" or the Hub's empty word (see TakeLetter). A waiter must tell them apart by
 // the body, not by how soon TakeLetter asks it to attempt: a "next" read
 // more than the grace after it arrived, as on a starved machine, also asks
 // for an attempt at once, and grants nothing.
-func IsGrant(body string) bool { return body != "next" && body != "" }
+func IsGrant(body string) bool { return body != "next" && body != "turn" && body != "" }
 
 // Counted is the flag that tells a script whether pub, the publish command
 // of client, counts every receiver of a channel: on a single server, and

@@ -40,9 +40,10 @@ func (w *Waiter) ServerTime(micros int64, sent time.Time) { w.clock.ServerTime(m
 // client that left went astray (see notify.Hub.SubscribeKey).
 func (w *Waiter) Letter(body string, at time.Time) (done bool, within time.Duration) {
 	if !handoff.IsGrant(body) {
-		// "": a letter for a waiter of this client that left went astray;
-		// it may have been a grant, which nobody will take.
-		return false, handoff.AfterGrace(at)
+		// "turn": the lock is free, and this waiter's after the yield;
+		// "": a letter for a waiter of this client that left went astray,
+		// maybe a grant, which nobody will take.
+		return false, handoff.After(body, at)
 	}
 	token, granted, ok := w.clock.Grant(body)
 	if !ok || w.Synced {

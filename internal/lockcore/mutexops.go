@@ -47,6 +47,11 @@ type MutexCall struct {
 	Pub     string        // PUBLISH or SPUBLISH
 	Req     string        // the request record, or ""
 	Sync    time.Duration // how long to wait for replicas (see scripts.Write)
+	// Yield lets a release (or a dequeue, a forced unlock) that Redisson's
+	// waiters may have heard leave them the free lock before the head of
+	// the queue takes it (scripts/fragment/mutex.lua). A RedLock's queue
+	// node never yields: its queue's head listens on Redisson's channel.
+	Yield bool
 }
 
 // Write returns c as a request on client, to the lock whose KEYS are ks,
@@ -59,13 +64,13 @@ func (c MutexCall) Write(client redis.UniversalClient, ks []string) scripts.Call
 		w.Args = args(c.Owner, c.Entry, scripts.Ms(c.Lease), c.Reentry, handoff.Flag(c.Queued), handoff.Flag(c.Op == OpTry))
 		return scripts.Call{Script: mutexAcquire, Write: w}
 	case OpRelease:
-		w.Args = args(c.Owner, scripts.Ms(c.Lease), c.Reentry)
+		w.Args = args(c.Owner, scripts.Ms(c.Lease), c.Reentry, handoff.Flag(c.Yield))
 		return scripts.Call{Script: mutexRelease, Write: w}
 	case OpDequeue:
-		w.Args = args(c.Entry)
+		w.Args = args(c.Entry, handoff.Flag(c.Yield))
 		return scripts.Call{Script: mutexDequeue, Write: w}
 	case OpForce:
-		w.Args = args()
+		w.Args = args(handoff.Flag(c.Yield))
 		return scripts.Call{Script: mutexForce, Write: w}
 	}
 	panic("lockcore: unknown mutex operation " + c.Op)

@@ -15,9 +15,20 @@
 -- grant is told so with "@<key> next". Redisson clients know nothing of
 -- the queue: to them the lock is held by an ordinary owner.
 --
+-- Redisson's waiters are not starved, though: they attempt when they hear
+-- the release's "0", and would find the lock granted every time while
+-- latchkey waiters queue. So a release whose "0" more receivers heard
+-- than latchkey listens with (none: a latchkey waiter listens on
+-- Redisson's channel only while a Redisson client holds, or heads a
+-- RedLock's queue, whose releases never yield) grants nothing: it leaves
+-- the lock free for Redisson's waiters, and gives the head of the queue
+-- its turn instead, "@<key> turn". The head takes the free lock once
+-- Redisson's waiters had a moment to (handoff.Yield), and until then, or
+-- the grace, no other latchkey caller may (the grant key names the head).
+--
 -- Reads the KEYS through the locals of mutex_keys.lua, which comes before
 -- it, and ARGV[1..5] (see inputs.lua).
--- Defines fence(), grant_head() and free().
+-- Defines fence(), grant_head(), hand_on(yield) and free(yield).
 -- uses fragment/clock.lua
 -- uses fragment/queue.lua
 -- uses fragment/hold.lua
@@ -56,11 +67,39 @@ local function grant_head()
   tell_next(8)
 end
 
--- free deletes the lock, and any grant of it not taken: Redisson's
--- waiters are told, and the next latchkey waiter is granted the lock.
-local function free()
-  redis.call('del', lock, grant)
-  redis.call(pub, shared, '0')
+-- yield_head gives the head of the queue its turn at the free lock, once
+-- Redisson's waiters had theirs; heads whose client is gone are dropped
+-- on the way, a few at most.
+local function yield_head()
+  for _ = 1, 8 do
+    local head = redis.call('lindex', queue, 0)
+    if not head then
+      return
+    end
+    if tell(head, 'turn') then
+      redis.call('set', grant, head, 'PX', grace)
+      return
+    end
+    redis.call('lpop', queue)
+    redis.call('zrem', deadlines, head)
+  end
+end
+
+-- hand_on tells Redisson's waiters that the lock is free, and grants it to
+-- the next latchkey waiter, unless yield is set and a Redisson client may
+-- have heard: then the head gets its turn after them.
+local function hand_on(yield)
+  local heard = redis.call(pub, shared, '0')
   purge()
-  grant_head()
+  if yield and heard > 0 and waiting() then
+    yield_head()
+  else
+    grant_head()
+  end
+end
+
+-- free deletes the lock, and any grant of it not taken, and hands it on.
+local function free(yield)
+  redis.call('del', lock, grant)
+  hand_on(yield)
 end

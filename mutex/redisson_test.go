@@ -1,0 +1,195 @@
+package mutex_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/latchkey/latchkey/mutex"
+	"github.com/redis/go-redis/v9"
+)
+
+// redissonLock is a Redisson client's RLock, written from the protocol
+// reference: its lock script, its unlock script, and its wait, which
+// attempts again on every "0" on the lock's channel or when the holder's
+// TTL runs out. Its owner id is not a latchkey one.
+type redissonLock struct {
+	c     *redis.Client
+	name  string
+	owner string
+}
+
+var (
+	redissonTry = redis.NewScript(`
+if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+return redis.call('pttl', KEYS[1])`)
+	redissonUnlock = redis.NewScript(`
+if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
+  return nil
+end
+if redis.call('hincrby', KEYS[1], ARGV[2], -1) > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return 0
+end
+redis.call('del', KEYS[1])
+redis.call('publish', KEYS[2], '0')
+return 1`)
+)
+
+func (r *redissonLock) channel() string { return "redisson_lock__channel:{" + r.name + "}" }
+
+// lock blocks as Redisson's lock() does: try, subscribe, then try on
+// every message or when the holder's TTL runs out.
+func (r *redissonLock) lock(ctx context.Context) error {
+	try := func() (bool, time.Duration, error) {
+		ttl, err := redissonTry.Run(ctx, r.c, []string{r.name}, 30000, r.owner).Int64()
+		if err == redis.Nil {
+			return true, 0, nil
+		}
+		return false, time.Duration(ttl) * time.Millisecond, err
+	}
+	if ok, _, err := try(); ok || err != nil {
+		return err
+	}
+	sub := r.c.Subscribe(ctx, r.channel())
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		return err
+	}
+	msgs := sub.Channel()
+	for {
+		ok, ttl, err := try()
+		if ok || err != nil {
+			return err
+		}
+		if ttl < 0 {
+			ttl = time.Minute
+		}
+		select {
+		case <-msgs:
+		case <-time.After(ttl):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (r *redissonLock) unlock(ctx context.Context) error {
+	return redissonUnlock.Run(ctx, r.c, []string{r.name, r.channel()}, 30000, r.owner).Err()
+}
+
+// A Redisson waiter is not starved by latchkey's handoff. Three latchkey
+// clients keep the lock busy (Lock, hold 20ms, Unlock, again); a Redisson
+// lock() that arrives gets the lock within a few of their acquisitions,
+// where a release that granted every time to the next latchkey waiter
+// kept it out until they stopped. Nobody holds twice, and the latchkey
+// clients go on after it.
+func TestMutex_redissonWaiterServed(t *testing.T) {
+	s := server(t)
+	name := lockName(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var (
+		holders, acquired atomic.Int64
+		overlap           atomic.Bool
+		stop              atomic.Bool
+		wg                sync.WaitGroup
+	)
+	inside := func() {
+		if holders.Add(1) > 1 {
+			overlap.Store(true)
+		}
+		time.Sleep(20 * time.Millisecond)
+		holders.Add(-1)
+	}
+	errs := make(chan error, 3)
+	for range 3 {
+		m := mutex.New(client(t, s), name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				if err := m.Lock(ctx); err != nil {
+					errs <- err
+					return
+				}
+				acquired.Add(1)
+				inside()
+				if err := m.Unlock(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for acquired.Load() < 10 { // the latchkey clients queue behind each other
+		time.Sleep(5 * time.Millisecond)
+	}
+	java := &redissonLock{c: s.Client(t), name: name, owner: "6a1d3c2e-58f4-4b7e-9c0d-1e2f3a4b5c6d:1"}
+	before, start := acquired.Load(), time.Now()
+	err := java.lock(ctx)
+	meanwhile, waited := acquired.Load()-before, time.Since(start)
+	if err == nil {
+		inside()
+		err = java.unlock(ctx)
+	}
+	after := acquired.Load()
+	for acquired.Load() < after+3 && ctx.Err() == nil { // latchkey goes on
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop.Store(true)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Errorf("latchkey client: %v", e)
+	}
+	if err != nil {
+		t.Fatalf("Redisson client: %v", err)
+	}
+	t.Logf("the Redisson waiter got the lock after %v, %d latchkey acquisitions", waited, meanwhile)
+	if meanwhile > 10 {
+		t.Errorf("the Redisson waiter waited through %d latchkey acquisitions (%v), want a few", meanwhile, waited)
+	}
+	if overlap.Load() {
+		t.Error("two holders at once")
+	}
+}
+
+// While a release that yielded to Redisson's waiters leaves the head of
+// the queue its turn at the free lock, no other latchkey caller takes it:
+// a try fails, a Lock queues behind the head. Once the turn is over (the
+// grace), the lock is anyone's again.
+func TestMutex_turnIsTheHeads(t *testing.T) {
+	s := server(t)
+	name := lockName(t)
+	ctx := context.Background()
+	raw := s.Client(t)
+	head := "hub-of-head/key-of-head"
+	raw.RPush(ctx, "latchkey_lock_queue:{"+name+"}", head)
+	raw.ZAdd(ctx, "latchkey_lock_timeout:{"+name+"}", redis.Z{Score: float64(time.Now().Add(time.Minute).UnixMilli()), Member: head})
+	turnStart := time.Now()
+	raw.Set(ctx, "latchkey_lock_grant:{"+name+"}", head, 300*time.Millisecond)
+
+	m := mutex.New(client(t, s), name)
+	if ok, err := m.TryLock(ctx, 0); ok || err != nil {
+		t.Fatalf("TryLock during the head's turn = %v, %v; want false", ok, err)
+	}
+	if n := raw.LLen(ctx, "latchkey_lock_queue:{"+name+"}").Val(); n != 1 {
+		t.Fatalf("a try left the queue at %d entries", n)
+	}
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(turnStart); d < 300*time.Millisecond {
+		t.Errorf("Lock took the free lock %v into the head's 300ms turn", d)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
