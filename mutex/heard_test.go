@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
 )
@@ -42,14 +43,5 @@ func TestMutex_queuedOnlyOnceHeard(t *testing.T) {
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"b", "c"} {
-		select {
-		case got := <-order:
-			if got != want {
-				t.Fatalf("%s acquired before %s, which queued first", got, want)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s never acquired", want)
-		}
-	}
+	locktest.ExpectOrder(t, order, "b", "c")
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/semaphore"
 )
 
@@ -39,14 +40,5 @@ func TestGrant_queuedOnlyOnceHeard(t *testing.T) {
 	if err := a.Release(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"b", "c"} {
-		select {
-		case got := <-order:
-			if got != want {
-				t.Fatalf("%s acquired before %s, which queued first", got, want)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s never acquired", want)
-		}
-	}
+	locktest.ExpectOrder(t, order, "b", "c")
 }

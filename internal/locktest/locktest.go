@@ -57,3 +57,19 @@ func WaitWaiters(t testing.TB, h *pubsub.Hub, n int) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// ExpectOrder fails t unless the names on order arrive as want, in turn,
+// each within 10s: the order in which waiters acquired.
+func ExpectOrder(t testing.TB, order <-chan string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		select {
+		case got := <-order:
+			if got != w {
+				t.Fatalf("%s acquired before %s, which queued first", got, w)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s never acquired", w)
+		}
+	}
+}
