@@ -13,6 +13,7 @@ package perclient
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -53,9 +54,10 @@ type record struct {
 }
 
 // A cell holds one part; its own lock lets a part's make use other parts.
+// Once made, the part is read without the lock (Peek runs on every call).
 type cell struct {
 	mu    sync.Mutex
-	made  bool
+	made  atomic.Bool
 	v     any
 	close func() error
 }
@@ -68,13 +70,17 @@ func (p *Part[T]) Get(c redis.UniversalClient) T {
 		if cl == nil {
 			continue // closed meanwhile: a fresh record
 		}
+		if cl.made.Load() {
+			return cl.v.(T)
+		}
 		cl.mu.Lock()
-		if !cl.made {
+		if !cl.made.Load() {
 			v := p.new(c)
-			cl.v, cl.made = v, true
+			cl.v = v
 			if p.close != nil {
 				cl.close = func() error { return p.close(v) }
 			}
+			cl.made.Store(true)
 		}
 		v := cl.v.(T)
 		cl.mu.Unlock()
@@ -95,9 +101,7 @@ func (p *Part[T]) Peek(c redis.UniversalClient) (v T, ok bool) {
 	if cl == nil {
 		return v, false
 	}
-	cl.mu.Lock()
-	defer cl.mu.Unlock()
-	if !cl.made {
+	if !cl.made.Load() {
 		return v, false
 	}
 	return cl.v.(T), true
