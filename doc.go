@@ -119,7 +119,7 @@
 //	  +lindex +lpop +lpos +lrange +lrem +rpush
 //	  +zadd +zcard +zrange +zrangebyscore +zrem +zremrangebyscore +zscore
 //	  +publish +spublish +subscribe +unsubscribe +ssubscribe +sunsubscribe
-//	  +pubsub|shardnumsub +cluster|slots +cluster|shards +cluster|nodes
+//	  +pubsub|numsub +pubsub|shardnumsub +cluster|slots +cluster|shards +cluster|nodes
 //	  +readonly ~app:* ~*{app:* &*{app:*
 //
 // The last line grants the keys and channels; a name that carries its own

@@ -2,11 +2,10 @@ package mutex_test
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/redis/go-redis/v9"
 )
@@ -95,69 +94,28 @@ func TestMutex_redissonWaiterServed(t *testing.T) {
 	name := lockName(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var (
-		holders, acquired atomic.Int64
-		overlap           atomic.Bool
-		stop              atomic.Bool
-		wg                sync.WaitGroup
-	)
-	inside := func() {
-		if holders.Add(1) > 1 {
-			overlap.Store(true)
-		}
-		time.Sleep(20 * time.Millisecond)
-		holders.Add(-1)
-	}
-	errs := make(chan error, 3)
+	crowd := locktest.NewCrowd(1, 20*time.Millisecond)
 	for range 3 {
 		m := mutex.New(client(t, s), name)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !stop.Load() {
-				if err := m.Lock(ctx); err != nil {
-					errs <- err
-					return
-				}
-				acquired.Add(1)
-				inside()
-				if err := m.Unlock(ctx); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
+		crowd.Go(ctx, m.Lock, m.Unlock)
 	}
-	for acquired.Load() < 10 { // the latchkey clients queue behind each other
-		time.Sleep(5 * time.Millisecond)
-	}
+	crowd.WaitAcquired(ctx, 10) // the latchkey clients queue behind each other
 	java := &redissonLock{c: s.Client(t), name: name, owner: "6a1d3c2e-58f4-4b7e-9c0d-1e2f3a4b5c6d:1"}
-	before, start := acquired.Load(), time.Now()
+	before, start := crowd.Acquired(), time.Now()
 	err := java.lock(ctx)
-	meanwhile, waited := acquired.Load()-before, time.Since(start)
+	meanwhile, waited := crowd.Acquired()-before, time.Since(start)
 	if err == nil {
-		inside()
+		crowd.Inside()
 		err = java.unlock(ctx)
 	}
-	after := acquired.Load()
-	for acquired.Load() < after+3 && ctx.Err() == nil { // latchkey goes on
-		time.Sleep(5 * time.Millisecond)
-	}
-	stop.Store(true)
-	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Errorf("latchkey client: %v", e)
-	}
+	crowd.WaitAcquired(ctx, 3) // latchkey goes on
+	crowd.Stop(t)
 	if err != nil {
 		t.Fatalf("Redisson client: %v", err)
 	}
 	t.Logf("the Redisson waiter got the lock after %v, %d latchkey acquisitions", waited, meanwhile)
 	if meanwhile > 10 {
 		t.Errorf("the Redisson waiter waited through %d latchkey acquisitions (%v), want a few", meanwhile, waited)
-	}
-	if overlap.Load() {
-		t.Error("two holders at once")
 	}
 }
 

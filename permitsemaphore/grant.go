@@ -81,13 +81,14 @@ func (s *Semaphore) write(op, pub, entry string, arg any, req string, raw ...any
 	}
 	switch op {
 	case opAcquire, opTry:
-		w.Args = args(append([]any{entry, arg, handoff.Flag(op == opTry)}, raw...)...)
+		// ARGV[10], whether the waiter listens yet, is set per attempt.
+		w.Args = args(append([]any{entry, arg, handoff.Flag(op == opTry), s.ear(), "0"}, raw...)...)
 		return scripts.Call{Script: acquireScript, Write: w}
 	case opRelease:
-		w.Args = args(append([]any{arg}, raw...)...)
+		w.Args = args(append([]any{arg, scripts.Ms(handoff.Yield)}, raw...)...)
 		return scripts.Call{Script: releaseScript, Write: w}
 	case opDequeue:
-		w.Args = args(entry)
+		w.Args = args(entry, s.ear())
 		return scripts.Call{Script: dequeueScript, Write: w}
 	case opAdd, opSet, opTrySet:
 		w.Args = args(op, arg)
@@ -95,3 +96,7 @@ func (s *Semaphore) write(op, pub, entry string, arg any, req string, raw ...any
 	}
 	panic("permitsemaphore: unknown operation " + op)
 }
+
+// ear is how long, in ms, this client's Hub may listen on Redisson's
+// channel after a waiter left (see handoff.Ear).
+func (s *Semaphore) ear() int64 { return scripts.Ms(handoff.Ear(s.cfg.HubFor(s.client))) }

@@ -62,7 +62,7 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
 		channel: l.Channel,
 		hubs:    l.Hubs,
 		cfg:     cfg,
-		keys:    []string{l.Name, l.Leases, l.Channel, l.Queue, l.Deadlines, l.Hubs},
+		keys:    []string{l.Name, l.Leases, l.Channel, l.Queue, l.Deadlines, l.Hubs, l.Listeners, l.Turn},
 	}
 	return s
 }
@@ -167,8 +167,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 			}
 			sent := time.Now()
 			// ARGV[1] now, ARGV[7] lease end, ARGV[8] try once: so does
-			// an attempt whose letters nobody hears yet
+			// an attempt whose letters nobody hears yet; ARGV[10]
+			// whether the waiter listens yet
 			w.Args[0], w.Args[6], w.Args[7] = sent.UnixMilli(), leaseEnd(sent, lease), handoff.Flag(op == opTry || !place.Queue())
+			w.Args[9] = handoff.Flag(place.Queue())
 			rep := w.Exec(ctx, s.client)
 			vs, err := scripts.Ints(rep.Cmd)
 			switch {

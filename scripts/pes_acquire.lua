@@ -1,14 +1,18 @@
 -- pes_acquire.lua: take permits of the permit semaphore, or its grant of
 -- them, or join its waiter queue (see pes.lua); with ARGV[8], try once,
 -- leaving no trace.
--- KEYS[1..6] the permit semaphore's (see pes.lua): count, timeout zset,
---         Redisson's channel, queue, deadlines, Hub channel prefix
+-- KEYS[1..8] the permit semaphore's (see pes.lua): count, timeout zset,
+--         Redisson's channel, queue, deadlines, Hub channel prefix,
+--         listeners, turn
 -- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
 --         (see inputs.lua)
 -- ARGV[6] waiter entry <hub id>/<ids in hex> (see pes.lua); "" for a try
 -- ARGV[7] the lease end of the permits (or 922337203685477)
 -- ARGV[8] "1" to try once: the caller never queues
--- ARGV[9..] permit ids (16 raw bytes each)
+-- ARGV[9] how long, in ms, the waiter's Hub may listen on Redisson's
+--         channel after the waiter left (see yield.lua)
+-- ARGV[10] "1" if the waiter listens there already
+-- ARGV[11..] permit ids (16 raw bytes each)
 -- Returns {1, 0} when acquired (or its grant taken); {0, ms, rank} when
 -- not: ms until the earliest lease ends for the head of the queue (-1 if
 -- no held permit has a lease, and for the others), rank the waiter's
@@ -19,29 +23,40 @@
 -- uses fragment/pes.lua
 -- uses fragment/permits.lua
 local entry, lease = ARGV[6], ARGV[7]
+local listening = ARGV[10] == '1'
+
+-- noted notes the waiter's Hub among those that may listen on Redisson's
+-- channel: once it listens, until a while after it leaves; a refused
+-- waiter that the queue does not show is about to.
+local function noted(r, listens)
+  if entry ~= '' and listens then
+    heard((address(entry)), tonumber(ARGV[9]))
+  end
+  return r
+end
 
 -- take holds the caller's permits until their lease end.
 local function take()
-  hold({unpack(ARGV, 9)}, lease)
+  hold({unpack(ARGV, 11)}, lease)
 end
 
 -- Granted: the grant is taken with the caller's lease, even past its
 -- grace if its permits did not expire yet. One that expired is gone.
-if redis.call('zscore', timeout, ARGV[9]) then
-  for i = 9, #ARGV do
+if redis.call('zscore', timeout, ARGV[11]) then
+  for i = 11, #ARGV do
     redis.call('zadd', timeout, 'xx', lease, ARGV[i])
   end
-  return once_record({1, 0})
+  return once_record(noted({1, 0}, listening))
 end
 local expired = expire()
 purge()
 local queued = waiting() and redis.call('zscore', deadlines, entry)
-local n = #ARGV - 8
+local n = #ARGV - 10
 if serve(queued and entry or nil, false, take) then
   if expired > 0 then
     announce(available)
   end
-  return once_record({1, 0})
+  return once_record(noted({1, 0}, listening))
 end
 local total = available + redis.call('zcard', timeout)
 if total < n and redis.call('exists', count) == 1 then
@@ -56,7 +71,7 @@ if not queued and available >= n and not (waiting() and redis.call('lindex', que
   if expired > 0 then
     announce(available)
   end
-  return once_record({1, 0})
+  return once_record(noted({1, 0}, listening))
 end
 if expired > 0 then
   announce(available)
@@ -66,7 +81,9 @@ if ARGV[8] ~= '1' then
   rank = join(entry)
 end
 local wait = -1
-if rank <= 0 then
+if rank == 0 and turn_left() > 0 then
+  wait = turn_left() + 1
+elseif rank <= 0 then
   -- Only the head (or a single attempt) waits for a lease to end: it
   -- takes the expired permits back, and hands on what it does not need.
   local first = redis.call('zrange', timeout, 0, 0, 'withscores')
@@ -74,4 +91,4 @@ if rank <= 0 then
     wait = math.max(tonumber(first[2]) - now, 0)
   end
 end
-return {0, wait, rank}
+return noted({0, wait, rank}, rank < 0)

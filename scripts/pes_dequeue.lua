@@ -1,16 +1,20 @@
 -- pes_dequeue.lua: take a waiter that gave up out of the permit
 -- semaphore's queue, or, if it was granted permits meanwhile, give them
 -- back.
--- KEYS[1..6] the permit semaphore's (see pes.lua): count, timeout zset,
---         Redisson's channel, queue, deadlines, Hub channel prefix
+-- KEYS[1..8] the permit semaphore's (see pes.lua): count, timeout zset,
+--         Redisson's channel, queue, deadlines, Hub channel prefix,
+--         listeners, turn
 -- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
 --         (see inputs.lua)
 -- ARGV[6] the waiter's entry <hub id>/<ids in hex> (see pes.lua)
+-- ARGV[7] how long, in ms, the waiter's Hub may listen on Redisson's
+--         channel after the waiter left (see yield.lua)
 -- Returns 1 if the caller had been granted permits and gave them back,
 -- else 0.
 -- uses fragment/pes.lua
 -- uses fragment/permits.lua
 local entry = ARGV[6]
+heard((address(entry)), tonumber(ARGV[7]))
 if dequeue(entry) then
   return 0
 end

@@ -1,8 +1,9 @@
 -- pes_set.lua: change the permit semaphore's permits (addPermits,
 -- setPermits, trySetPermits), handing what it frees to the waiters at the
 -- head of its queue (see pes.lua).
--- KEYS[1..6] the permit semaphore's (see pes.lua): count, timeout zset,
---         Redisson's channel, queue, deadlines, Hub channel prefix
+-- KEYS[1..8] the permit semaphore's (see pes.lua): count, timeout zset,
+--         Redisson's channel, queue, deadlines, Hub channel prefix,
+--         listeners, turn
 -- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
 --         (see inputs.lua)
 -- ARGV[6] add (ARGV[7] more permits, or fewer if negative), set (ARGV[7]

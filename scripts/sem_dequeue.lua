@@ -1,10 +1,12 @@
 -- sem_dequeue.lua: take a waiter that gave up out of the semaphore's
 -- queue, or, if it was granted permits meanwhile, give them back.
--- KEYS[1..6] the semaphore's (see sem.lua): count, Redisson's channel,
---         queue, deadlines, grants, Hub channel prefix
+-- KEYS[1..8] the semaphore's (see sem.lua): count, Redisson's channel,
+--         queue, deadlines, grants, Hub channel prefix, listeners, turn
 -- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
 --         (see inputs.lua)
 -- ARGV[6] the waiter's entry <hub id>/<permits>/<key> (see sem.lua)
+-- ARGV[7] how long, in ms, the waiter's Hub may listen on Redisson's
+--         channel after the waiter left (see yield.lua)
 -- A waiter that leaves the head lets those behind it have what it could
 -- not use.
 -- Returns 1 if the caller had been granted permits and gave them back,
@@ -12,6 +14,7 @@
 -- uses fragment/sem.lua
 -- uses fragment/permits.lua
 local entry = ARGV[6]
+heard((address(entry)), tonumber(ARGV[7]))
 if dequeue(entry) then
   return 0
 end

@@ -1,11 +1,13 @@
 -- sem_release.lua: give permits back to the semaphore, handing them to the
 -- waiters at the head of its queue (see sem.lua), and publish the permits
 -- then available on Redisson's channel.
--- KEYS[1..6] the semaphore's (see sem.lua): count, Redisson's channel,
---         queue, deadlines, grants, Hub channel prefix
+-- KEYS[1..8] the semaphore's (see sem.lua): count, Redisson's channel,
+--         queue, deadlines, grants, Hub channel prefix, listeners, turn
 -- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
 --         (see inputs.lua)
 -- ARGV[6] permits to release
+-- ARGV[7] ms that a release a Redisson client may wait for leaves the
+--         permits to it (see yield.lua)
 -- Returns the permits available after serving the queue.
 -- A release is recorded against its request (see once.lua).
 -- uses fragment/replay.lua
@@ -13,6 +15,6 @@
 -- uses fragment/permits.lua
 refresh()
 redis.call('incrby', count, tonumber(ARGV[6]))
-serve(nil)
+hand_on(tonumber(ARGV[7]))
 announce(available)
 return once_record(available)

@@ -1,8 +1,8 @@
 -- sem_set.lua: change the semaphore's count (AddPermits, SetPermits,
 -- TrySetPermits), handing what it frees to the waiters at the head of its
 -- queue (see sem.lua).
--- KEYS[1..6] the semaphore's (see sem.lua): count, Redisson's channel,
---         queue, deadlines, grants, Hub channel prefix
+-- KEYS[1..8] the semaphore's (see sem.lua): count, Redisson's channel,
+--         queue, deadlines, grants, Hub channel prefix, listeners, turn
 -- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
 --         (see inputs.lua)
 -- ARGV[6] add (the count goes up by ARGV[7], which may be negative), set

@@ -80,13 +80,14 @@ func (s *Semaphore) write(op, entry string, n int64, pub, req string) scripts.Ca
 	}
 	switch op {
 	case opAcquire, opTry:
-		w.Args = args(entry, n, handoff.Flag(op == opTry))
+		// ARGV[10], whether the waiter listens yet, is set per attempt.
+		w.Args = args(entry, n, handoff.Flag(op == opTry), s.ear(), "0")
 		return scripts.Call{Script: acquireScript, Write: w}
 	case opRelease:
-		w.Args = args(n)
+		w.Args = args(n, scripts.Ms(handoff.Yield))
 		return scripts.Call{Script: releaseScript, Write: w}
 	case opDequeue:
-		w.Args = args(entry)
+		w.Args = args(entry, s.ear())
 		return scripts.Call{Script: dequeueScript, Write: w}
 	case opAdd, opSet, opTrySet:
 		w.Args = args(op, n)
@@ -94,6 +95,10 @@ func (s *Semaphore) write(op, entry string, n int64, pub, req string) scripts.Ca
 	}
 	panic("semaphore: unknown operation " + op)
 }
+
+// ear is how long, in ms, this client's Hub may listen on Redisson's
+// channel after a waiter left (see handoff.Ear).
+func (s *Semaphore) ear() int64 { return scripts.Ms(handoff.Ear(s.cfg.HubFor(s.client))) }
 
 // resend runs w, sending it again through transient faults: a request
 // recorded against its Once, or one whose repeat changes nothing, is safe

@@ -54,7 +54,7 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
 		channel: l.Channel,
 		hubs:    l.Hubs,
 		cfg:     cfg,
-		keys:    []string{l.Name, l.Channel, l.Queue, l.Deadlines, l.Grants, l.Hubs},
+		keys:    []string{l.Name, l.Channel, l.Queue, l.Deadlines, l.Grants, l.Hubs, l.Listeners, l.Turn},
 	}
 	return s
 }
@@ -119,8 +119,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 		Client: s.client,
 		Send: func(ctx context.Context) (acquire.Answer, error) {
 			// ARGV[1] now (see scripts/fragment/inputs.lua); ARGV[8] try
-			// once: so does an attempt whose letters nobody hears yet
+			// once: so does an attempt whose letters nobody hears yet;
+			// ARGV[10] whether the waiter listens yet
 			w.Args[0], w.Args[7] = time.Now().UnixMilli(), handoff.Flag(op == opTry || !place.Queue())
+			w.Args[9] = handoff.Flag(place.Queue())
 			rep := w.Exec(ctx, s.client)
 			vs, err := scripts.Ints(rep.Cmd)
 			switch {

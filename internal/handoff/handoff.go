@@ -15,8 +15,8 @@
 //     <body>". A grant's body is "<what> <server clock in µs>" (a lock's
 //     what is its fencing token); "next" tells the waiter that the one
 //     ahead of it was granted and it now heads the queue; "turn" tells the
-//     head of a mutex's queue that the lock is free and its own once
-//     Redisson's waiters had a moment to take it (Yield); an empty body,
+//     head of a queue that the lock or the permits are free, and its own
+//     once Redisson's waiters had a moment to take them (Yield); an empty body,
 //     which only the Hub makes, says a letter to a call of this client that
 //     left went astray.
 //
@@ -28,6 +28,7 @@ package handoff
 import (
 	"time"
 
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
@@ -59,10 +60,16 @@ const QueueTimeout = 3 * wait.Backstop
 // granted the lock.
 const LetterWait = 5 * time.Millisecond
 
-// Yield is how long the head of a mutex's queue, told "turn", leaves a
-// free lock to Redisson's waiters that the release woke: a Redisson
-// waiter's attempt follows the release's message by about a round trip.
+// Yield is how long the head of a mutex's or a semaphore's queue, told
+// "turn", leaves a free lock or free permits to Redisson's waiters that
+// the release woke: a Redisson waiter's attempt follows the release's
+// message by about a round trip.
 const Yield = 10 * time.Millisecond
+
+// Ear is how long after a permit waiter left its Hub may still listen on
+// Redisson's channel (see scripts/fragment/yield.lua): the Hub's linger,
+// after a grace for the waiter's last steps on a slow machine.
+func Ear(hub *notify.Hub) time.Duration { return hub.Linger() + Grace }
 
 // AfterGrace is how soon a waiter told "next", or told of a lost letter,
 // attempts: once the grant ahead of it may have run out untaken.

@@ -71,6 +71,8 @@ type Semaphore struct {
 	Deadlines string // latchkey_semaphore_timeout:{N}: entry -> deadline (ms)
 	Grants    string // latchkey_semaphore_grant:{N}: a semaphore's granted entry -> end of its grace
 	Hubs      string // latchkey_semaphore__channel:{N}: prefix of each Hub's letter channel
+	Listeners string // latchkey_semaphore_listeners:{N}: Hub id -> until when it may listen on Channel (ms)
+	Turn      string // latchkey_semaphore_turn:{N}: set while a release leaves the permits to Redisson's waiters
 }
 
 // SemaphoreOf returns the layout of the semaphore called name.
@@ -83,5 +85,7 @@ func SemaphoreOf(name string) Semaphore {
 		Deadlines: Prefix("latchkey_semaphore_timeout", name),
 		Grants:    Prefix("latchkey_semaphore_grant", name),
 		Hubs:      Prefix("latchkey_semaphore__channel", name),
+		Listeners: Prefix("latchkey_semaphore_listeners", name),
+		Turn:      Prefix("latchkey_semaphore_turn", name),
 	}
 }

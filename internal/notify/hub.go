@@ -219,6 +219,10 @@ func (h *Hub) Close() error {
 // waiter of this Hub, rather than every Hub, woken names a channel after it.
 func (h *Hub) ID() string { return h.id }
 
+// Linger returns how long h stays subscribed to a channel after its last
+// waiter left (see WithLinger).
+func (h *Hub) Linger() time.Duration { return max(h.cfg.linger, 0) }
+
 // Client returns the client whose servers h listens to.
 func (h *Hub) Client() redis.UniversalClient { return h.client }
 

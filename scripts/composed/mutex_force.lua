@@ -83,8 +83,8 @@ end
 -- list) and deadlines (the zset), and address(e) (the Hub id and the
 -- letter key of entry e), which the fragment that names the primitive's
 -- KEYS defines before it.
--- Defines waiting(), purge(), join(e), leave(e), tell(e, body) and
--- tell_next(n).
+-- Defines waiting(), purge(), join(e), leave(e), tell(e, body),
+-- tell_head(body, n) and tell_next(n).
 -- uses fragment/letter.lua
 
 -- waiting reports whether anyone waits: whether the queue's keys exist.
@@ -136,20 +136,28 @@ local function tell(e, body)
   return letter(hub, key, body)
 end
 
--- tell_next tells the head of the queue that it is next: should the grant
--- just made never be taken, it tries once the grace is over. Heads whose
--- client is gone are dropped on the way, n at most; it returns how many.
-local function tell_next(n)
+-- tell_head writes body to the head of the queue; heads whose client is
+-- gone are dropped on the way, n at most. It returns the head told, if
+-- any, and how many were dropped.
+local function tell_head(body, n)
   local dropped = 0
   while dropped < n do
     local head = redis.call('lindex', queue, 0)
-    if not head or tell(head, 'next') then
-      break
+    if not head or tell(head, body) then
+      return head, dropped
     end
     redis.call('lpop', queue)
     redis.call('zrem', deadlines, head)
     dropped = dropped + 1
   end
+  return nil, dropped
+end
+
+-- tell_next tells the head of the queue that it is next: should the grant
+-- just made never be taken, it tries once the grace is over. Heads whose
+-- client is gone are dropped on the way, n at most; it returns how many.
+local function tell_next(n)
+  local _, dropped = tell_head('next', n)
   return dropped
 end
 -- hold.lua: a Redisson lock hash {owner = hold count} as latchkey's
@@ -251,17 +259,9 @@ end
 -- Redisson's waiters had theirs; heads whose client is gone are dropped
 -- on the way, a few at most.
 local function yield_head()
-  for _ = 1, 8 do
-    local head = redis.call('lindex', queue, 0)
-    if not head then
-      return
-    end
-    if tell(head, 'turn') then
-      redis.call('set', grant, head, 'PX', grace)
-      return
-    end
-    redis.call('lpop', queue)
-    redis.call('zrem', deadlines, head)
+  local head = tell_head('turn', 8)
+  if head then
+    redis.call('set', grant, head, 'PX', grace)
   end
 end
 

@@ -116,7 +116,9 @@ local counted = ARGV[5] == '1'
 -- pub/sub Hub tells it. The waiter then takes the grant with its next
 -- attempt, setting its own lease. A waiter that died costs the grace,
 -- after which its permits expire as any others do. Redisson's messages
--- still go out on Redisson's channel, with the counts that the queue left.
+-- still go out on Redisson's channel, with the counts that the queue left;
+-- a release that a Redisson client may wait for leaves the permits to it
+-- for a moment (see yield.lua).
 --
 -- KEYS[1] semaphore name                      string: the permits available
 -- KEYS[2] {name}:timeout                      zset: permit id (16 raw bytes) -> lease
@@ -125,16 +127,21 @@ local counted = ARGV[5] == '1'
 -- KEYS[4] latchkey_semaphore_queue:{name}     list of waiter entries, oldest first
 -- KEYS[5] latchkey_semaphore_timeout:{name}   zset: entry -> deadline (ms, client clock)
 -- KEYS[6] latchkey_semaphore__channel:{name}  prefix of each Hub's channel, <prefix>:<hub id>
+-- KEYS[7] latchkey_semaphore_listeners:{name} zset: Hub id -> until when it may listen on
+--                                             Redisson's channel (ms, server clock; see yield.lua)
+-- KEYS[8] latchkey_semaphore_turn:{name}      set while Redisson's waiters have their turn
 -- (A script that only reads or sets leases takes the first three.)
 -- A waiter entry is <hub id>/<its permits' ids in hex>, the first id
 -- being its letters' address.
 -- Reads ARGV[1], ARGV[2] and ARGV[4] (see inputs.lua).
--- Defines count, timeout, shared, queue, deadlines and hubs (the KEYS),
+-- Defines count, timeout, shared, queue, deadlines, hubs, listeners and
+-- turn (the KEYS),
 -- never, ids(e), need(e), address(e), expire(), hold(list, score),
 -- hand(e), announce(n), expire_now() and restock().
 -- uses fragment/inputs.lua
 local count, timeout, shared = KEYS[1], KEYS[2], KEYS[3]
 local queue, deadlines, hubs = KEYS[4], KEYS[5], KEYS[6]
+local listeners, turn = KEYS[7], KEYS[8]
 local never = 922337203685477
 
 -- ids returns the raw ids of entry e.
@@ -243,8 +250,8 @@ end
 -- list) and deadlines (the zset), and address(e) (the Hub id and the
 -- letter key of entry e), which the fragment that names the primitive's
 -- KEYS defines before it.
--- Defines waiting(), purge(), join(e), leave(e), tell(e, body) and
--- tell_next(n).
+-- Defines waiting(), purge(), join(e), leave(e), tell(e, body),
+-- tell_head(body, n) and tell_next(n).
 -- uses fragment/letter.lua
 
 -- waiting reports whether anyone waits: whether the queue's keys exist.
@@ -296,32 +303,133 @@ local function tell(e, body)
   return letter(hub, key, body)
 end
 
--- tell_next tells the head of the queue that it is next: should the grant
--- just made never be taken, it tries once the grace is over. Heads whose
--- client is gone are dropped on the way, n at most; it returns how many.
-local function tell_next(n)
+-- tell_head writes body to the head of the queue; heads whose client is
+-- gone are dropped on the way, n at most. It returns the head told, if
+-- any, and how many were dropped.
+local function tell_head(body, n)
   local dropped = 0
   while dropped < n do
     local head = redis.call('lindex', queue, 0)
-    if not head or tell(head, 'next') then
-      break
+    if not head or tell(head, body) then
+      return head, dropped
     end
     redis.call('lpop', queue)
     redis.call('zrem', deadlines, head)
     dropped = dropped + 1
   end
+  return nil, dropped
+end
+
+-- tell_next tells the head of the queue that it is next: should the grant
+-- just made never be taken, it tries once the grace is over. Heads whose
+-- client is gone are dropped on the way, n at most; it returns how many.
+local function tell_next(n)
+  local _, dropped = tell_head('next', n)
   return dropped
+end
+-- yield.lua: a semaphore's release serves Redisson's waiters too (see
+-- sem.lua and pes.lua).
+--
+-- Redisson's waiters listen on Redisson's channel and attempt at each
+-- release's message. Were every release to hand the permits to latchkey's
+-- queue, they would find none each time, for as long as latchkey's
+-- waiters keep coming. So a release that frees permits the head of the
+-- queue could use first asks the server how many connections listen on
+-- Redisson's channel (PUBSUB NUMSUB, or SHARDNUMSUB with sharded pub/sub),
+-- and counts latchkey's own among them: a latchkey waiter listens there
+-- too (it counts Redisson's releases), and its Hub stays subscribed for a
+-- while after its last waiter left. Those are the Hubs of the waiters in
+-- the queue, and those noted in the listeners zset (Hub id -> until when,
+-- server clock ms): a waiter's calls note its Hub when it leaves the
+-- queue or listens without being queued, a grant notes its waiter's Hub
+-- until the waiter takes it. More listeners than latchkey's: a Redisson
+-- client waits, and the release leaves the permits free for a turn,
+-- during which its message wakes Redisson's waiters and no latchkey
+-- caller takes permits (the turn key); the head of the queue is told
+-- "turn", and attempts once it is over. Where the server cannot count
+-- every listener (a cluster's PUBLISH), no release yields.
+--
+-- Reads the inputs (see inputs.lua), the locals shared, queue, listeners
+-- and turn (the KEYS), and address(e), which the primitive's fragment
+-- defines before it.
+-- Defines heard(hub, ms), turn_left(), redisson_waits() and
+-- yield_turn(ms).
+-- uses fragment/clock.lua
+-- uses fragment/queue.lua
+
+-- heard notes that the Hub hub may listen on Redisson's channel for ms
+-- from now; the zset lives as long as its latest note.
+local function heard(hub, ms)
+  redis.call('zadd', listeners, millis() + ms, hub)
+  if redis.call('pttl', listeners) < ms then
+    redis.call('pexpire', listeners, ms)
+  end
+end
+
+-- turn_left returns the ms left of Redisson's waiters' turn, 0 if none.
+local left
+local function turn_left()
+  if left == nil then
+    left = math.max(redis.call('pttl', turn), 0)
+  end
+  return left
+end
+
+-- ours counts latchkey's Hubs that may listen on Redisson's channel,
+-- stopping at upto.
+local function ours(upto)
+  redis.call('zremrangebyscore', listeners, '-inf', millis())
+  local seen, n = {}, 0
+  local function see(hub)
+    if hub and not seen[hub] then
+      seen[hub], n = true, n + 1
+    end
+    return n >= upto
+  end
+  for _, hub in ipairs(redis.call('zrange', listeners, 0, -1)) do
+    if see(hub) then
+      return n
+    end
+  end
+  for _, e in ipairs(redis.call('lrange', queue, 0, -1)) do
+    if see((address(e))) then
+      return n
+    end
+  end
+  return n
+end
+
+-- redisson_waits reports whether a client other than latchkey's Hubs
+-- listens on Redisson's channel: a Redisson waiter.
+local function redisson_waits()
+  if not counted then
+    return false
+  end
+  local sub = pub == 'SPUBLISH' and 'shardnumsub' or 'numsub'
+  local n = tonumber(redis.call('pubsub', sub, shared)[2])
+  return n > 0 and ours(n) < n
+end
+
+-- yield_turn leaves the permits to Redisson's waiters for ms, and tells
+-- the head of the queue that its turn comes after.
+local function yield_turn(ms)
+  redis.call('set', turn, '1', 'px', ms)
+  left = ms
+  tell_head('turn', 8)
 end
 -- permits.lua: hands freed permits to the waiters at the head of a
 -- semaphore's queue, in order, as far as they go: a waiter for more than
 -- is left blocks those behind it.
+-- While Redisson's waiters have their turn (see yield.lua), it hands
+-- nothing.
 -- Reads the local count (the key of the permits available) and need(e),
 -- hand(e) and restock(), which the primitive's fragment defines before
 -- it, and the queue (see queue.lua).
--- Defines available, get(), serve(self, moved, took), refresh() and
--- dequeue(e).
+-- Defines available, get(), serve(self, moved, took), hand_on(ms),
+-- refresh() and dequeue(e).
 -- uses fragment/clock.lua
 -- uses fragment/queue.lua
+-- uses fragment/yield.lua
 
 -- available is the permits available after the latest serve.
 local available
@@ -342,7 +450,7 @@ end
 -- its attempts and from that letter. Returns whether self was served.
 local function serve(self, moved, took)
   available = get()
-  if not waiting() then
+  if not waiting() or turn_left() > 0 then
     return false
   end
   local served, granted, dropped = false, false, 0
@@ -366,6 +474,7 @@ local function serve(self, moved, took)
     elseif tell(head, string.format('%d %.0f', k, micros())) then
       available = redis.call('decrby', count, k)
       hand(head)
+      heard((address(head)), grace)
       granted = true
     else
       dropped = dropped + 1
@@ -377,6 +486,19 @@ local function serve(self, moved, took)
     tell_next(8 - dropped)
   end
   return served
+end
+
+-- hand_on serves the queue with the permits a release freed, unless a
+-- Redisson client may be waiting for them: then it leaves them free for
+-- Redisson's waiters for ms, and the head's turn comes after.
+local function hand_on(ms)
+  available = get()
+  local head = waiting() and turn_left() == 0 and redis.call('lindex', queue, 0)
+  if head and need(head) <= available and redisson_waits() then
+    yield_turn(ms)
+    return
+  end
+  serve(nil)
 end
 
 -- refresh drops the queue entries whose deadline passed and returns to the
@@ -401,14 +523,18 @@ end
 -- pes_acquire.lua: take permits of the permit semaphore, or its grant of
 -- them, or join its waiter queue (see pes.lua); with ARGV[8], try once,
 -- leaving no trace.
--- KEYS[1..6] the permit semaphore's (see pes.lua): count, timeout zset,
---         Redisson's channel, queue, deadlines, Hub channel prefix
+-- KEYS[1..8] the permit semaphore's (see pes.lua): count, timeout zset,
+--         Redisson's channel, queue, deadlines, Hub channel prefix,
+--         listeners, turn
 -- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
 --         (see inputs.lua)
 -- ARGV[6] waiter entry <hub id>/<ids in hex> (see pes.lua); "" for a try
 -- ARGV[7] the lease end of the permits (or 922337203685477)
 -- ARGV[8] "1" to try once: the caller never queues
--- ARGV[9..] permit ids (16 raw bytes each)
+-- ARGV[9] how long, in ms, the waiter's Hub may listen on Redisson's
+--         channel after the waiter left (see yield.lua)
+-- ARGV[10] "1" if the waiter listens there already
+-- ARGV[11..] permit ids (16 raw bytes each)
 -- Returns {1, 0} when acquired (or its grant taken); {0, ms, rank} when
 -- not: ms until the earliest lease ends for the head of the queue (-1 if
 -- no held permit has a lease, and for the others), rank the waiter's
@@ -419,29 +545,40 @@ end
 -- uses fragment/pes.lua
 -- uses fragment/permits.lua
 local entry, lease = ARGV[6], ARGV[7]
+local listening = ARGV[10] == '1'
+
+-- noted notes the waiter's Hub among those that may listen on Redisson's
+-- channel: once it listens, until a while after it leaves; a refused
+-- waiter that the queue does not show is about to.
+local function noted(r, listens)
+  if entry ~= '' and listens then
+    heard((address(entry)), tonumber(ARGV[9]))
+  end
+  return r
+end
 
 -- take holds the caller's permits until their lease end.
 local function take()
-  hold({unpack(ARGV, 9)}, lease)
+  hold({unpack(ARGV, 11)}, lease)
 end
 
 -- Granted: the grant is taken with the caller's lease, even past its
 -- grace if its permits did not expire yet. One that expired is gone.
-if redis.call('zscore', timeout, ARGV[9]) then
-  for i = 9, #ARGV do
+if redis.call('zscore', timeout, ARGV[11]) then
+  for i = 11, #ARGV do
     redis.call('zadd', timeout, 'xx', lease, ARGV[i])
   end
-  return once_record({1, 0})
+  return once_record(noted({1, 0}, listening))
 end
 local expired = expire()
 purge()
 local queued = waiting() and redis.call('zscore', deadlines, entry)
-local n = #ARGV - 8
+local n = #ARGV - 10
 if serve(queued and entry or nil, false, take) then
   if expired > 0 then
     announce(available)
   end
-  return once_record({1, 0})
+  return once_record(noted({1, 0}, listening))
 end
 local total = available + redis.call('zcard', timeout)
 if total < n and redis.call('exists', count) == 1 then
@@ -456,7 +593,7 @@ if not queued and available >= n and not (waiting() and redis.call('lindex', que
   if expired > 0 then
     announce(available)
   end
-  return once_record({1, 0})
+  return once_record(noted({1, 0}, listening))
 end
 if expired > 0 then
   announce(available)
@@ -466,7 +603,9 @@ if ARGV[8] ~= '1' then
   rank = join(entry)
 end
 local wait = -1
-if rank <= 0 then
+if rank == 0 and turn_left() > 0 then
+  wait = turn_left() + 1
+elseif rank <= 0 then
   -- Only the head (or a single attempt) waits for a lease to end: it
   -- takes the expired permits back, and hands on what it does not need.
   local first = redis.call('zrange', timeout, 0, 0, 'withscores')
@@ -474,4 +613,4 @@ if rank <= 0 then
     wait = math.max(tonumber(first[2]) - now, 0)
   end
 end
-return {0, wait, rank}
+return noted({0, wait, rank}, rank < 0)

@@ -133,7 +133,9 @@ end
 -- the grace is taken back (a waiter that died costs the grace): a take
 -- that comes later finds nothing, and its waiter waits on, queued again.
 -- Redisson's message, the permits now available, still goes out on
--- Redisson's channel after every release.
+-- Redisson's channel after every release; a release that a Redisson
+-- client may wait for leaves the permits to it for a moment (see
+-- yield.lua).
 --
 -- KEYS[1] semaphore name                      string: the permits available
 -- KEYS[2] redisson_sc:{name}                  Redisson's channel
@@ -142,15 +144,19 @@ end
 -- KEYS[5] latchkey_semaphore_grant:{name}     zset: granted entry -> end of its grace
 --                                             (ms, server clock)
 -- KEYS[6] latchkey_semaphore__channel:{name}  prefix of each Hub's channel, <prefix>:<hub id>
+-- KEYS[7] latchkey_semaphore_listeners:{name} zset: Hub id -> until when it may listen on
+--                                             Redisson's channel (ms, server clock; see yield.lua)
+-- KEYS[8] latchkey_semaphore_turn:{name}      set while Redisson's waiters have their turn
 -- A waiter entry is <hub id>/<permits>/<key>, key being its letters'
 -- address.
 -- Reads ARGV[2] and ARGV[4] (see inputs.lua).
--- Defines count, shared, queue, deadlines, grants and hubs (the KEYS),
+-- Defines count, shared, queue, deadlines, grants, hubs, listeners and
+-- turn (the KEYS),
 -- need(e), address(e), granting, restock(), hand(e) and announce(n).
 -- uses fragment/inputs.lua
 -- uses fragment/clock.lua
 local count, shared, queue, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local grants, hubs = KEYS[5], KEYS[6]
+local grants, hubs, listeners, turn = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 
 -- granting reports whether some grant may not be taken yet.
 local granting = redis.call('exists', grants) == 1
@@ -211,8 +217,8 @@ end
 -- list) and deadlines (the zset), and address(e) (the Hub id and the
 -- letter key of entry e), which the fragment that names the primitive's
 -- KEYS defines before it.
--- Defines waiting(), purge(), join(e), leave(e), tell(e, body) and
--- tell_next(n).
+-- Defines waiting(), purge(), join(e), leave(e), tell(e, body),
+-- tell_head(body, n) and tell_next(n).
 -- uses fragment/letter.lua
 
 -- waiting reports whether anyone waits: whether the queue's keys exist.
@@ -264,32 +270,133 @@ local function tell(e, body)
   return letter(hub, key, body)
 end
 
--- tell_next tells the head of the queue that it is next: should the grant
--- just made never be taken, it tries once the grace is over. Heads whose
--- client is gone are dropped on the way, n at most; it returns how many.
-local function tell_next(n)
+-- tell_head writes body to the head of the queue; heads whose client is
+-- gone are dropped on the way, n at most. It returns the head told, if
+-- any, and how many were dropped.
+local function tell_head(body, n)
   local dropped = 0
   while dropped < n do
     local head = redis.call('lindex', queue, 0)
-    if not head or tell(head, 'next') then
-      break
+    if not head or tell(head, body) then
+      return head, dropped
     end
     redis.call('lpop', queue)
     redis.call('zrem', deadlines, head)
     dropped = dropped + 1
   end
+  return nil, dropped
+end
+
+-- tell_next tells the head of the queue that it is next: should the grant
+-- just made never be taken, it tries once the grace is over. Heads whose
+-- client is gone are dropped on the way, n at most; it returns how many.
+local function tell_next(n)
+  local _, dropped = tell_head('next', n)
   return dropped
+end
+-- yield.lua: a semaphore's release serves Redisson's waiters too (see
+-- sem.lua and pes.lua).
+--
+-- Redisson's waiters listen on Redisson's channel and attempt at each
+-- release's message. Were every release to hand the permits to latchkey's
+-- queue, they would find none each time, for as long as latchkey's
+-- waiters keep coming. So a release that frees permits the head of the
+-- queue could use first asks the server how many connections listen on
+-- Redisson's channel (PUBSUB NUMSUB, or SHARDNUMSUB with sharded pub/sub),
+-- and counts latchkey's own among them: a latchkey waiter listens there
+-- too (it counts Redisson's releases), and its Hub stays subscribed for a
+-- while after its last waiter left. Those are the Hubs of the waiters in
+-- the queue, and those noted in the listeners zset (Hub id -> until when,
+-- server clock ms): a waiter's calls note its Hub when it leaves the
+-- queue or listens without being queued, a grant notes its waiter's Hub
+-- until the waiter takes it. More listeners than latchkey's: a Redisson
+-- client waits, and the release leaves the permits free for a turn,
+-- during which its message wakes Redisson's waiters and no latchkey
+-- caller takes permits (the turn key); the head of the queue is told
+-- "turn", and attempts once it is over. Where the server cannot count
+-- every listener (a cluster's PUBLISH), no release yields.
+--
+-- Reads the inputs (see inputs.lua), the locals shared, queue, listeners
+-- and turn (the KEYS), and address(e), which the primitive's fragment
+-- defines before it.
+-- Defines heard(hub, ms), turn_left(), redisson_waits() and
+-- yield_turn(ms).
+-- uses fragment/clock.lua
+-- uses fragment/queue.lua
+
+-- heard notes that the Hub hub may listen on Redisson's channel for ms
+-- from now; the zset lives as long as its latest note.
+local function heard(hub, ms)
+  redis.call('zadd', listeners, millis() + ms, hub)
+  if redis.call('pttl', listeners) < ms then
+    redis.call('pexpire', listeners, ms)
+  end
+end
+
+-- turn_left returns the ms left of Redisson's waiters' turn, 0 if none.
+local left
+local function turn_left()
+  if left == nil then
+    left = math.max(redis.call('pttl', turn), 0)
+  end
+  return left
+end
+
+-- ours counts latchkey's Hubs that may listen on Redisson's channel,
+-- stopping at upto.
+local function ours(upto)
+  redis.call('zremrangebyscore', listeners, '-inf', millis())
+  local seen, n = {}, 0
+  local function see(hub)
+    if hub and not seen[hub] then
+      seen[hub], n = true, n + 1
+    end
+    return n >= upto
+  end
+  for _, hub in ipairs(redis.call('zrange', listeners, 0, -1)) do
+    if see(hub) then
+      return n
+    end
+  end
+  for _, e in ipairs(redis.call('lrange', queue, 0, -1)) do
+    if see((address(e))) then
+      return n
+    end
+  end
+  return n
+end
+
+-- redisson_waits reports whether a client other than latchkey's Hubs
+-- listens on Redisson's channel: a Redisson waiter.
+local function redisson_waits()
+  if not counted then
+    return false
+  end
+  local sub = pub == 'SPUBLISH' and 'shardnumsub' or 'numsub'
+  local n = tonumber(redis.call('pubsub', sub, shared)[2])
+  return n > 0 and ours(n) < n
+end
+
+-- yield_turn leaves the permits to Redisson's waiters for ms, and tells
+-- the head of the queue that its turn comes after.
+local function yield_turn(ms)
+  redis.call('set', turn, '1', 'px', ms)
+  left = ms
+  tell_head('turn', 8)
 end
 -- permits.lua: hands freed permits to the waiters at the head of a
 -- semaphore's queue, in order, as far as they go: a waiter for more than
 -- is left blocks those behind it.
+-- While Redisson's waiters have their turn (see yield.lua), it hands
+-- nothing.
 -- Reads the local count (the key of the permits available) and need(e),
 -- hand(e) and restock(), which the primitive's fragment defines before
 -- it, and the queue (see queue.lua).
--- Defines available, get(), serve(self, moved, took), refresh() and
--- dequeue(e).
+-- Defines available, get(), serve(self, moved, took), hand_on(ms),
+-- refresh() and dequeue(e).
 -- uses fragment/clock.lua
 -- uses fragment/queue.lua
+-- uses fragment/yield.lua
 
 -- available is the permits available after the latest serve.
 local available
@@ -310,7 +417,7 @@ end
 -- its attempts and from that letter. Returns whether self was served.
 local function serve(self, moved, took)
   available = get()
-  if not waiting() then
+  if not waiting() or turn_left() > 0 then
     return false
   end
   local served, granted, dropped = false, false, 0
@@ -334,6 +441,7 @@ local function serve(self, moved, took)
     elseif tell(head, string.format('%d %.0f', k, micros())) then
       available = redis.call('decrby', count, k)
       hand(head)
+      heard((address(head)), grace)
       granted = true
     else
       dropped = dropped + 1
@@ -345,6 +453,19 @@ local function serve(self, moved, took)
     tell_next(8 - dropped)
   end
   return served
+end
+
+-- hand_on serves the queue with the permits a release freed, unless a
+-- Redisson client may be waiting for them: then it leaves them free for
+-- Redisson's waiters for ms, and the head's turn comes after.
+local function hand_on(ms)
+  available = get()
+  local head = waiting() and turn_left() == 0 and redis.call('lindex', queue, 0)
+  if head and need(head) <= available and redisson_waits() then
+    yield_turn(ms)
+    return
+  end
+  serve(nil)
 end
 
 -- refresh drops the queue entries whose deadline passed and returns to the
@@ -369,11 +490,13 @@ end
 -- sem_release.lua: give permits back to the semaphore, handing them to the
 -- waiters at the head of its queue (see sem.lua), and publish the permits
 -- then available on Redisson's channel.
--- KEYS[1..6] the semaphore's (see sem.lua): count, Redisson's channel,
---         queue, deadlines, grants, Hub channel prefix
+-- KEYS[1..8] the semaphore's (see sem.lua): count, Redisson's channel,
+--         queue, deadlines, grants, Hub channel prefix, listeners, turn
 -- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
 --         (see inputs.lua)
 -- ARGV[6] permits to release
+-- ARGV[7] ms that a release a Redisson client may wait for leaves the
+--         permits to it (see yield.lua)
 -- Returns the permits available after serving the queue.
 -- A release is recorded against its request (see once.lua).
 -- uses fragment/replay.lua
@@ -381,6 +504,6 @@ end
 -- uses fragment/permits.lua
 refresh()
 redis.call('incrby', count, tonumber(ARGV[6]))
-serve(nil)
+hand_on(tonumber(ARGV[7]))
 announce(available)
 return once_record(available)

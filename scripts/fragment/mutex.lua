@@ -71,17 +71,9 @@ end
 -- Redisson's waiters had theirs; heads whose client is gone are dropped
 -- on the way, a few at most.
 local function yield_head()
-  for _ = 1, 8 do
-    local head = redis.call('lindex', queue, 0)
-    if not head then
-      return
-    end
-    if tell(head, 'turn') then
-      redis.call('set', grant, head, 'PX', grace)
-      return
-    end
-    redis.call('lpop', queue)
-    redis.call('zrem', deadlines, head)
+  local head = tell_head('turn', 8)
+  if head then
+    redis.call('set', grant, head, 'PX', grace)
   end
 end
 

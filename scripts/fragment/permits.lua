@@ -1,13 +1,16 @@
 -- permits.lua: hands freed permits to the waiters at the head of a
 -- semaphore's queue, in order, as far as they go: a waiter for more than
 -- is left blocks those behind it.
+-- While Redisson's waiters have their turn (see yield.lua), it hands
+-- nothing.
 -- Reads the local count (the key of the permits available) and need(e),
 -- hand(e) and restock(), which the primitive's fragment defines before
 -- it, and the queue (see queue.lua).
--- Defines available, get(), serve(self, moved, took), refresh() and
--- dequeue(e).
+-- Defines available, get(), serve(self, moved, took), hand_on(ms),
+-- refresh() and dequeue(e).
 -- uses fragment/clock.lua
 -- uses fragment/queue.lua
+-- uses fragment/yield.lua
 
 -- available is the permits available after the latest serve.
 local available
@@ -28,7 +31,7 @@ end
 -- its attempts and from that letter. Returns whether self was served.
 local function serve(self, moved, took)
   available = get()
-  if not waiting() then
+  if not waiting() or turn_left() > 0 then
     return false
   end
   local served, granted, dropped = false, false, 0
@@ -52,6 +55,7 @@ local function serve(self, moved, took)
     elseif tell(head, string.format('%d %.0f', k, micros())) then
       available = redis.call('decrby', count, k)
       hand(head)
+      heard((address(head)), grace)
       granted = true
     else
       dropped = dropped + 1
@@ -63,6 +67,19 @@ local function serve(self, moved, took)
     tell_next(8 - dropped)
   end
   return served
+end
+
+-- hand_on serves the queue with the permits a release freed, unless a
+-- Redisson client may be waiting for them: then it leaves them free for
+-- Redisson's waiters for ms, and the head's turn comes after.
+local function hand_on(ms)
+  available = get()
+  local head = waiting() and turn_left() == 0 and redis.call('lindex', queue, 0)
+  if head and need(head) <= available and redisson_waits() then
+    yield_turn(ms)
+    return
+  end
+  serve(nil)
 end
 
 -- refresh drops the queue entries whose deadline passed and returns to the

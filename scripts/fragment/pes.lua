@@ -14,7 +14,9 @@
 -- pub/sub Hub tells it. The waiter then takes the grant with its next
 -- attempt, setting its own lease. A waiter that died costs the grace,
 -- after which its permits expire as any others do. Redisson's messages
--- still go out on Redisson's channel, with the counts that the queue left.
+-- still go out on Redisson's channel, with the counts that the queue left;
+-- a release that a Redisson client may wait for leaves the permits to it
+-- for a moment (see yield.lua).
 --
 -- KEYS[1] semaphore name                      string: the permits available
 -- KEYS[2] {name}:timeout                      zset: permit id (16 raw bytes) -> lease
@@ -23,16 +25,21 @@
 -- KEYS[4] latchkey_semaphore_queue:{name}     list of waiter entries, oldest first
 -- KEYS[5] latchkey_semaphore_timeout:{name}   zset: entry -> deadline (ms, client clock)
 -- KEYS[6] latchkey_semaphore__channel:{name}  prefix of each Hub's channel, <prefix>:<hub id>
+-- KEYS[7] latchkey_semaphore_listeners:{name} zset: Hub id -> until when it may listen on
+--                                             Redisson's channel (ms, server clock; see yield.lua)
+-- KEYS[8] latchkey_semaphore_turn:{name}      set while Redisson's waiters have their turn
 -- (A script that only reads or sets leases takes the first three.)
 -- A waiter entry is <hub id>/<its permits' ids in hex>, the first id
 -- being its letters' address.
 -- Reads ARGV[1], ARGV[2] and ARGV[4] (see inputs.lua).
--- Defines count, timeout, shared, queue, deadlines and hubs (the KEYS),
+-- Defines count, timeout, shared, queue, deadlines, hubs, listeners and
+-- turn (the KEYS),
 -- never, ids(e), need(e), address(e), expire(), hold(list, score),
 -- hand(e), announce(n), expire_now() and restock().
 -- uses fragment/inputs.lua
 local count, timeout, shared = KEYS[1], KEYS[2], KEYS[3]
 local queue, deadlines, hubs = KEYS[4], KEYS[5], KEYS[6]
+local listeners, turn = KEYS[7], KEYS[8]
 local never = 922337203685477
 
 -- ids returns the raw ids of entry e.

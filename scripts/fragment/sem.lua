@@ -14,7 +14,9 @@
 -- the grace is taken back (a waiter that died costs the grace): a take
 -- that comes later finds nothing, and its waiter waits on, queued again.
 -- Redisson's message, the permits now available, still goes out on
--- Redisson's channel after every release.
+-- Redisson's channel after every release; a release that a Redisson
+-- client may wait for leaves the permits to it for a moment (see
+-- yield.lua).
 --
 -- KEYS[1] semaphore name                      string: the permits available
 -- KEYS[2] redisson_sc:{name}                  Redisson's channel
@@ -23,15 +25,19 @@
 -- KEYS[5] latchkey_semaphore_grant:{name}     zset: granted entry -> end of its grace
 --                                             (ms, server clock)
 -- KEYS[6] latchkey_semaphore__channel:{name}  prefix of each Hub's channel, <prefix>:<hub id>
+-- KEYS[7] latchkey_semaphore_listeners:{name} zset: Hub id -> until when it may listen on
+--                                             Redisson's channel (ms, server clock; see yield.lua)
+-- KEYS[8] latchkey_semaphore_turn:{name}      set while Redisson's waiters have their turn
 -- A waiter entry is <hub id>/<permits>/<key>, key being its letters'
 -- address.
 -- Reads ARGV[2] and ARGV[4] (see inputs.lua).
--- Defines count, shared, queue, deadlines, grants and hubs (the KEYS),
+-- Defines count, shared, queue, deadlines, grants, hubs, listeners and
+-- turn (the KEYS),
 -- need(e), address(e), granting, restock(), hand(e) and announce(n).
 -- uses fragment/inputs.lua
 -- uses fragment/clock.lua
 local count, shared, queue, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local grants, hubs = KEYS[5], KEYS[6]
+local grants, hubs, listeners, turn = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 
 -- granting reports whether some grant may not be taken yet.
 local granting = redis.call('exists', grants) == 1
