@@ -44,24 +44,27 @@
 // progress. The queue only orders latchkey's waiters: a stale entry (a
 // waiter that died, or clocks that disagree) costs order, never safety.
 //
-// Redisson's waiters are not starved by the grant. A release publishes
-// "0" on Redisson's channel first; when anyone heard it, a Redisson
-// client may be waiting, so the release grants nothing: it leaves the lock
-// free and tells the head of latchkey's queue that its turn comes after a
-// short yield (10ms, handoff.Yield), during which Redisson's woken waiter
-// takes the lock if it is there; no other latchkey caller may take it
-// before the head. So a Redisson waiter gets the lock at the first or
-// second release after it began to wait (a release before its
-// subscription was confirmed goes unheard), while latchkey's waiters
-// keep their order among themselves; when no Redisson client waits, they
-// keep their one-trip handoff. A latchkey waiter listens on Redisson's
-// channel too while a Redisson client holds, and for a second after (its
-// Hub lingers): releases meanwhile yield needlessly, costing the yield
-// and one round trip each. On a Redis Cluster without sharded pub/sub,
-// PUBLISH counts only the subscribers of the node that ran it, so a
-// Redisson client subscribed through another node (Redisson subscribes
-// through replicas by default) goes unseen, and may wait as long as
-// latchkey's waiters keep the lock busy: use sharded pub/sub there.
+// Redisson's waiters are not starved by the grant: they have a place in
+// the queue. A release publishes "0" on Redisson's channel first; when
+// anyone heard it while latchkey's waiters queue, a Redisson client may be
+// waiting, and an entry that stands for Redisson's waiters joins the tail
+// of the queue. When that entry heads the queue and the release's "0" was
+// heard, the release grants nothing: it leaves the lock free and tells the
+// next latchkey waiter that its turn comes after a short yield (10ms,
+// handoff.Yield), during which Redisson's woken waiter takes the lock if
+// it is there; no other latchkey caller may take it before that waiter.
+// So a Redisson waiter waits about as many handoffs as latchkey waiters
+// were queued when it was heard, as a latchkey waiter would, while
+// latchkey's waiters keep their order among themselves; when no Redisson
+// client waits, they keep their one-trip handoff. A latchkey waiter
+// listens on Redisson's channel too while a Redisson client holds, and
+// for a second after (its Hub lingers): a release meanwhile may give
+// Redisson's entry a place for nobody, costing one yield. On a Redis
+// Cluster without sharded pub/sub, PUBLISH counts only the subscribers of
+// the node that ran it, so a Redisson client subscribed through another
+// node (Redisson subscribes through replicas by default) goes unseen, and
+// may wait as long as latchkey's waiters keep the lock busy: use sharded
+// pub/sub there.
 //
 // Redis keys for a lock named N. Redisson's:
 //

@@ -45,11 +45,17 @@
 // answered that they were still held for it. The permits of a waiter that
 // died, or whose client missed the letter, expire after that grace as any
 // others do, and a waiter that comes for them later than that finds them
-// gone and waits on, queued again. A Redisson client's release, or an expiry that a Redisson client
-// finds, hands nothing to the queue: the waiter at its head listens on
-// Redisson's channel and tries again when a message says that permits
-// came back, and hands what it leaves to those behind it. A lost message
-// costs a waiter a few seconds at most.
+// gone and waits on, queued again. A Redisson client's release, or an
+// expiry that a Redisson client finds, hands nothing to the queue: the
+// waiter at its head listens on Redisson's channel and tries again when a
+// message says that permits came back, and hands what it leaves to those
+// behind it. A lost message costs a waiter a few seconds at most.
+//
+// Redisson's waiters are not starved by the grant: they have a place in
+// the queue, and at their turn a release leaves the permits to them for
+// 10ms, as in package semaphore (its doc says how a release tells that a
+// Redisson client waits, what each side can expect, and where a cluster
+// cannot tell).
 //
 // Redis keys, as Redisson lays them out for a semaphore named N:
 //
@@ -66,6 +72,10 @@
 //	                                     unless it attempts again
 //	latchkey_semaphore__channel:{N}:<id> channel of the Hub <id>: grants'
 //	                                     letters to its waiters
+//	latchkey_semaphore_listeners:{N}     zset, Hub id -> until when it may
+//	                                     listen on Redisson's channel
+//	latchkey_semaphore_turn:{N}          string, set while a release leaves
+//	                                     the permits to Redisson's waiters
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
 // Any string is a name; those that a Redis Cluster cannot serve, and the

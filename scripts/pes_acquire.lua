@@ -23,14 +23,14 @@
 -- uses fragment/pes.lua
 -- uses fragment/permits.lua
 local entry, lease = ARGV[6], ARGV[7]
-local listening = ARGV[10] == '1'
+local subscribed = ARGV[10] == '1'
 
 -- noted notes the waiter's Hub among those that may listen on Redisson's
 -- channel: once it listens, until a while after it leaves; a refused
 -- waiter that the queue does not show is about to.
 local function noted(r, listens)
   if entry ~= '' and listens then
-    heard((address(entry)), tonumber(ARGV[9]))
+    listening(listeners, (address(entry)), tonumber(ARGV[9]))
   end
   return r
 end
@@ -46,7 +46,7 @@ if redis.call('zscore', timeout, ARGV[11]) then
   for i = 11, #ARGV do
     redis.call('zadd', timeout, 'xx', lease, ARGV[i])
   end
-  return once_record(noted({1, 0}, listening))
+  return once_record(noted({1, 0}, subscribed))
 end
 local expired = expire()
 purge()
@@ -56,7 +56,7 @@ if serve(queued and entry or nil, false, take) then
   if expired > 0 then
     announce(available)
   end
-  return once_record(noted({1, 0}, listening))
+  return once_record(noted({1, 0}, subscribed))
 end
 local total = available + redis.call('zcard', timeout)
 if total < n and redis.call('exists', count) == 1 then
@@ -71,7 +71,7 @@ if not queued and available >= n and not (waiting() and redis.call('lindex', que
   if expired > 0 then
     announce(available)
   end
-  return once_record(noted({1, 0}, listening))
+  return once_record(noted({1, 0}, subscribed))
 end
 if expired > 0 then
   announce(available)
@@ -81,8 +81,9 @@ if ARGV[8] ~= '1' then
   rank = join(entry)
 end
 local wait = -1
-if rank == 0 and turn_left() > 0 then
-  wait = turn_left() + 1
+if turn_wait then
+  -- Redisson's turn, ahead of the caller, may leave permits to it.
+  wait = turn_wait + 1
 elseif rank <= 0 then
   -- Only the head (or a single attempt) waits for a lease to end: it
   -- takes the expired permits back, and hands on what it does not need.

@@ -33,9 +33,11 @@ redis.call('incrby', count, released)
 hand_on(tonumber(ARGV[7]))
 -- Redisson publishes the new count after releasing one permit, and the
 -- number released after releasing several: what the queue left of it.
+local heard
 if released > 1 then
-  announce(math.min(released, available))
+  heard = announce(math.min(released, available))
 else
-  announce(available)
+  heard = announce(available)
 end
+place_redisson(heard)
 return once_record(released)

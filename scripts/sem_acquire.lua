@@ -28,31 +28,32 @@ local entry, n = ARGV[6], tonumber(ARGV[7])
 -- waiter that the queue does not show is about to.
 local function noted(r, listens)
   if entry ~= '' and listens then
-    heard((address(entry)), tonumber(ARGV[9]))
+    listening(listeners, (address(entry)), tonumber(ARGV[9]))
   end
   return r
 end
-local listening = ARGV[10] == '1'
+local subscribed = ARGV[10] == '1'
 
 -- Granted: the grant is taken, even past its grace if nobody took it
 -- back yet. One taken back is gone: the waiter queues again.
 if granting and entry ~= '' and redis.call('zrem', grants, entry) == 1 then
-  return once_record(noted({1, get()}, listening))
+  return once_record(noted({1, get()}, subscribed))
 end
 refresh()
 local queued = waiting() and redis.call('zscore', deadlines, entry)
 if serve(queued and entry or nil) then
-  return once_record(noted({1, available}, listening))
+  return once_record(noted({1, available}, subscribed))
 end
 if not queued and available >= n and not (waiting() and redis.call('lindex', queue, 0)) then
-  return once_record(noted({1, redis.call('decrby', count, n)}, listening))
+  return once_record(noted({1, redis.call('decrby', count, n)}, subscribed))
 end
 if ARGV[8] == '1' then
   return noted({0, -1, -1}, true)
 end
 local rank, retry = join(entry), -1
-if rank == 0 and turn_left() > 0 then
-  retry = turn_left() + 1
+if turn_wait then
+  -- Redisson's turn, ahead of the caller, may leave permits to it.
+  retry = turn_wait + 1
 elseif rank == 0 and granting then
   -- Grants not taken yet may come back to the head when their grace ends.
   local first = redis.call('zrangebyscore', grants, 0, '+inf', 'withscores', 'limit', 0, 1)

@@ -14,7 +14,7 @@
 -- uses fragment/sem.lua
 -- uses fragment/permits.lua
 local entry = ARGV[6]
-heard((address(entry)), tonumber(ARGV[7]))
+listening(listeners, (address(entry)), tonumber(ARGV[7]))
 if dequeue(entry) then
   return 0
 end

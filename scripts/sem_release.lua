@@ -16,5 +16,5 @@
 refresh()
 redis.call('incrby', count, tonumber(ARGV[6]))
 hand_on(tonumber(ARGV[7]))
-announce(available)
+place_redisson(announce(available))
 return once_record(available)

@@ -59,6 +59,30 @@
 // lose a message on a failure; a waiter then looks again within a few
 // seconds anyway, where Redisson's acquire would hang.
 //
+// Redisson's waiters are not starved by the grant: they have a place in
+// the queue. A release counts the clients that heard its message on
+// Redisson's channel, and latchkey's own Hubs among them: those of queued
+// waiters and of grants not taken yet, and those that latchkey's calls
+// noted as listening lately (a Hub stays subscribed for its linger after
+// its last waiter left). A listener beyond those is a Redisson client
+// waiting, and an entry that stands for Redisson's waiters joins the tail
+// of the queue. When that entry heads the queue, and permits are free and
+// a Redisson client still listens, the next release grants nothing: it
+// publishes the permits available and leaves them to Redisson's woken
+// waiters for 10ms (handoff.Yield), during which no latchkey caller takes
+// any; the waiter behind is told that its turn comes after. So a Redisson
+// waiter that can use the permits a release frees waits about as many
+// grants as latchkey waiters were queued when it was heard, as a latchkey
+// waiter would, and latchkey's waiters keep their order and, when no
+// Redisson client waits, their one-trip handoff. A Redisson waiter for
+// more permits than are free at its turn is not helped: its turn passes
+// unused. Anyone else subscribed to Redisson's channel by name counts as
+// a Redisson waiter (a pattern subscription does not), costing latchkey's
+// waiters a 10ms turn once per pass of the queue. On a Redis Cluster
+// without sharded pub/sub the server cannot count every listener, so
+// Redisson's waiters get no place, and may wait as long as latchkey's
+// waiters keep the semaphore busy: use sharded pub/sub there (Redis 7).
+//
 // Redis keys, as Redisson lays them out for a semaphore named N:
 //
 //	N                  string, the number of available permits (may be negative)
@@ -73,6 +97,10 @@
 //	                                     confirmed -> end of their grace
 //	latchkey_semaphore__channel:{N}:<id> channel of the Hub <id>: grants'
 //	                                     letters to its waiters
+//	latchkey_semaphore_listeners:{N}     zset, Hub id -> until when it may
+//	                                     listen on Redisson's channel
+//	latchkey_semaphore_turn:{N}          string, set while a release leaves
+//	                                     the permits to Redisson's waiters
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
 // Any string is a name; those that a Redis Cluster cannot serve, and the

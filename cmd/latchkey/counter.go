@@ -85,6 +85,10 @@ func readCounter(ctx context.Context, c *conn, st *State) error {
 // semWaiter reads a semaphore queue entry e whose deadline is deadline.
 func semWaiter(kind, e string, deadline, now int64) Waiter {
 	w := Waiter{Owner: e, Client: "latchkey", DeadlineMs: deadline, InMs: deadline - now, Permits: 1}
+	if e == "redisson" || e == "redisson:turn" { // Redisson's waiters' place in line
+		w.Client = "redisson"
+		return w
+	}
 	_, rest, _ := strings.Cut(e, "/")
 	if kind == kindPermits { // <hub id>/<permit ids in hex>, the first addressing letters
 		w.Owner, w.Permits = rest[:min(32, len(rest))], int64(len(rest)/32)

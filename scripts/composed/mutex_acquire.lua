@@ -169,9 +169,15 @@ end
 -- list) and deadlines (the zset), and address(e) (the Hub id and the
 -- letter key of entry e), which the fragment that names the primitive's
 -- KEYS defines before it.
--- Defines waiting(), purge(), join(e), leave(e), tell(e, body),
--- tell_head(body, n) and tell_next(n).
+-- Redisson's waiters have a place in the queue too: the entry "redisson"
+-- (and, once their turn at a semaphore's permits began, "redisson:turn"),
+-- which a release puts at the tail when a Redisson client may be waiting
+-- (see mutex.lua and yield.lua). It has no letters.
+-- Defines redisson, redisson_turn, waiting(), purge(), join(e), leave(e),
+-- tell(e, body), tell_head(body, n) and tell_next(n).
 -- uses fragment/letter.lua
+
+local redisson, redisson_turn = 'redisson', 'redisson:turn'
 
 -- waiting reports whether anyone waits: whether the queue's keys exist.
 -- It is asked once, and only off the fast path, where a free lock or
@@ -217,7 +223,11 @@ local function leave(e)
 end
 
 -- tell writes a letter to the waiter with queue entry e (see letter).
+-- Redisson's entry takes none, and is never gone.
 local function tell(e, body)
+  if e == redisson or e == redisson_turn then
+    return true
+  end
   local hub, key = address(e)
   return letter(hub, key, body)
 end
@@ -291,18 +301,23 @@ end
 --
 -- Redisson's waiters are not starved, though: they attempt when they hear
 -- the release's "0", and would find the lock granted every time while
--- latchkey waiters queue. So a release whose "0" more receivers heard
--- than latchkey listens with (none: a latchkey waiter listens on
--- Redisson's channel only while a Redisson client holds, or heads a
--- RedLock's queue, whose releases never yield) grants nothing: it leaves
--- the lock free for Redisson's waiters, and gives the head of the queue
--- its turn instead, "@<key> turn". The head takes the free lock once
--- Redisson's waiters had a moment to (handoff.Yield), and until then, or
--- the grace, no other latchkey caller may (the grant key names the head).
+-- latchkey waiters queue. So they have a place in the queue (see
+-- queue.lua). A release whose "0" more receivers heard than latchkey
+-- listens with (none: a latchkey waiter listens on Redisson's channel
+-- only while a Redisson client holds, or heads a RedLock's queue, whose
+-- releases never yield) puts Redisson's entry at the tail, unless it is
+-- queued. When a release finds it at the head and its "0" was heard, it
+-- grants nothing: it leaves the lock free for Redisson's waiters, and
+-- gives the next latchkey waiter its turn instead, "@<key> turn". That
+-- waiter takes the free lock once Redisson's waiters had a moment to
+-- (handoff.Yield), and until then, or the grace, no other latchkey caller
+-- may (the grant key names it). So a Redisson waiter waits about as many
+-- handoffs as latchkey waiters were queued when it was heard.
 --
 -- Reads the KEYS through the locals of mutex_keys.lua, which comes before
 -- it, and ARGV[1..5] (see inputs.lua).
--- Defines fence(), grant_head(), hand_on(yield) and free(yield).
+-- Defines fence(), yield_head(), grant_head(heard), hand_on(yield) and
+-- free(yield).
 -- uses fragment/clock.lua
 -- uses fragment/queue.lua
 -- uses fragment/hold.lua
@@ -319,28 +334,6 @@ local function fence()
   return t
 end
 
--- grant_head makes the first waiter in line the holder of the free lock,
--- for the grace time, and writes it a letter with its token and the
--- server's clock. Waiters whose client is gone are dropped on the way (a
--- few at most per call, to bound its work: the next release drops more).
-local function grant_head()
-  if not waiting() then
-    return
-  end
-  for _ = 1, 8 do
-    local head = redis.call('lpop', queue)
-    if not head then
-      return
-    end
-    redis.call('zrem', deadlines, head)
-    if tell(head, string.format('%.0f %.0f', fence(), micros())) then
-      grant_hold(owner_of(head), head)
-      break
-    end
-  end
-  tell_next(8)
-end
-
 -- yield_head gives the head of the queue its turn at the free lock, once
 -- Redisson's waiters had theirs; heads whose client is gone are dropped
 -- on the way, a few at most.
@@ -351,17 +344,45 @@ local function yield_head()
   end
 end
 
--- hand_on tells Redisson's waiters that the lock is free, and grants it to
--- the next latchkey waiter, unless yield is set and a Redisson client may
--- have heard: then the head gets its turn after them.
-local function hand_on(yield)
-  local heard = redis.call(pub, shared, '0')
-  purge()
-  if yield and heard > 0 and waiting() then
-    yield_head()
-  else
-    grant_head()
+-- grant_head makes the first waiter in line the holder of the free lock,
+-- for the grace time, and writes it a letter with its token and the
+-- server's clock. Waiters whose client is gone are dropped on the way (a
+-- few at most per call, to bound its work: the next release drops more).
+-- Redisson's entry at the head yields the lock to Redisson's waiters if
+-- heard says one may be listening, and is dropped otherwise.
+local function grant_head(heard)
+  if not waiting() then
+    return
   end
+  for _ = 1, 8 do
+    local head = redis.call('lpop', queue)
+    if not head then
+      return
+    end
+    redis.call('zrem', deadlines, head)
+    if head == redisson then
+      if heard then
+        yield_head()
+        return
+      end
+    elseif tell(head, string.format('%.0f %.0f', fence(), micros())) then
+      grant_hold(owner_of(head), head)
+      break
+    end
+  end
+  tell_next(8)
+end
+
+-- hand_on tells Redisson's waiters that the lock is free, and grants it to
+-- the next in line. With yield set, a Redisson client may have heard
+-- that: Redisson's waiters take their place in line, if latchkey's wait.
+local function hand_on(yield)
+  local heard = redis.call(pub, shared, '0') > 0 and yield
+  purge()
+  if heard and waiting() and redis.call('lindex', queue, 0) then
+    join(redisson)
+  end
+  grant_head(heard)
 end
 
 -- free deletes the lock, and any grant of it not taken, and hands it on.

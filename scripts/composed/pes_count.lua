@@ -14,6 +14,23 @@
 -- Defines now, pub, life (ARGV[3]), grace and counted (a boolean).
 local now, pub, life, grace = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local counted = ARGV[5] == '1'
+-- listeners.lua: notes of latchkey's Hubs that may listen on Redisson's
+-- channel of a semaphore (see yield.lua), in a zset of Hub id -> until
+-- when (ms, the clients' clocks, which are taken to agree within a
+-- Hub's linger).
+-- Reads ARGV[1] (see inputs.lua). Defines listening(key, hub, ms).
+-- uses fragment/inputs.lua
+
+-- listening notes in the zset key that the Hub hub may listen for ms from
+-- now. A Hub new to the zset also drops the notes that ran out, and gives
+-- the zset a life of 30 times ms from then: notes are read by their
+-- scores, and a steady set of Hubs keeps the zset a while.
+local function listening(key, hub, ms)
+  if redis.call('zadd', key, now + ms, hub) == 1 then
+    redis.call('zremrangebyscore', key, '-inf', now)
+    redis.call('pexpire', key, 30 * ms)
+  end
+end
 -- pes.lua: the permit semaphore's KEYS, the entries of its waiter queue,
 -- and its permits' leases, on a Redisson RPermitExpirableSemaphore and
 -- latchkey's queue beside it.
@@ -42,7 +59,7 @@ local counted = ARGV[5] == '1'
 -- KEYS[5] latchkey_semaphore_timeout:{name}   zset: entry -> deadline (ms, client clock)
 -- KEYS[6] latchkey_semaphore__channel:{name}  prefix of each Hub's channel, <prefix>:<hub id>
 -- KEYS[7] latchkey_semaphore_listeners:{name} zset: Hub id -> until when it may listen on
---                                             Redisson's channel (ms, server clock; see yield.lua)
+--                                             Redisson's channel (ms; see listeners.lua)
 -- KEYS[8] latchkey_semaphore_turn:{name}      set while Redisson's waiters have their turn
 -- (A script that only reads or sets leases takes the first three.)
 -- A waiter entry is <hub id>/<its permits' ids in hex>, the first id
@@ -51,8 +68,9 @@ local counted = ARGV[5] == '1'
 -- Defines count, timeout, shared, queue, deadlines, hubs, listeners and
 -- turn (the KEYS),
 -- never, ids(e), need(e), address(e), expire(), hold(list, score),
--- hand(e), announce(n), expire_now() and restock().
+-- hand(e), granted(), announce(n), expire_now() and restock().
 -- uses fragment/inputs.lua
+-- uses fragment/listeners.lua
 local count, timeout, shared = KEYS[1], KEYS[2], KEYS[3]
 local queue, deadlines, hubs = KEYS[4], KEYS[5], KEYS[6]
 local listeners, turn = KEYS[7], KEYS[8]
@@ -101,17 +119,26 @@ local function hold(list, score)
   end
 end
 
--- hand acquires entry e's permits for it, for the grace.
+-- hand acquires entry e's permits for it, for the grace, and notes its
+-- Hub among the listeners of Redisson's channel until then (see
+-- yield.lua): the queue no longer shows it, and granted() does not.
 local function hand(e)
   hold(ids(e), now + grace)
+  listening(listeners, (address(e)), grace)
 end
 
--- announce publishes n on Redisson's channel if it is positive: nobody
+-- granted returns no entries: a grant is permits held (see hand).
+local function granted()
+  return {}
+end
+
+-- announce publishes n on Redisson's channel if it is positive (nobody
 -- can take fewer than one permit, and Redisson's listeners reject a
--- negative count.
+-- negative count), and returns how many clients heard it, or nil if it
+-- published nothing.
 local function announce(n)
   if n > 0 then
-    redis.call(pub, shared, n)
+    return redis.call(pub, shared, n)
   end
 end
 

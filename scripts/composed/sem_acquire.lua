@@ -145,14 +145,15 @@ end
 --                                             (ms, server clock)
 -- KEYS[6] latchkey_semaphore__channel:{name}  prefix of each Hub's channel, <prefix>:<hub id>
 -- KEYS[7] latchkey_semaphore_listeners:{name} zset: Hub id -> until when it may listen on
---                                             Redisson's channel (ms, server clock; see yield.lua)
+--                                             Redisson's channel (ms; see listeners.lua)
 -- KEYS[8] latchkey_semaphore_turn:{name}      set while Redisson's waiters have their turn
 -- A waiter entry is <hub id>/<permits>/<key>, key being its letters'
 -- address.
 -- Reads ARGV[2] and ARGV[4] (see inputs.lua).
 -- Defines count, shared, queue, deadlines, grants, hubs, listeners and
 -- turn (the KEYS),
--- need(e), address(e), granting, restock(), hand(e) and announce(n).
+-- need(e), address(e), granting, restock(), hand(e), announce(n) and
+-- granted().
 -- uses fragment/inputs.lua
 -- uses fragment/clock.lua
 local count, shared, queue, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -189,9 +190,18 @@ local function hand(e)
   granting = true
 end
 
--- announce publishes n, the permits available, on Redisson's channel.
+-- announce publishes n, the permits available, on Redisson's channel,
+-- and returns how many clients heard it.
 local function announce(n)
-  redis.call(pub, shared, n)
+  return redis.call(pub, shared, n)
+end
+
+-- granted returns the entries granted permits and not taken yet.
+local function granted()
+  if not granting then
+    return {}
+  end
+  return redis.call('zrange', grants, 0, -1)
 end
 -- letter.lua: letters to latchkey waiters, on the channel of each one's
 -- client's pub/sub Hub: "@<key> <body>", key being the waiter's address.
@@ -217,9 +227,15 @@ end
 -- list) and deadlines (the zset), and address(e) (the Hub id and the
 -- letter key of entry e), which the fragment that names the primitive's
 -- KEYS defines before it.
--- Defines waiting(), purge(), join(e), leave(e), tell(e, body),
--- tell_head(body, n) and tell_next(n).
+-- Redisson's waiters have a place in the queue too: the entry "redisson"
+-- (and, once their turn at a semaphore's permits began, "redisson:turn"),
+-- which a release puts at the tail when a Redisson client may be waiting
+-- (see mutex.lua and yield.lua). It has no letters.
+-- Defines redisson, redisson_turn, waiting(), purge(), join(e), leave(e),
+-- tell(e, body), tell_head(body, n) and tell_next(n).
 -- uses fragment/letter.lua
+
+local redisson, redisson_turn = 'redisson', 'redisson:turn'
 
 -- waiting reports whether anyone waits: whether the queue's keys exist.
 -- It is asked once, and only off the fast path, where a free lock or
@@ -265,7 +281,11 @@ local function leave(e)
 end
 
 -- tell writes a letter to the waiter with queue entry e (see letter).
+-- Redisson's entry takes none, and is never gone.
 local function tell(e, body)
+  if e == redisson or e == redisson_turn then
+    return true
+  end
   local hub, key = address(e)
   return letter(hub, key, body)
 end
@@ -294,58 +314,60 @@ local function tell_next(n)
   local _, dropped = tell_head('next', n)
   return dropped
 end
--- yield.lua: a semaphore's release serves Redisson's waiters too (see
--- sem.lua and pes.lua).
+-- listeners.lua: notes of latchkey's Hubs that may listen on Redisson's
+-- channel of a semaphore (see yield.lua), in a zset of Hub id -> until
+-- when (ms, the clients' clocks, which are taken to agree within a
+-- Hub's linger).
+-- Reads ARGV[1] (see inputs.lua). Defines listening(key, hub, ms).
+-- uses fragment/inputs.lua
+
+-- listening notes in the zset key that the Hub hub may listen for ms from
+-- now. A Hub new to the zset also drops the notes that ran out, and gives
+-- the zset a life of 30 times ms from then: notes are read by their
+-- scores, and a steady set of Hubs keeps the zset a while.
+local function listening(key, hub, ms)
+  if redis.call('zadd', key, now + ms, hub) == 1 then
+    redis.call('zremrangebyscore', key, '-inf', now)
+    redis.call('pexpire', key, 30 * ms)
+  end
+end
+-- yield.lua: Redisson's waiters have their turn at a semaphore's permits
+-- (see sem.lua and pes.lua).
 --
 -- Redisson's waiters listen on Redisson's channel and attempt at each
 -- release's message. Were every release to hand the permits to latchkey's
 -- queue, they would find none each time, for as long as latchkey's
--- waiters keep coming. So a release that frees permits the head of the
--- queue could use first asks the server how many connections listen on
--- Redisson's channel (PUBSUB NUMSUB, or SHARDNUMSUB with sharded pub/sub),
--- and counts latchkey's own among them: a latchkey waiter listens there
--- too (it counts Redisson's releases), and its Hub stays subscribed for a
--- while after its last waiter left. Those are the Hubs of the waiters in
--- the queue, and those noted in the listeners zset (Hub id -> until when,
--- server clock ms): a waiter's calls note its Hub when it leaves the
--- queue or listens without being queued, a grant notes its waiter's Hub
--- until the waiter takes it. More listeners than latchkey's: a Redisson
--- client waits, and the release leaves the permits free for a turn,
--- during which its message wakes Redisson's waiters and no latchkey
--- caller takes permits (the turn key); the head of the queue is told
--- "turn", and attempts once it is over. Where the server cannot count
--- every listener (a cluster's PUBLISH), no release yields.
+-- waiters keep coming. So Redisson's waiters have a place in the queue
+-- (see queue.lua). After a release publishes the permits available, it
+-- counts who heard (or, when it published nothing, who listens: PUBSUB
+-- NUMSUB or SHARDNUMSUB), and latchkey's own listeners among them: the
+-- Hubs of queued waiters and of grants not taken yet, and those noted in
+-- the listeners zset (see listeners.lua), where a waiter's calls note its
+-- Hub while it listens without being queued, and for its Hub's linger
+-- after it left. More than those: a Redisson client waits, and Redisson's
+-- entry joins the tail of the queue, unless it is queued. When a release
+-- finds it at the head with permits free and a Redisson client still
+-- listening, the turn begins: the permits stay free for Redisson's woken
+-- waiters for a moment (the turn key; the entry becomes "redisson:turn"),
+-- nobody of latchkey's takes any, and the waiter behind is told "turn".
+-- Once the turn is over the entry leaves. Where the server cannot count
+-- every listener (a cluster's PUBLISH), Redisson's waiters get no place.
 --
--- Reads the inputs (see inputs.lua), the locals shared, queue, listeners
--- and turn (the KEYS), and address(e), which the primitive's fragment
--- defines before it.
--- Defines heard(hub, ms), turn_left(), redisson_waits() and
--- yield_turn(ms).
--- uses fragment/clock.lua
+-- Reads the inputs (see inputs.lua), the locals shared, queue, deadlines,
+-- listeners and turn (the KEYS), and address(e) and granted(), which the
+-- primitive's fragment defines before it.
+-- Defines turn_wait, yield_ms, at_redisson(head, free) and
+-- place_redisson(n).
 -- uses fragment/queue.lua
+-- uses fragment/listeners.lua
 
--- heard notes that the Hub hub may listen on Redisson's channel for ms
--- from now; the zset lives as long as its latest note.
-local function heard(hub, ms)
-  redis.call('zadd', listeners, millis() + ms, hub)
-  if redis.call('pttl', listeners) < ms then
-    redis.call('pexpire', listeners, ms)
-  end
-end
-
--- turn_left returns the ms left of Redisson's waiters' turn, 0 if none.
-local left
-local function turn_left()
-  if left == nil then
-    left = math.max(redis.call('pttl', turn), 0)
-  end
-  return left
-end
+-- turn_wait is the ms left of Redisson's turn, once serving stopped at it;
+-- yield_ms, set by a release, how long a turn it starts lasts.
+local turn_wait, yield_ms
 
 -- ours counts latchkey's Hubs that may listen on Redisson's channel,
 -- stopping at upto.
 local function ours(upto)
-  redis.call('zremrangebyscore', listeners, '-inf', millis())
   local seen, n = {}, 0
   local function see(hub)
     if hub and not seen[hub] then
@@ -353,45 +375,83 @@ local function ours(upto)
     end
     return n >= upto
   end
-  for _, hub in ipairs(redis.call('zrange', listeners, 0, -1)) do
+  for _, hub in ipairs(redis.call('zrangebyscore', listeners, now, '+inf')) do
     if see(hub) then
       return n
     end
   end
-  for _, e in ipairs(redis.call('lrange', queue, 0, -1)) do
-    if see((address(e))) then
-      return n
+  for _, list in ipairs({redis.call('lrange', queue, 0, -1), granted()}) do
+    for _, e in ipairs(list) do
+      if see((address(e))) then
+        return n
+      end
     end
   end
   return n
 end
 
--- redisson_waits reports whether a client other than latchkey's Hubs
--- listens on Redisson's channel: a Redisson waiter.
-local function redisson_waits()
+-- redisson_waits reports whether n, the clients that heard Redisson's
+-- channel or listen on it, are more than latchkey's Hubs; without n, it
+-- asks the server.
+local function redisson_waits(n)
   if not counted then
     return false
   end
-  local sub = pub == 'SPUBLISH' and 'shardnumsub' or 'numsub'
-  local n = tonumber(redis.call('pubsub', sub, shared)[2])
+  if not n then
+    local numsub = pub == 'SPUBLISH' and 'shardnumsub' or 'numsub'
+    n = tonumber(redis.call('pubsub', numsub, shared)[2])
+  end
   return n > 0 and ours(n) < n
 end
 
--- yield_turn leaves the permits to Redisson's waiters for ms, and tells
--- the head of the queue that its turn comes after.
-local function yield_turn(ms)
-  redis.call('set', turn, '1', 'px', ms)
-  left = ms
-  tell_head('turn', 8)
+-- at_redisson deals with Redisson's entry, head, at the head of the
+-- queue, free permits being available: it reports whether serving stops
+-- there, for Redisson's turn. Without free permits the entry keeps its
+-- place. A release starts the
+-- turn if a Redisson client still listens; once the turn is over, or if
+-- none listens, or the caller is not a release, the entry leaves.
+local function at_redisson(head, free)
+  if head == redisson_turn then
+    turn_wait = redis.call('pttl', turn)
+    if turn_wait > 0 then
+      return true
+    end
+  elseif free < 1 then
+    return true
+  elseif yield_ms and redisson_waits() then
+    redis.call('lset', queue, 0, redisson_turn)
+    redis.call('zrem', deadlines, redisson)
+    redis.call('zadd', deadlines, now + life, redisson_turn)
+    redis.call('set', turn, '1', 'px', yield_ms)
+    turn_wait = yield_ms
+    local after = redis.call('lindex', queue, 1)
+    if after then
+      tell(after, 'turn')
+    end
+    return true
+  end
+  redis.call('lpop', queue)
+  redis.call('zrem', deadlines, head)
+  return false
+end
+
+-- place_redisson queues Redisson's entry at the tail if n, the clients
+-- that heard the release (nil: ask), show a Redisson client waiting
+-- while latchkey's waiters queue.
+local function place_redisson(n)
+  if waiting() and redisson_waits(n) and redis.call('lindex', queue, 0) then
+    join(redisson)
+  end
 end
 -- permits.lua: hands freed permits to the waiters at the head of a
 -- semaphore's queue, in order, as far as they go: a waiter for more than
 -- is left blocks those behind it.
--- While Redisson's waiters have their turn (see yield.lua), it hands
--- nothing.
+-- Redisson's entry in the queue stops it while Redisson's waiters have
+-- their turn (see yield.lua).
 -- Reads the local count (the key of the permits available) and need(e),
 -- hand(e) and restock(), which the primitive's fragment defines before
--- it, and the queue (see queue.lua).
+-- it, and the queue (see queue.lua). A grant is noted among the
+-- listeners of Redisson's channel unless granted() lists it (see yield.lua).
 -- Defines available, get(), serve(self, moved, took), hand_on(ms),
 -- refresh() and dequeue(e).
 -- uses fragment/clock.lua
@@ -411,60 +471,60 @@ end
 -- The entry self, if reached, takes its permits itself (took, if given,
 -- finishes that); the others are granted theirs (hand) and told. Waiters
 -- whose client is gone are dropped on the way (8 at most, to bound the
--- call's work). The head after a grant, or after the head left (moved) or
+-- call's work). Redisson's entry stops it for Redisson's turn, or leaves
+-- (see at_redisson). The head after a grant, or after the head left (moved) or
 -- served itself, is told that it is next: only the head attempts on
 -- Redisson's messages (see the Go side), and a waiter learns its rank from
 -- its attempts and from that letter. Returns whether self was served.
 local function serve(self, moved, took)
   available = get()
-  if not waiting() or turn_left() > 0 then
+  if not waiting() then
     return false
   end
-  local served, granted, dropped = false, false, 0
+  local served, gave, dropped = false, false, 0
   while dropped < 8 do
     local head = redis.call('lindex', queue, 0)
     if not head then
       break
     end
-    local k = need(head)
-    if k > available then
-      break
-    end
-    redis.call('lpop', queue)
-    redis.call('zrem', deadlines, head)
-    if head == self then
-      served, moved = true, true
-      available = redis.call('decrby', count, k)
-      if took then
-        took()
+    if head == redisson or head == redisson_turn then
+      if at_redisson(head, available) then
+        return served
       end
-    elseif tell(head, string.format('%d %.0f', k, micros())) then
-      available = redis.call('decrby', count, k)
-      hand(head)
-      heard((address(head)), grace)
-      granted = true
     else
-      dropped = dropped + 1
+      local k = need(head)
+      if k > available then
+        break
+      end
+      redis.call('lpop', queue)
+      redis.call('zrem', deadlines, head)
+      if head == self then
+        served, moved = true, true
+        available = redis.call('decrby', count, k)
+        if took then
+          took()
+        end
+      elseif tell(head, string.format('%d %.0f', k, micros())) then
+        available = redis.call('decrby', count, k)
+        hand(head)
+        gave = true
+      else
+        dropped = dropped + 1
+      end
     end
   end
   -- The new head is next: should a grant never be taken, it tries once
   -- the grace is over, and from then on it heeds Redisson's messages.
-  if granted or moved then
+  if gave or moved then
     tell_next(8 - dropped)
   end
   return served
 end
 
--- hand_on serves the queue with the permits a release freed, unless a
--- Redisson client may be waiting for them: then it leaves them free for
--- Redisson's waiters for ms, and the head's turn comes after.
+-- hand_on serves the queue with the permits a release freed; a turn of
+-- Redisson's waiters that it finds due lasts ms (see yield.lua).
 local function hand_on(ms)
-  available = get()
-  local head = waiting() and turn_left() == 0 and redis.call('lindex', queue, 0)
-  if head and need(head) <= available and redisson_waits() then
-    yield_turn(ms)
-    return
-  end
+  yield_ms = ms
   serve(nil)
 end
 
@@ -517,31 +577,32 @@ local entry, n = ARGV[6], tonumber(ARGV[7])
 -- waiter that the queue does not show is about to.
 local function noted(r, listens)
   if entry ~= '' and listens then
-    heard((address(entry)), tonumber(ARGV[9]))
+    listening(listeners, (address(entry)), tonumber(ARGV[9]))
   end
   return r
 end
-local listening = ARGV[10] == '1'
+local subscribed = ARGV[10] == '1'
 
 -- Granted: the grant is taken, even past its grace if nobody took it
 -- back yet. One taken back is gone: the waiter queues again.
 if granting and entry ~= '' and redis.call('zrem', grants, entry) == 1 then
-  return once_record(noted({1, get()}, listening))
+  return once_record(noted({1, get()}, subscribed))
 end
 refresh()
 local queued = waiting() and redis.call('zscore', deadlines, entry)
 if serve(queued and entry or nil) then
-  return once_record(noted({1, available}, listening))
+  return once_record(noted({1, available}, subscribed))
 end
 if not queued and available >= n and not (waiting() and redis.call('lindex', queue, 0)) then
-  return once_record(noted({1, redis.call('decrby', count, n)}, listening))
+  return once_record(noted({1, redis.call('decrby', count, n)}, subscribed))
 end
 if ARGV[8] == '1' then
   return noted({0, -1, -1}, true)
 end
 local rank, retry = join(entry), -1
-if rank == 0 and turn_left() > 0 then
-  retry = turn_left() + 1
+if turn_wait then
+  -- Redisson's turn, ahead of the caller, may leave permits to it.
+  retry = turn_wait + 1
 elseif rank == 0 and granting then
   -- Grants not taken yet may come back to the head when their grace ends.
   local first = redis.call('zrangebyscore', grants, 0, '+inf', 'withscores', 'limit', 0, 1)

@@ -1,11 +1,12 @@
 -- permits.lua: hands freed permits to the waiters at the head of a
 -- semaphore's queue, in order, as far as they go: a waiter for more than
 -- is left blocks those behind it.
--- While Redisson's waiters have their turn (see yield.lua), it hands
--- nothing.
+-- Redisson's entry in the queue stops it while Redisson's waiters have
+-- their turn (see yield.lua).
 -- Reads the local count (the key of the permits available) and need(e),
 -- hand(e) and restock(), which the primitive's fragment defines before
--- it, and the queue (see queue.lua).
+-- it, and the queue (see queue.lua). A grant is noted among the
+-- listeners of Redisson's channel unless granted() lists it (see yield.lua).
 -- Defines available, get(), serve(self, moved, took), hand_on(ms),
 -- refresh() and dequeue(e).
 -- uses fragment/clock.lua
@@ -25,60 +26,60 @@ end
 -- The entry self, if reached, takes its permits itself (took, if given,
 -- finishes that); the others are granted theirs (hand) and told. Waiters
 -- whose client is gone are dropped on the way (8 at most, to bound the
--- call's work). The head after a grant, or after the head left (moved) or
+-- call's work). Redisson's entry stops it for Redisson's turn, or leaves
+-- (see at_redisson). The head after a grant, or after the head left (moved) or
 -- served itself, is told that it is next: only the head attempts on
 -- Redisson's messages (see the Go side), and a waiter learns its rank from
 -- its attempts and from that letter. Returns whether self was served.
 local function serve(self, moved, took)
   available = get()
-  if not waiting() or turn_left() > 0 then
+  if not waiting() then
     return false
   end
-  local served, granted, dropped = false, false, 0
+  local served, gave, dropped = false, false, 0
   while dropped < 8 do
     local head = redis.call('lindex', queue, 0)
     if not head then
       break
     end
-    local k = need(head)
-    if k > available then
-      break
-    end
-    redis.call('lpop', queue)
-    redis.call('zrem', deadlines, head)
-    if head == self then
-      served, moved = true, true
-      available = redis.call('decrby', count, k)
-      if took then
-        took()
+    if head == redisson or head == redisson_turn then
+      if at_redisson(head, available) then
+        return served
       end
-    elseif tell(head, string.format('%d %.0f', k, micros())) then
-      available = redis.call('decrby', count, k)
-      hand(head)
-      heard((address(head)), grace)
-      granted = true
     else
-      dropped = dropped + 1
+      local k = need(head)
+      if k > available then
+        break
+      end
+      redis.call('lpop', queue)
+      redis.call('zrem', deadlines, head)
+      if head == self then
+        served, moved = true, true
+        available = redis.call('decrby', count, k)
+        if took then
+          took()
+        end
+      elseif tell(head, string.format('%d %.0f', k, micros())) then
+        available = redis.call('decrby', count, k)
+        hand(head)
+        gave = true
+      else
+        dropped = dropped + 1
+      end
     end
   end
   -- The new head is next: should a grant never be taken, it tries once
   -- the grace is over, and from then on it heeds Redisson's messages.
-  if granted or moved then
+  if gave or moved then
     tell_next(8 - dropped)
   end
   return served
 end
 
--- hand_on serves the queue with the permits a release freed, unless a
--- Redisson client may be waiting for them: then it leaves them free for
--- Redisson's waiters for ms, and the head's turn comes after.
+-- hand_on serves the queue with the permits a release freed; a turn of
+-- Redisson's waiters that it finds due lasts ms (see yield.lua).
 local function hand_on(ms)
-  available = get()
-  local head = waiting() and turn_left() == 0 and redis.call('lindex', queue, 0)
-  if head and need(head) <= available and redisson_waits() then
-    yield_turn(ms)
-    return
-  end
+  yield_ms = ms
   serve(nil)
 end
 

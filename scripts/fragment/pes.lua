@@ -26,7 +26,7 @@
 -- KEYS[5] latchkey_semaphore_timeout:{name}   zset: entry -> deadline (ms, client clock)
 -- KEYS[6] latchkey_semaphore__channel:{name}  prefix of each Hub's channel, <prefix>:<hub id>
 -- KEYS[7] latchkey_semaphore_listeners:{name} zset: Hub id -> until when it may listen on
---                                             Redisson's channel (ms, server clock; see yield.lua)
+--                                             Redisson's channel (ms; see listeners.lua)
 -- KEYS[8] latchkey_semaphore_turn:{name}      set while Redisson's waiters have their turn
 -- (A script that only reads or sets leases takes the first three.)
 -- A waiter entry is <hub id>/<its permits' ids in hex>, the first id
@@ -35,8 +35,9 @@
 -- Defines count, timeout, shared, queue, deadlines, hubs, listeners and
 -- turn (the KEYS),
 -- never, ids(e), need(e), address(e), expire(), hold(list, score),
--- hand(e), announce(n), expire_now() and restock().
+-- hand(e), granted(), announce(n), expire_now() and restock().
 -- uses fragment/inputs.lua
+-- uses fragment/listeners.lua
 local count, timeout, shared = KEYS[1], KEYS[2], KEYS[3]
 local queue, deadlines, hubs = KEYS[4], KEYS[5], KEYS[6]
 local listeners, turn = KEYS[7], KEYS[8]
@@ -85,17 +86,26 @@ local function hold(list, score)
   end
 end
 
--- hand acquires entry e's permits for it, for the grace.
+-- hand acquires entry e's permits for it, for the grace, and notes its
+-- Hub among the listeners of Redisson's channel until then (see
+-- yield.lua): the queue no longer shows it, and granted() does not.
 local function hand(e)
   hold(ids(e), now + grace)
+  listening(listeners, (address(e)), grace)
 end
 
--- announce publishes n on Redisson's channel if it is positive: nobody
+-- granted returns no entries: a grant is permits held (see hand).
+local function granted()
+  return {}
+end
+
+-- announce publishes n on Redisson's channel if it is positive (nobody
 -- can take fewer than one permit, and Redisson's listeners reject a
--- negative count.
+-- negative count), and returns how many clients heard it, or nil if it
+-- published nothing.
 local function announce(n)
   if n > 0 then
-    redis.call(pub, shared, n)
+    return redis.call(pub, shared, n)
   end
 end
 

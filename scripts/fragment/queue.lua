@@ -7,9 +7,15 @@
 -- list) and deadlines (the zset), and address(e) (the Hub id and the
 -- letter key of entry e), which the fragment that names the primitive's
 -- KEYS defines before it.
--- Defines waiting(), purge(), join(e), leave(e), tell(e, body),
--- tell_head(body, n) and tell_next(n).
+-- Redisson's waiters have a place in the queue too: the entry "redisson"
+-- (and, once their turn at a semaphore's permits began, "redisson:turn"),
+-- which a release puts at the tail when a Redisson client may be waiting
+-- (see mutex.lua and yield.lua). It has no letters.
+-- Defines redisson, redisson_turn, waiting(), purge(), join(e), leave(e),
+-- tell(e, body), tell_head(body, n) and tell_next(n).
 -- uses fragment/letter.lua
+
+local redisson, redisson_turn = 'redisson', 'redisson:turn'
 
 -- waiting reports whether anyone waits: whether the queue's keys exist.
 -- It is asked once, and only off the fast path, where a free lock or
@@ -55,7 +61,11 @@ local function leave(e)
 end
 
 -- tell writes a letter to the waiter with queue entry e (see letter).
+-- Redisson's entry takes none, and is never gone.
 local function tell(e, body)
+  if e == redisson or e == redisson_turn then
+    return true
+  end
   local hub, key = address(e)
   return letter(hub, key, body)
 end

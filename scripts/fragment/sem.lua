@@ -26,14 +26,15 @@
 --                                             (ms, server clock)
 -- KEYS[6] latchkey_semaphore__channel:{name}  prefix of each Hub's channel, <prefix>:<hub id>
 -- KEYS[7] latchkey_semaphore_listeners:{name} zset: Hub id -> until when it may listen on
---                                             Redisson's channel (ms, server clock; see yield.lua)
+--                                             Redisson's channel (ms; see listeners.lua)
 -- KEYS[8] latchkey_semaphore_turn:{name}      set while Redisson's waiters have their turn
 -- A waiter entry is <hub id>/<permits>/<key>, key being its letters'
 -- address.
 -- Reads ARGV[2] and ARGV[4] (see inputs.lua).
 -- Defines count, shared, queue, deadlines, grants, hubs, listeners and
 -- turn (the KEYS),
--- need(e), address(e), granting, restock(), hand(e) and announce(n).
+-- need(e), address(e), granting, restock(), hand(e), announce(n) and
+-- granted().
 -- uses fragment/inputs.lua
 -- uses fragment/clock.lua
 local count, shared, queue, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -70,7 +71,16 @@ local function hand(e)
   granting = true
 end
 
--- announce publishes n, the permits available, on Redisson's channel.
+-- announce publishes n, the permits available, on Redisson's channel,
+-- and returns how many clients heard it.
 local function announce(n)
-  redis.call(pub, shared, n)
+  return redis.call(pub, shared, n)
+end
+
+-- granted returns the entries granted permits and not taken yet.
+local function granted()
+  if not granting then
+    return {}
+  end
+  return redis.call('zrange', grants, 0, -1)
 end

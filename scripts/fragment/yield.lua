@@ -1,55 +1,40 @@
--- yield.lua: a semaphore's release serves Redisson's waiters too (see
--- sem.lua and pes.lua).
+-- yield.lua: Redisson's waiters have their turn at a semaphore's permits
+-- (see sem.lua and pes.lua).
 --
 -- Redisson's waiters listen on Redisson's channel and attempt at each
 -- release's message. Were every release to hand the permits to latchkey's
 -- queue, they would find none each time, for as long as latchkey's
--- waiters keep coming. So a release that frees permits the head of the
--- queue could use first asks the server how many connections listen on
--- Redisson's channel (PUBSUB NUMSUB, or SHARDNUMSUB with sharded pub/sub),
--- and counts latchkey's own among them: a latchkey waiter listens there
--- too (it counts Redisson's releases), and its Hub stays subscribed for a
--- while after its last waiter left. Those are the Hubs of the waiters in
--- the queue, and those noted in the listeners zset (Hub id -> until when,
--- server clock ms): a waiter's calls note its Hub when it leaves the
--- queue or listens without being queued, a grant notes its waiter's Hub
--- until the waiter takes it. More listeners than latchkey's: a Redisson
--- client waits, and the release leaves the permits free for a turn,
--- during which its message wakes Redisson's waiters and no latchkey
--- caller takes permits (the turn key); the head of the queue is told
--- "turn", and attempts once it is over. Where the server cannot count
--- every listener (a cluster's PUBLISH), no release yields.
+-- waiters keep coming. So Redisson's waiters have a place in the queue
+-- (see queue.lua). After a release publishes the permits available, it
+-- counts who heard (or, when it published nothing, who listens: PUBSUB
+-- NUMSUB or SHARDNUMSUB), and latchkey's own listeners among them: the
+-- Hubs of queued waiters and of grants not taken yet, and those noted in
+-- the listeners zset (see listeners.lua), where a waiter's calls note its
+-- Hub while it listens without being queued, and for its Hub's linger
+-- after it left. More than those: a Redisson client waits, and Redisson's
+-- entry joins the tail of the queue, unless it is queued. When a release
+-- finds it at the head with permits free and a Redisson client still
+-- listening, the turn begins: the permits stay free for Redisson's woken
+-- waiters for a moment (the turn key; the entry becomes "redisson:turn"),
+-- nobody of latchkey's takes any, and the waiter behind is told "turn".
+-- Once the turn is over the entry leaves. Where the server cannot count
+-- every listener (a cluster's PUBLISH), Redisson's waiters get no place.
 --
--- Reads the inputs (see inputs.lua), the locals shared, queue, listeners
--- and turn (the KEYS), and address(e), which the primitive's fragment
--- defines before it.
--- Defines heard(hub, ms), turn_left(), redisson_waits() and
--- yield_turn(ms).
--- uses fragment/clock.lua
+-- Reads the inputs (see inputs.lua), the locals shared, queue, deadlines,
+-- listeners and turn (the KEYS), and address(e) and granted(), which the
+-- primitive's fragment defines before it.
+-- Defines turn_wait, yield_ms, at_redisson(head, free) and
+-- place_redisson(n).
 -- uses fragment/queue.lua
+-- uses fragment/listeners.lua
 
--- heard notes that the Hub hub may listen on Redisson's channel for ms
--- from now; the zset lives as long as its latest note.
-local function heard(hub, ms)
-  redis.call('zadd', listeners, millis() + ms, hub)
-  if redis.call('pttl', listeners) < ms then
-    redis.call('pexpire', listeners, ms)
-  end
-end
-
--- turn_left returns the ms left of Redisson's waiters' turn, 0 if none.
-local left
-local function turn_left()
-  if left == nil then
-    left = math.max(redis.call('pttl', turn), 0)
-  end
-  return left
-end
+-- turn_wait is the ms left of Redisson's turn, once serving stopped at it;
+-- yield_ms, set by a release, how long a turn it starts lasts.
+local turn_wait, yield_ms
 
 -- ours counts latchkey's Hubs that may listen on Redisson's channel,
 -- stopping at upto.
 local function ours(upto)
-  redis.call('zremrangebyscore', listeners, '-inf', millis())
   local seen, n = {}, 0
   local function see(hub)
     if hub and not seen[hub] then
@@ -57,34 +42,71 @@ local function ours(upto)
     end
     return n >= upto
   end
-  for _, hub in ipairs(redis.call('zrange', listeners, 0, -1)) do
+  for _, hub in ipairs(redis.call('zrangebyscore', listeners, now, '+inf')) do
     if see(hub) then
       return n
     end
   end
-  for _, e in ipairs(redis.call('lrange', queue, 0, -1)) do
-    if see((address(e))) then
-      return n
+  for _, list in ipairs({redis.call('lrange', queue, 0, -1), granted()}) do
+    for _, e in ipairs(list) do
+      if see((address(e))) then
+        return n
+      end
     end
   end
   return n
 end
 
--- redisson_waits reports whether a client other than latchkey's Hubs
--- listens on Redisson's channel: a Redisson waiter.
-local function redisson_waits()
+-- redisson_waits reports whether n, the clients that heard Redisson's
+-- channel or listen on it, are more than latchkey's Hubs; without n, it
+-- asks the server.
+local function redisson_waits(n)
   if not counted then
     return false
   end
-  local sub = pub == 'SPUBLISH' and 'shardnumsub' or 'numsub'
-  local n = tonumber(redis.call('pubsub', sub, shared)[2])
+  if not n then
+    local numsub = pub == 'SPUBLISH' and 'shardnumsub' or 'numsub'
+    n = tonumber(redis.call('pubsub', numsub, shared)[2])
+  end
   return n > 0 and ours(n) < n
 end
 
--- yield_turn leaves the permits to Redisson's waiters for ms, and tells
--- the head of the queue that its turn comes after.
-local function yield_turn(ms)
-  redis.call('set', turn, '1', 'px', ms)
-  left = ms
-  tell_head('turn', 8)
+-- at_redisson deals with Redisson's entry, head, at the head of the
+-- queue, free permits being available: it reports whether serving stops
+-- there, for Redisson's turn. Without free permits the entry keeps its
+-- place. A release starts the
+-- turn if a Redisson client still listens; once the turn is over, or if
+-- none listens, or the caller is not a release, the entry leaves.
+local function at_redisson(head, free)
+  if head == redisson_turn then
+    turn_wait = redis.call('pttl', turn)
+    if turn_wait > 0 then
+      return true
+    end
+  elseif free < 1 then
+    return true
+  elseif yield_ms and redisson_waits() then
+    redis.call('lset', queue, 0, redisson_turn)
+    redis.call('zrem', deadlines, redisson)
+    redis.call('zadd', deadlines, now + life, redisson_turn)
+    redis.call('set', turn, '1', 'px', yield_ms)
+    turn_wait = yield_ms
+    local after = redis.call('lindex', queue, 1)
+    if after then
+      tell(after, 'turn')
+    end
+    return true
+  end
+  redis.call('lpop', queue)
+  redis.call('zrem', deadlines, head)
+  return false
+end
+
+-- place_redisson queues Redisson's entry at the tail if n, the clients
+-- that heard the release (nil: ask), show a Redisson client waiting
+-- while latchkey's waiters queue.
+local function place_redisson(n)
+  if waiting() and redisson_waits(n) and redis.call('lindex', queue, 0) then
+    join(redisson)
+  end
 end

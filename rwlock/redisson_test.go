@@ -1,0 +1,144 @@
+package rwlock_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/locktest"
+	"github.com/latchkey/latchkey/rwlock"
+	"github.com/redis/go-redis/v9"
+)
+
+// redissonWriter is a Redisson client's write lock, written from the
+// protocol reference: its lock script, its unlock script, and its wait,
+// which attempts again at every message on the lock's channel or when the
+// holders' TTL runs out.
+type redissonWriter struct {
+	c     *redis.Client
+	name  string
+	owner string
+}
+
+var (
+	redissonWriteTry = redis.NewScript(`
+local mode = redis.call('hget', KEYS[1], 'mode')
+if not mode then
+  redis.call('hset', KEYS[1], 'mode', 'write', ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], redis.call('pttl', KEYS[1]) + ARGV[1])
+  return nil
+end
+return redis.call('pttl', KEYS[1])`)
+	redissonWriteUnlock = redis.NewScript(`
+if redis.call('hget', KEYS[1], 'mode') ~= 'write' or redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
+  return nil
+end
+if redis.call('hincrby', KEYS[1], ARGV[1], -1) > 0 then
+  return 0
+end
+redis.call('hdel', KEYS[1], ARGV[1])
+if redis.call('hlen', KEYS[1]) == 1 then
+  redis.call('del', KEYS[1])
+  redis.call('publish', KEYS[2], '1')
+else
+  redis.call('hset', KEYS[1], 'mode', 'read')
+end
+return 1`)
+)
+
+func (r *redissonWriter) channel() string { return "redisson_rwlock:{" + r.name + "}" }
+
+func (r *redissonWriter) lock(ctx context.Context) error {
+	try := func() (bool, time.Duration, error) {
+		ttl, err := redissonWriteTry.Run(ctx, r.c, []string{r.name}, 30000, r.owner+":write").Int64()
+		if err == redis.Nil {
+			return true, 0, nil
+		}
+		return false, time.Duration(ttl) * time.Millisecond, err
+	}
+	if ok, _, err := try(); ok || err != nil {
+		return err
+	}
+	sub := r.c.Subscribe(ctx, r.channel())
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		return err
+	}
+	msgs := sub.Channel()
+	for {
+		ok, ttl, err := try()
+		if ok || err != nil {
+			return err
+		}
+		if ttl < 0 {
+			ttl = time.Minute
+		}
+		select {
+		case <-msgs:
+		case <-time.After(ttl):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (r *redissonWriter) unlock(ctx context.Context) error {
+	return redissonWriteUnlock.Run(ctx, r.c, []string{r.name, r.channel()}, r.owner+":write").Err()
+}
+
+// A Redisson writer is served among latchkey writers that keep the lock
+// busy (Lock, hold 20ms, Unlock, again) as among Redisson writers: a write
+// unlock grants nothing and wakes every waiter of either side, so the
+// Java writer races latchkey's as Redisson writers race each other. It
+// gets the lock within a few holds of the others either way; the log
+// shows how many.
+func TestRWMutex_redissonWriterServed(t *testing.T) {
+	s := server(t)
+	for _, crowd := range []string{"latchkey", "redisson"} {
+		t.Run(crowd, func(t *testing.T) {
+			name := lockName(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			others := locktest.NewCrowd(1, 20*time.Millisecond)
+			for i := range 3 {
+				if crowd == "latchkey" {
+					rw := rwlock.New(client(t, s), name)
+					others.Go(ctx, rw.Lock, rw.Unlock)
+					continue
+				}
+				r := &redissonWriter{c: s.Client(t), name: name, owner: fmt.Sprintf("0b5c1e7a-3d2f-4c8e-9a6b-%012d:1", i)}
+				others.Go(ctx, r.lock, r.unlock)
+			}
+			others.WaitAcquired(ctx, 10)
+			var most, all int64
+			const rounds = 5
+			for range rounds {
+				java := &redissonWriter{c: s.Client(t), name: name, owner: "6a1d3c2e-58f4-4b7e-9c0d-1e2f3a4b5c6d:1"}
+				before := others.Acquired()
+				err := java.lock(ctx)
+				meanwhile := others.Acquired() - before
+				if err == nil {
+					others.Inside()
+					err = java.unlock(ctx)
+				}
+				if err != nil {
+					others.Stop(t)
+					t.Fatalf("Redisson client: %v", err)
+				}
+				most, all = max(most, meanwhile), all+meanwhile
+				others.WaitAcquired(ctx, 3)
+			}
+			others.Stop(t)
+			t.Logf("among %s writers, the Redisson writer waited through %.1f holds on average, %d at most", crowd, float64(all)/rounds, most)
+			if most > 40 {
+				t.Errorf("the Redisson writer waited through up to %d holds, want a few", most)
+			}
+		})
+	}
+}
