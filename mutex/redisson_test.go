@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/locktest"
+	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/redis/go-redis/v9"
 )
@@ -15,9 +17,10 @@ import (
 // attempts again on every "0" on the lock's channel or when the holder's
 // TTL runs out. Its owner id is not a latchkey one.
 type redissonLock struct {
-	c     *redis.Client
-	name  string
-	owner string
+	c       redis.UniversalClient
+	name    string
+	owner   string
+	sharded bool // on a cluster: SSUBSCRIBE and SPUBLISH, as Redisson on Redis 7
 }
 
 var (
@@ -37,7 +40,7 @@ if redis.call('hincrby', KEYS[1], ARGV[2], -1) > 0 then
   return 0
 end
 redis.call('del', KEYS[1])
-redis.call('publish', KEYS[2], '0')
+redis.call(ARGV[3], KEYS[2], '0')
 return 1`)
 )
 
@@ -57,6 +60,10 @@ func (r *redissonLock) lock(ctx context.Context) error {
 		return err
 	}
 	sub := r.c.Subscribe(ctx, r.channel())
+	if r.sharded {
+		sub.Close()
+		sub = r.c.SSubscribe(ctx, r.channel())
+	}
 	defer sub.Close()
 	if _, err := sub.Receive(ctx); err != nil {
 		return err
@@ -80,7 +87,11 @@ func (r *redissonLock) lock(ctx context.Context) error {
 }
 
 func (r *redissonLock) unlock(ctx context.Context) error {
-	return redissonUnlock.Run(ctx, r.c, []string{r.name, r.channel()}, 30000, r.owner).Err()
+	pub := "publish"
+	if r.sharded {
+		pub = "spublish"
+	}
+	return redissonUnlock.Run(ctx, r.c, []string{r.name, r.channel()}, 30000, r.owner, pub).Err()
 }
 
 // A Redisson waiter is not starved by latchkey's handoff. Three latchkey
@@ -91,16 +102,30 @@ func (r *redissonLock) unlock(ctx context.Context) error {
 // clients go on after it.
 func TestMutex_redissonWaiterServed(t *testing.T) {
 	s := server(t)
+	redissonServed(t, func() redis.UniversalClient { return client(t, s) }, false)
+}
+
+// The same on a Redis Cluster, where both sides use sharded pub/sub.
+func TestMutex_redissonWaiterServed_cluster(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	redissonServed(t, func() redis.UniversalClient {
+		c := cl.Client(t)
+		t.Cleanup(func() { _ = latchkey.Close(c) })
+		return c
+	}, true)
+}
+
+func redissonServed(t *testing.T, newClient func() redis.UniversalClient, sharded bool) {
 	name := lockName(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	crowd := locktest.NewCrowd(1, 20*time.Millisecond)
 	for range 3 {
-		m := mutex.New(client(t, s), name)
+		m := mutex.New(newClient(), name)
 		crowd.Go(ctx, m.Lock, m.Unlock)
 	}
 	crowd.WaitAcquired(ctx, 10) // the latchkey clients queue behind each other
-	java := &redissonLock{c: s.Client(t), name: name, owner: "6a1d3c2e-58f4-4b7e-9c0d-1e2f3a4b5c6d:1"}
+	java := &redissonLock{c: newClient(), name: name, owner: "6a1d3c2e-58f4-4b7e-9c0d-1e2f3a4b5c6d:1", sharded: sharded}
 	before, start := crowd.Acquired(), time.Now()
 	err := java.lock(ctx)
 	meanwhile, waited := crowd.Acquired()-before, time.Since(start)

@@ -39,6 +39,14 @@
 // the writer waits for it as for any reader. A Java writer's unlock lets
 // no reader ahead of a latchkey writer that waits by then.
 //
+// Java and Go waiters share the lock as Redisson clients do: an unlock
+// grants nothing, and wakes the waiters of both sides, who race for it. A
+// Java writer among latchkey writers that keep the lock busy waits about
+// as many holds as among Redisson writers (a few: see
+// TestRWMutex_redissonWriterServed). Latchkey's readers hold back only
+// for latchkey's writers, so a stream of overlapping readers, of either
+// side, can hold off a Java writer, as Redisson's readers do.
+//
 // Without WithLease, holds are kept alive by a watchdog that renews this
 // process's holds, and only those, every third of the watchdog timeout
 // (30s by default); a crashed process's holds expire within that timeout,
