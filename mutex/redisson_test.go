@@ -176,3 +176,58 @@ func TestMutex_turnIsTheHeads(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A waiter that gives up during its turn at a lock that a Redisson
+// waiter took meanwhile leaves the Redisson client's hold alone: its turn
+// is named where a grant would be, but the lock is not its own.
+func TestMutex_turnGivenUpLeavesRedissonHold(t *testing.T) {
+	s := server(t)
+	name := lockName(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	raw := s.Client(t)
+	queue := "latchkey_lock_queue:{" + name + "}"
+	a, b, d := mutex.New(client(t, s), name), mutex.New(client(t, s), name), mutex.New(client(t, s), name)
+	if err := a.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	java := &redissonLock{c: s.Client(t), name: name, owner: "6a1d3c2e-58f4-4b7e-9c0d-1e2f3a4b5c6d:1"}
+	javaDone := make(chan error, 1)
+	go func() { javaDone <- java.lock(ctx) }()
+	for raw.PubSubNumSub(ctx, java.channel()).Val()[java.channel()] == 0 {
+		time.Sleep(2 * time.Millisecond)
+	}
+	bDone := make(chan error, 1)
+	go func() { bDone <- b.Lock(ctx) }()
+	waitQueue(t, raw, queue, 1)
+	if err := a.Unlock(ctx); err != nil { // grants b; Redisson's place follows it
+		t.Fatal(err)
+	}
+	if err := <-bDone; err != nil {
+		t.Fatal(err)
+	}
+	dctx, dcancel := context.WithCancel(ctx)
+	dDone := make(chan error, 1)
+	go func() { dDone <- d.Lock(dctx) }()
+	waitQueue(t, raw, queue, 2) // Redisson's place, then d
+	if err := b.Unlock(ctx); err != nil { // Redisson's turn: d comes after
+		t.Fatal(err)
+	}
+	if err := <-javaDone; err != nil {
+		t.Fatalf("Redisson client: %v", err)
+	}
+	dcancel()
+	if err := <-dDone; err == nil {
+		t.Fatal("d took the lock the Redisson client holds")
+	}
+	for raw.LLen(ctx, queue).Val() > 0 && ctx.Err() == nil { // d's dequeue, in the background
+		time.Sleep(2 * time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if !raw.HExists(ctx, name, java.owner).Val() {
+		t.Fatal("the Redisson client's hold was deleted when d gave up its turn")
+	}
+	if err := java.unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -14,17 +14,19 @@
 -- uses fragment/mutex.lua
 local entry, yield = ARGV[6], ARGV[7] == '1'
 local _, head = leave(entry)
-local granted = redis.call('get', grant) == entry
-if head and redis.call('exists', lock) == 0 then
-  if granted then
-    redis.call('del', grant) -- its turn
-  end
+-- The grant key names the waiter for a grant, and for its turn after
+-- Redisson's waiters, who may hold the lock now: only a lock the waiter's
+-- owner holds is its grant.
+local named = redis.call('get', grant) == entry
+if named and redis.call('hexists', lock, owner_of(entry)) == 1 then
+  -- Granted after the waiter gave up: give the lock back at once.
+  free(yield)
+  return 1
+end
+if named then
+  redis.call('del', grant) -- its turn
+end
+if (head or named) and redis.call('exists', lock) == 0 then
   hand_on(yield)
-  return 0
 end
-if not granted or redis.call('exists', lock) == 0 then
-  return 0
-end
--- Granted after the waiter gave up: give the lock back at once.
-free(yield)
-return 1
+return 0
