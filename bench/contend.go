@@ -49,6 +49,9 @@ type Load struct {
 	// process; by default each has its own, as processes would.
 	OneClient bool
 	Nodes     bool // the workers also need clients on the independent masters
+	// Java is how many of the workers, the last ones, are emulated Redisson
+	// clients on the same lock name instead of the impl (mixed.go).
+	Java int
 }
 
 // acq is one acquisition, as offsets from the start of the run: when Lock
@@ -120,9 +123,14 @@ func (ld Load) Run(ctx context.Context, env *Env, im *Impl, d time.Duration) (*R
 	}
 	handles := make([]Locker, ld.Workers)
 	for i := range handles {
-		if ld.Shared > 0 {
+		switch {
+		case i >= ld.Workers-ld.Java:
+			j := newRedissonLock(cs.List[i%nc].Client, name)
+			cs.List[i%nc].OnClose(j.close)
+			handles[i] = j
+		case ld.Shared > 0:
 			handles[i], err = handle[RWLocker](ctx, im, cs.List[i%nc], name)
-		} else {
+		default:
 			handles[i], err = handle[Locker](ctx, im, cs.List[i%nc], name)
 		}
 		if err != nil {
@@ -161,6 +169,9 @@ func (ld Load) Run(ctx context.Context, env *Env, im *Impl, d time.Duration) (*R
 	}
 	run.Ops = len(all)
 	run.Wall = d
+	if ld.Java > 0 {
+		ld.sides(run, workers)
+	}
 	ld.timeline(run, all)
 	return run, nil
 }

@@ -45,6 +45,7 @@ type goal struct {
 	impl     string
 	metric   metric
 	atLeast  bool    // the figure must be >= the bound, else <=
+	within   bool    // the figure must lie in [1/bound, bound]: within a factor of 1
 	bound    float64 // the bound, or the factor when versus is set
 	versus   []string
 	note     string // where the bound comes from, said in Want
@@ -68,9 +69,12 @@ func (g goal) op() string {
 // eval measures g against results.
 func (g goal) eval(results []*Result) Target {
 	t := Target{Issue: g.issue, Name: g.name(), Status: "n/a"}
-	if g.versus == nil {
+	switch {
+	case g.within:
+		t.Want = fmt.Sprintf("within %s–%s", g.metric.fmt(1/g.bound), g.metric.fmt(g.bound))
+	case g.versus == nil:
 		t.Want = fmt.Sprintf("%s %s", g.op(), g.metric.fmt(g.bound))
-	} else {
+	default:
 		t.Want = fmt.Sprintf("%s %.4g× %s's", g.op(), g.bound, g.versus[0])
 		if len(g.versus) > 1 {
 			t.Want = fmt.Sprintf("%s %.4g× the best of %s", g.op(), g.bound, strings.Join(g.versus, ", "))
@@ -108,6 +112,11 @@ func (g goal) eval(results []*Result) Target {
 	t.Status = status(pass)
 	if limit != 0 {
 		t.Margin = fmt.Sprintf("%+.0f%%", margin/limit*100)
+	}
+	if g.within { // the margin to the nearer bound
+		lo := 1 / limit
+		pass = v >= lo && v <= limit
+		t.Status, t.Margin = status(pass), fmt.Sprintf("%+.0f%%", min((v-lo)/lo, (limit-v)/limit)*100)
 	}
 	if g.metric.chart != "" {
 		t.mark = &mark{scenario: g.scenario, chart: g.metric.chart, value: limit,
