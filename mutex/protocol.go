@@ -75,8 +75,9 @@ func (p *protocol) entry(w *lockcore.Waiter) string { return w.Hub.ID() + "/" + 
 // Redisson's shared channel: while its attempts find such a holder, w
 // counts the releases there too. A waiter with rank waiters ahead of it
 // heads the queue after rank releases, and its turn comes with the next:
-// it tries then, soon after, unless the letter of a latchkey grant (which
-// follows Redisson's message on the same connection) comes first.
+// it tries then at once, as Redisson's waiters do, whom a pause would hand
+// every such release; the wait loop reads first the letter of a latchkey
+// grant, which follows Redisson's message on the same connection.
 func (p *protocol) Listen(w *lockcore.Waiter, s *wait.Spec) {
 	s.Wake = wait.Channel{Name: p.hubs + ":" + w.Hub.ID(), Policy: notify.WakeOne}
 	s.Mail = w.Mail()
@@ -99,8 +100,6 @@ func (r releases) Heard(n int) (bool, time.Duration) {
 	switch {
 	case r.w.Rank == 0:
 		return false, handoff.Grace + 10*time.Millisecond
-	case r.w.Rank == -1:
-		return false, handoff.LetterWait
 	}
 	return r.w.Rank < 0, 0
 }

@@ -21,7 +21,9 @@
 -- TTL is reset to the lease), n being the owner's holds; {0, pttl, rank,
 -- foreign, now} when held by another owner (pttl is -1 if the key has no
 -- TTL; rank is the waiter's place in the queue, 0 at the head; foreign is
--- 1 if the holder is not a latchkey owner, whose release will not grant;
+-- 1 if the holder is not a latchkey owner, whose release will not grant,
+-- or Redisson's waiters are queued (see mutex.lua), whose turn a Redisson
+-- client may take and release without a grant;
 -- now is the server's clock in µs, against which the waiter dates a
 -- grant's letter), or {0, pttl, -1, 0} for a try.
 -- An acquisition by an owner that may re-enter is recorded against its
@@ -39,7 +41,8 @@ if redis.call('exists', lock) == 1 then
       return {0, pttl, -1, 0}
     end
     local rank = join(entry)
-    return {0, pttl, rank, foreign_holder() and 1 or 0, micros()}
+    local foreign = foreign_holder() or redis.call('zscore', deadlines, redisson)
+    return {0, pttl, rank, foreign and 1 or 0, micros()}
   end
   -- Held by the owner: granted to this call by a release (its letter not
   -- read yet), or to an earlier call of the owner that gave up without

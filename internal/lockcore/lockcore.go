@@ -45,7 +45,8 @@ type Waiter struct {
 	// Synced: the latest attempt waited for replicas, so a grant must too.
 	Synced bool
 	// Foreign: the latest attempt found a holder whose release will not
-	// grant (a Redisson client's).
+	// grant (a Redisson client's), or Redisson's waiters queued, whose
+	// turn a Redisson client may take and release without a grant.
 	Foreign bool
 	// Holding: the owner holds the lock through this handle already, so
 	// its attempt re-enters and never takes a grant (see Reentry).
