@@ -209,7 +209,7 @@ func TestMutex_turnGivenUpLeavesRedissonHold(t *testing.T) {
 	dctx, dcancel := context.WithCancel(ctx)
 	dDone := make(chan error, 1)
 	go func() { dDone <- d.Lock(dctx) }()
-	waitQueue(t, raw, queue, 2) // Redisson's place, then d
+	waitQueue(t, raw, queue, 2)           // Redisson's place, then d
 	if err := b.Unlock(ctx); err != nil { // Redisson's turn: d comes after
 		t.Fatal(err)
 	}
