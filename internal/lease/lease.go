@@ -61,6 +61,7 @@ type Hold struct {
 	expiry   *time.Timer // declares the hold lost at deadline()
 	failures int         // renewals failed in a row
 	lastErr  error       // of the latest failed renewal
+	recheck  bool        // renewed early by Recheck, not yet answered
 }
 
 // Drift is how much sooner than its lease a hold is declared lost: the

@@ -27,6 +27,7 @@ type Scheduler struct {
 	running bool
 	closed  bool
 	kick    chan struct{}
+	watcher Watcher // see SetWatcher
 }
 
 // New returns the scheduler of client's holds. It does no I/O, and starts
@@ -58,6 +59,7 @@ func (s *Scheduler) Close() {
 	s.mu.Unlock()
 	s.poke()
 	for h := range holds {
+		s.unwatch(h)
 		h.Lost(fmt.Errorf("%w: watchdog closed: %w", lockerr.ErrLost, lockerr.ErrClosed))
 	}
 }
@@ -78,7 +80,11 @@ func (s *Scheduler) Add(h *Hold, acquired time.Time) {
 		return
 	}
 	s.armed[h] = time.AfterFunc(time.Until(h.next), func() { s.activate(h) })
+	w := s.watcher
 	s.mu.Unlock()
+	if w != nil {
+		w.Watch(h.Keys[0])
+	}
 }
 
 // expire declares h lost at its deadline, unless it ended meanwhile: its
@@ -97,6 +103,7 @@ func (s *Scheduler) expire(h *Hold) {
 	}
 	err := h.lastErr
 	s.mu.Unlock()
+	s.unwatch(h)
 	if err != nil {
 		h.Lost(fmt.Errorf("%w: not renewed within its lease: %w", lostErr, err))
 	} else {
@@ -134,12 +141,16 @@ func (s *Scheduler) Remove(h *Hold) bool {
 		t.Stop()
 		delete(s.armed, h)
 		s.mu.Unlock()
+		s.unwatch(h)
 		return true
 	}
 	_, ok := s.holds[h]
 	delete(s.holds, h)
 	empty := len(s.holds) == 0
 	s.mu.Unlock()
+	if ok {
+		s.unwatch(h)
+	}
 	if ok && empty {
 		s.poke() // let the goroutine exit now rather than at its next due time
 	}
@@ -279,12 +290,12 @@ func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
 		case err == nil && res[i] == 1:
 			h.valid = sent.Add(h.Lease)
 			h.next = sent.Add(h.Lease / 3)
-			h.failures, h.lastErr = 0, nil
+			h.failures, h.lastErr, h.recheck = 0, nil, false
 			h.expiry.Reset(time.Until(h.deadline()))
 		case err == nil:
 			delete(s.holds, h)
 			h.expiry.Stop()
-			lost = append(lost, lostHold{h, res[i]})
+			lost = append(lost, lostHold{h, res[i], h.recheck})
 		default: // retried until the expiry timer gives up
 			h.failures, h.lastErr = h.failures+1, err
 			h.next = now.Add(h.retryDelay())
@@ -297,18 +308,24 @@ func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
 		observe.Report(s.client, observe.RenewalFailed, e)
 	}
 	for _, l := range lost {
-		if l.res < 0 {
+		s.unwatch(l.h)
+		switch {
+		case l.res < 0:
 			l.h.Lost(fmt.Errorf("%w: the name holds another type of value now", lostErr))
-		} else {
+		case l.recheck:
+			l.h.Lost(fmt.Errorf("%w: %w", lostErr, ErrForgotten))
+		default:
 			l.h.Lost(fmt.Errorf("%w: found gone on renewal", lostErr))
 		}
 	}
 }
 
-// A lostHold is a hold found lost, with the renewal's answer for it.
+// A lostHold is a hold found lost, with the renewal's answer for it, and
+// whether Recheck asked for that renewal.
 type lostHold struct {
-	h   *Hold
-	res int64
+	h       *Hold
+	res     int64
+	recheck bool
 }
 
 // call runs a renewal script and returns when it answers or ctx ends,

@@ -19,13 +19,21 @@ import (
 // the watchdog's holds are declared lost first.
 var (
 	hub      = perclient.Declare(func(c redis.UniversalClient) *notify.Hub { return notify.New(c) }, (*notify.Hub).Close)
-	watchdog = perclient.Declare(lease.New, func(s *lease.Scheduler) error { s.Close(); return nil })
+	watchdog = perclient.Declare(newWatchdog, func(s *lease.Scheduler) error { s.Close(); return nil })
 )
 
 // Hub returns the Hub shared by every primitive of this process that uses
 // the client and was given no Hub of its own; its connection closes when
 // idle.
 func Hub(c redis.UniversalClient) *notify.Hub { return hub.Get(c) }
+
+// newWatchdog returns the scheduler of c's holds, which has the shared Hub
+// watch their servers for a return (see restarts).
+func newWatchdog(c redis.UniversalClient) *lease.Scheduler {
+	s := lease.New(c)
+	s.SetWatcher(newRestarts(c, hub.Get(c), s.Recheck))
+	return s
+}
 
 // Watchdog returns the scheduler that renews the client's holds.
 func Watchdog(c redis.UniversalClient) *lease.Scheduler { return watchdog.Get(c) }
