@@ -11,8 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// watchChannel is the channel a client's Hub listens on to notice that a
-// server carrying its holds came back: nobody publishes on it, but the Hub
+// watchChannel, then ":" and a held key's hash tag, is the channel a
+// client's Hub listens on to notice that a server carrying its holds came
+// back: nobody publishes on it, but the Hub
 // wakes its subscribers when it re-establishes a connection (see
 // notify.Hub), as it does after a restart, a failover or a cut.
 const watchChannel = "latchkey_watch"
@@ -143,8 +144,11 @@ func (r *restarts) servers() (map[string]string, bool) {
 	}
 	sharded := cluster && pub == "SPUBLISH"
 	for _, k := range held {
+		// The channel is named after a held key, in its slot, so that a
+		// user whose ACL grants the primitives' channels may subscribe.
+		channel := watchChannel + ":" + keys.Tag(k)
 		if !sharded {
-			out[""] = watchChannel
+			out[""] = channel
 			break
 		}
 		node, err := cc.MasterForKey(ctx, k)
@@ -152,7 +156,7 @@ func (r *restarts) servers() (map[string]string, bool) {
 			continue
 		}
 		if addr := node.Options().Addr; out[addr] == "" {
-			out[addr] = watchChannel + ":" + keys.Tag(k) // in k's slot, so on k's master
+			out[addr] = channel // on k's master
 		}
 	}
 	return out, true
