@@ -45,9 +45,11 @@ func TestSemaphore_servesInOrder(t *testing.T) {
 	name := semName(t)
 	sem, h := watched(t, s, name)
 	big, small := make(chan error, 1), make(chan error, 1)
+	raw := s.Client(t)
 	go func() { big <- sem.Acquire(ctx, 3) }()
-	waitWaiters(t, h, 1)
+	waitQueue(t, raw, name, 1) // queued, not only listening: the order is the queue's
 	go func() { small <- sem.Acquire(ctx, 1) }()
+	waitQueue(t, raw, name, 2)
 	waitWaiters(t, h, 2)
 	if st := h.Stats(); st.Connections != 1 {
 		t.Errorf("hub stats %+v, want one connection", st)
