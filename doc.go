@@ -116,8 +116,8 @@
 //	  +eval +evalsha +script|load +script|exists +ping +info +wait +time
 //	  +get +set +del +exists +type +incr +incrby +decr +decrby +pexpire +pttl
 //	  +hget +hset +hdel +hexists +hincrby +hgetall +hkeys +hlen
-//	  +lindex +lpop +lpos +lrange +lrem +rpush
-//	  +zadd +zcard +zrange +zrangebyscore +zrem +zremrangebyscore +zscore
+//	  +lindex +lpop +lpos +lrange +lrem +lset +rpush
+//	  +zadd +zcard +zcount +zrange +zrangebyscore +zrem +zremrangebyscore +zscore
 //	  +publish +spublish +subscribe +unsubscribe +ssubscribe +sunsubscribe
 //	  +pubsub|numsub +pubsub|shardnumsub +cluster|slots +cluster|shards +cluster|nodes
 //	  +readonly ~app:* ~*{app:* &*{app:*

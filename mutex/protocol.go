@@ -42,7 +42,9 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 		// nobody hears yet: a release would drop it (see wait.Mail.Live).
 		op = lockcore.OpTry
 	}
-	rep := p.write(op, w.ID, p.entry(w), w.Reentry(), w.Queued, w.Started, w.Pub, w.Req).Exec(ctx, p.client)
+	c := p.call(op, w.ID, p.entry(w), w.Reentry(), w.Queued, w.Started, w.Pub, w.Req)
+	c.HeardRelease, w.HeardRelease = w.HeardRelease, false
+	rep := c.Write(p.client, p.keys).Exec(ctx, p.client)
 	vs, err := scripts.Ints(rep.Cmd)
 	if op == lockcore.OpAcquire && (err != nil || len(vs) > 0 && vs[0] == 0) {
 		w.Queued = true // maybe: a reply that was lost may have said so
@@ -97,6 +99,7 @@ func (r releases) Expect() int           { return max(int(r.w.Rank), 1) }
 
 func (r releases) Heard(n int) (bool, time.Duration) {
 	r.w.Rank -= int64(n)
+	r.w.HeardRelease = true
 	switch {
 	case r.w.Rank == 0:
 		return false, handoff.Grace + 10*time.Millisecond
@@ -136,10 +139,15 @@ func (p *protocol) exec(ctx context.Context, op, id, entry, reentry string, now 
 // Acquisitions, releases and the dequeues that may give back a grant wait
 // for replicas; forced unlocks need not.
 func (p *protocol) write(op, id, entry, reentry string, queued bool, now time.Time, pub, req string) scripts.Call {
+	return p.call(op, id, entry, reentry, queued, now, pub, req).Write(p.client, p.keys)
+}
+
+// call is the request that write sends.
+func (p *protocol) call(op, id, entry, reentry string, queued bool, now time.Time, pub, req string) lockcore.MutexCall {
 	c := lockcore.MutexCall{Op: op, Owner: id, Entry: entry, Reentry: reentry, Queued: queued,
 		Lease: p.cfg.TTL(), Now: now, Pub: pub, Req: req, Yield: true}
 	if op != lockcore.OpForce {
 		c.Sync = p.cfg.Sync.Timeout()
 	}
-	return c.Write(p.client, p.keys)
+	return c
 }

@@ -22,18 +22,8 @@
 -- uses fragment/replay.lua
 -- uses fragment/pes.lua
 -- uses fragment/permits.lua
+-- uses fragment/noted.lua
 local entry, lease = ARGV[6], ARGV[7]
-local subscribed = ARGV[10] == '1'
-
--- noted notes the waiter's Hub among those that may listen on Redisson's
--- channel: once it listens, until a while after it leaves; a refused
--- waiter that the queue does not show is about to.
-local function noted(r, listens)
-  if entry ~= '' and listens then
-    listening(listeners, (address(entry)), tonumber(ARGV[9]))
-  end
-  return r
-end
 
 -- take holds the caller's permits until their lease end.
 local function take()

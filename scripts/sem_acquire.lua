@@ -21,18 +21,8 @@
 -- uses fragment/replay.lua
 -- uses fragment/sem.lua
 -- uses fragment/permits.lua
+-- uses fragment/noted.lua
 local entry, n = ARGV[6], tonumber(ARGV[7])
-
--- noted notes the waiter's Hub among those that may listen on Redisson's
--- channel: once it listens, until a while after it leaves; a refused
--- waiter that the queue does not show is about to.
-local function noted(r, listens)
-  if entry ~= '' and listens then
-    listening(listeners, (address(entry)), tonumber(ARGV[9]))
-  end
-  return r
-end
-local subscribed = ARGV[10] == '1'
 
 -- Granted: the grant is taken, even past its grace if nobody took it
 -- back yet. One taken back is gone: the waiter queues again.

@@ -57,14 +57,5 @@ func (s *Scheduler) Recheck() {
 	for h := range s.holds {
 		h.next, h.recheck = now, true
 	}
-	start := !s.running && len(s.holds) > 0
-	if start {
-		s.running = true
-	}
-	s.mu.Unlock()
-	if start {
-		go s.run()
-	} else {
-		s.poke()
-	}
+	s.wakeUnlock() // with no holds, the goroutine exits at once
 }

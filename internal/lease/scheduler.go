@@ -1,15 +1,11 @@
 package lease
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/observe"
-	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -120,6 +116,12 @@ func (s *Scheduler) activate(h *Hold) {
 	}
 	delete(s.armed, h)
 	s.holds[h] = struct{}{}
+	s.wakeUnlock()
+}
+
+// wakeUnlock unlocks s.mu and has the goroutine look at the holds: it is
+// started if not running, poked otherwise.
+func (s *Scheduler) wakeUnlock() {
 	start := !s.running
 	s.running = true
 	s.mu.Unlock()
@@ -225,131 +227,4 @@ func (s *Scheduler) due(now time.Time) (due []*Hold, next time.Time, ok bool) {
 		}
 	}
 	return due, next, true
-}
-
-type batchKey struct {
-	kind  *Kind
-	slot  int
-	lease time.Duration
-	sync  time.Duration
-}
-
-// renew renews due holds, the batches concurrently, so that a stalled
-// server (a paused cluster master) delays only the holds it serves.
-func (s *Scheduler) renew(due []*Hold) {
-	// A single server takes a batch of any keys; a cluster (or a Ring)
-	// needs one slot per script call.
-	_, single := s.client.(*redis.Client)
-	groups := make(map[batchKey][]*Hold)
-	for _, h := range due {
-		k := batchKey{h.Kind, 0, h.Lease, h.Sync}
-		if !single {
-			k.slot = keys.Slot(h.Keys[0])
-		}
-		groups[k] = append(groups[k], h)
-	}
-	var wg sync.WaitGroup
-	for k, hs := range groups {
-		for len(hs) > 0 {
-			n := min(len(hs), MaxBatch)
-			batch := hs[:n]
-			wg.Go(func() { s.renewBatch(k, batch) })
-			hs = hs[n:]
-		}
-	}
-	wg.Wait()
-}
-
-func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
-	ks := make([]string, 0, len(hs)*k.kind.KeysPerItem)
-	args := make([]any, 1, 1+len(hs)*k.kind.ArgsPerItem)
-	args[0] = k.lease.Milliseconds()
-	for _, h := range hs {
-		ks = append(ks, h.Keys...)
-		args = append(args, h.Args...)
-	}
-	sent := time.Now()
-	ctx, cancel := withTimeout(renewTimeout(k.lease) + k.sync)
-	res, err := s.call(ctx, k, ks, args)
-	cancel()
-	if err == nil && len(res) != len(hs) {
-		err = fmt.Errorf("lease: renewal returned %d results for %d holds", len(res), len(hs))
-	}
-
-	var (
-		lost   []lostHold
-		failed []observe.Event
-	)
-	now := time.Now()
-	s.mu.Lock()
-	for i, h := range hs {
-		if _, live := s.holds[h]; !live {
-			continue // released meanwhile
-		}
-		switch {
-		case err == nil && res[i] == 1:
-			h.valid = sent.Add(h.Lease)
-			h.next = sent.Add(h.Lease / 3)
-			h.failures, h.lastErr, h.recheck = 0, nil, false
-			h.expiry.Reset(time.Until(h.deadline()))
-		case err == nil:
-			delete(s.holds, h)
-			h.expiry.Stop()
-			lost = append(lost, lostHold{h, res[i], h.recheck})
-		default: // retried until the expiry timer gives up
-			h.failures, h.lastErr = h.failures+1, err
-			h.next = now.Add(h.retryDelay())
-			failed = append(failed, h.What)
-		}
-	}
-	s.mu.Unlock()
-	for _, e := range failed {
-		e.Err = err
-		observe.Report(s.client, observe.RenewalFailed, e)
-	}
-	for _, l := range lost {
-		s.unwatch(l.h)
-		switch {
-		case l.res < 0:
-			l.h.Lost(fmt.Errorf("%w: the name holds another type of value now", lostErr))
-		case l.recheck:
-			l.h.Lost(fmt.Errorf("%w: %w", lostErr, ErrForgotten))
-		default:
-			l.h.Lost(fmt.Errorf("%w: found gone on renewal", lostErr))
-		}
-	}
-}
-
-// A lostHold is a hold found lost, with the renewal's answer for it, and
-// whether Recheck asked for that renewal.
-type lostHold struct {
-	h       *Hold
-	res     int64
-	recheck bool
-}
-
-// call runs a renewal script and returns when it answers or ctx ends,
-// whichever comes first. go-redis applies a ctx deadline to its reads only
-// with ContextTimeoutEnabled; without this, a stalled server would hold the
-// round for the client's ReadTimeout, past the validity of the holds.
-func (s *Scheduler) call(ctx context.Context, k batchKey, ks []string, args []any) ([]int64, error) {
-	type reply struct {
-		res []int64
-		err error
-	}
-	done := make(chan reply, 1)
-	go func() {
-		rep := k.kind.Script.Exec(ctx, s.client, scripts.Write{Keys: ks, Args: args, Sync: k.sync})
-		res, err := rep.Int64Slice()
-		if err == nil {
-			err = rep.SyncErr()
-		}
-		done <- reply{res, err}
-	}()
-	select {
-	case r := <-done:
-		return r.res, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 }

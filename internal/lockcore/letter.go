@@ -39,8 +39,12 @@ func (w *Waiter) ServerTime(micros int64, sent time.Time) { w.clock.ServerTime(m
 // an empty letter, the Hub's word that a letter for a waiter of the same
 // client that left went astray (see notify.Hub.SubscribeKey).
 func (w *Waiter) Letter(body string, at time.Time) (done bool, within time.Duration) {
+	if body == "turn" {
+		// The lock is free, and this waiter's after Redisson's waiters:
+		// its attempts, a millisecond apart, see whether one took it.
+		return false, 0
+	}
 	if !handoff.IsGrant(body) {
-		// "turn": the lock is free, and this waiter's after the yield;
 		// "": a letter for a waiter of this client that left went astray,
 		// maybe a grant, which nobody will take.
 		return false, handoff.After(body, at)

@@ -169,7 +169,7 @@ func TestMutexCall(t *testing.T) {
 			t.Errorf("Write chose %s for %s, want mutex_acquire", w.Script.Name(), lockcore.OpAcquire)
 		}
 		want := []any{int64(1234), "PUBLISH", scripts.Ms(handoff.QueueTimeout), scripts.Ms(handoff.Grace), "1",
-			"o", "", int64(2), "", map[bool]string{false: "0", true: "1"}[queued], "0"}
+			"o", "", int64(2), "", map[bool]string{false: "0", true: "1"}[queued], "0", "0", scripts.Ms(handoff.Yield)}
 		if fmt.Sprint(w.Args) != fmt.Sprint(want) {
 			t.Errorf("ARGV = %v, want %v (as mutex_acquire.lua's header)", w.Args, want)
 		}

@@ -45,9 +45,11 @@ type Waiter struct {
 	// Synced: the latest attempt waited for replicas, so a grant must too.
 	Synced bool
 	// Foreign: the latest attempt found a holder whose release will not
-	// grant (a Redisson client's), or Redisson's waiters queued, whose
-	// turn a Redisson client may take and release without a grant.
+	// grant (a Redisson client's).
 	Foreign bool
+	// HeardRelease: a release on Redisson's channel came since the latest
+	// attempt, which may end the waiter's turn after Redisson's waiters.
+	HeardRelease bool
 	// Holding: the owner holds the lock through this handle already, so
 	// its attempt re-enters and never takes a grant (see Reentry).
 	Holding bool

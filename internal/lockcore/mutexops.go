@@ -52,6 +52,9 @@ type MutexCall struct {
 	// the queue takes it (scripts/fragment/mutex.lua). A RedLock's queue
 	// node never yields: its queue's head listens on Redisson's channel.
 	Yield bool
+	// HeardRelease: the acquiring waiter heard a release on Redisson's
+	// channel since its latest attempt (see Waiter.HeardRelease).
+	HeardRelease bool
 }
 
 // Write returns c as a request on client, to the lock whose KEYS are ks,
@@ -61,7 +64,8 @@ func (c MutexCall) Write(client redis.UniversalClient, ks []string) scripts.Call
 	args := func(own ...any) []any { return handoff.ScriptArgs(client, c.Now, c.Pub, handoff.QueueTimeout, own...) }
 	switch c.Op {
 	case OpAcquire, OpTry:
-		w.Args = args(c.Owner, c.Entry, scripts.Ms(c.Lease), c.Reentry, handoff.Flag(c.Queued), handoff.Flag(c.Op == OpTry))
+		w.Args = args(c.Owner, c.Entry, scripts.Ms(c.Lease), c.Reentry, handoff.Flag(c.Queued), handoff.Flag(c.Op == OpTry),
+			handoff.Flag(c.HeardRelease), scripts.Ms(handoff.Yield))
 		return scripts.Call{Script: mutexAcquire, Write: w}
 	case OpRelease:
 		w.Args = args(c.Owner, scripts.Ms(c.Lease), c.Reentry, handoff.Flag(c.Yield))

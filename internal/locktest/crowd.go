@@ -71,6 +71,30 @@ func (c *Crowd) WaitAcquired(ctx context.Context, n int64) {
 	}
 }
 
+// Turns has another client, one not in the crowd, take its turn rounds
+// times: acquire, Inside, release. It returns how many acquisitions the
+// members made while it waited, per round, and lets them make a few more
+// between rounds. A failed turn stops the crowd and fails t.
+func (c *Crowd) Turns(ctx context.Context, t testing.TB, rounds int, acquire, release func(context.Context) error) []int64 {
+	t.Helper()
+	var waited []int64
+	for range rounds {
+		before := c.Acquired()
+		err := acquire(ctx)
+		waited = append(waited, c.Acquired()-before)
+		if err == nil {
+			c.Inside()
+			err = release(ctx)
+		}
+		if err != nil {
+			c.Stop(t)
+			t.Fatalf("the client outside the crowd: %v", err)
+		}
+		c.WaitAcquired(ctx, 3)
+	}
+	return waited
+}
+
 // Stop stops the members, waits for them, and fails t if one failed or
 // more held at once than the capacity allows.
 func (c *Crowd) Stop(t testing.TB) {

@@ -24,6 +24,14 @@ func Client(t testing.TB, s *redistest.Server) *redis.Client {
 	return c
 }
 
+// ClusterClient returns a new client of the cluster cl; it and latchkey's
+// resources for it are released when t ends.
+func ClusterClient(t testing.TB, cl *redistest.Cluster) *redis.ClusterClient {
+	c := cl.Client(t)
+	t.Cleanup(func() { _ = latchkey.Close(c) })
+	return c
+}
+
 // Mini returns a miniredis server and a client of it, released when t ends.
 func Mini(t testing.TB) (*miniredis.Miniredis, *redis.Client) {
 	mr, c := redistest.Miniredis(t)

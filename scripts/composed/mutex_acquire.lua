@@ -409,13 +409,15 @@ end
 --         caller that never queued takes a free lock without a look at the
 --         queue (the fast path)
 -- ARGV[11] "1" to try once: the caller never queues
+-- ARGV[12] "1" if the caller heard a Redisson client's release since its
+--         latest attempt
+-- ARGV[13] the yield in ms: how long the head of the queue leaves a lock
+--         that a release yielded to Redisson's waiters (see mutex.lua)
 -- Returns {1, token, n} when acquired, re-entered or found granted (the
 -- TTL is reset to the lease), n being the owner's holds; {0, pttl, rank,
 -- foreign, now} when held by another owner (pttl is -1 if the key has no
 -- TTL; rank is the waiter's place in the queue, 0 at the head; foreign is
--- 1 if the holder is not a latchkey owner, whose release will not grant,
--- or Redisson's waiters are queued (see mutex.lua), whose turn a Redisson
--- client may take and release without a grant;
+-- 1 if the holder is not a latchkey owner, whose release will not grant;
 -- now is the server's clock in µs, against which the waiter dates a
 -- grant's letter), or {0, pttl, -1, 0} for a try.
 -- An acquisition by an owner that may re-enter is recorded against its
@@ -433,8 +435,7 @@ if redis.call('exists', lock) == 1 then
       return {0, pttl, -1, 0}
     end
     local rank = join(entry)
-    local foreign = foreign_holder() or redis.call('zscore', deadlines, redisson)
-    return {0, pttl, rank, foreign and 1 or 0, micros()}
+    return {0, pttl, rank, foreign_holder() and 1 or 0, micros()}
   end
   -- Held by the owner: granted to this call by a release (its letter not
   -- read yet), or to an earlier call of the owner that gave up without
@@ -457,8 +458,17 @@ if redis.call('exists', lock) == 1 then
 end
 -- Free. A release that yielded to Redisson's waiters gave the head of the
 -- queue its turn (see mutex.lua): until the head takes it, or the grace
--- ends, another latchkey caller queues, told to look again then.
+-- ends, another latchkey caller queues, told to look again then. The
+-- head itself waits until the yield is over, or a Redisson client took
+-- the lock and released it: it looks every millisecond meanwhile, and
+-- once it finds a Redisson holder it listens on Redisson's channel, and
+-- takes the lock when it hears the release (ARGV[12]).
 local turn = redis.call('get', grant)
+if turn and turn == entry and ARGV[12] ~= '1' then
+  if tonumber(ARGV[13]) > grace - redis.call('pttl', grant) then
+    return {0, 1, join(entry), 0, micros()}
+  end
+end
 if turn and turn ~= entry then
   local pttl = redis.call('pttl', grant)
   if ARGV[11] == '1' then
