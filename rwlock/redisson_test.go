@@ -3,6 +3,7 @@ package rwlock_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -55,37 +56,13 @@ return 1`)
 func (r *redissonWriter) channel() string { return "redisson_rwlock:{" + r.name + "}" }
 
 func (r *redissonWriter) lock(ctx context.Context) error {
-	try := func() (bool, time.Duration, error) {
+	return locktest.RedissonWait(ctx, r.c, r.channel(), false, nil, func() (bool, time.Duration, error) {
 		ttl, err := redissonWriteTry.Run(ctx, r.c, []string{r.name}, 30000, r.owner+":write").Int64()
 		if err == redis.Nil {
 			return true, 0, nil
 		}
 		return false, time.Duration(ttl) * time.Millisecond, err
-	}
-	if ok, _, err := try(); ok || err != nil {
-		return err
-	}
-	sub := r.c.Subscribe(ctx, r.channel())
-	defer sub.Close()
-	if _, err := sub.Receive(ctx); err != nil {
-		return err
-	}
-	msgs := sub.Channel()
-	for {
-		ok, ttl, err := try()
-		if ok || err != nil {
-			return err
-		}
-		if ttl < 0 {
-			ttl = time.Minute
-		}
-		select {
-		case <-msgs:
-		case <-time.After(ttl):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	})
 }
 
 func (r *redissonWriter) unlock(ctx context.Context) error {
@@ -116,27 +93,12 @@ func TestRWMutex_redissonWriterServed(t *testing.T) {
 				others.Go(ctx, r.lock, r.unlock)
 			}
 			others.WaitAcquired(ctx, 10)
-			var most, all int64
-			const rounds = 5
-			for range rounds {
-				java := &redissonWriter{c: s.Client(t), name: name, owner: "6a1d3c2e-58f4-4b7e-9c0d-1e2f3a4b5c6d:1"}
-				before := others.Acquired()
-				err := java.lock(ctx)
-				meanwhile := others.Acquired() - before
-				if err == nil {
-					others.Inside()
-					err = java.unlock(ctx)
-				}
-				if err != nil {
-					others.Stop(t)
-					t.Fatalf("Redisson client: %v", err)
-				}
-				most, all = max(most, meanwhile), all+meanwhile
-				others.WaitAcquired(ctx, 3)
-			}
+			java := &redissonWriter{c: s.Client(t), name: name, owner: "6a1d3c2e-58f4-4b7e-9c0d-1e2f3a4b5c6d:1"}
+			waited := others.Turns(ctx, t, 5, java.lock, java.unlock)
 			others.Stop(t)
-			t.Logf("among %s writers, the Redisson writer waited through %.1f holds on average, %d at most", crowd, float64(all)/rounds, most)
-			if most > 40 {
+			t.Logf("among %s writers, the Redisson writer waited through %v holds", crowd, waited)
+			// Among Redisson writers it is Redisson's race, logged to compare.
+			if most := slices.Max(waited); crowd == "latchkey" && most > 40 {
 				t.Errorf("the Redisson writer waited through up to %d holds, want a few", most)
 			}
 		})

@@ -2,11 +2,11 @@ package semaphore_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/semaphore"
@@ -41,38 +41,17 @@ func (r *redissonSemaphore) channel() string { return "redisson_sc:{" + r.name +
 // acquire blocks as Redisson's acquire(1) does: try, subscribe, then try
 // at every message of a positive count.
 func (r *redissonSemaphore) acquire(ctx context.Context) error {
-	try := func() (bool, error) {
+	return locktest.RedissonWait(ctx, r.c, r.channel(), r.sharded, positive, func() (bool, time.Duration, error) {
 		n, err := redissonAcquire.Run(ctx, r.c, []string{r.name}, 1).Int()
-		return n == 1, err
-	}
-	if ok, err := try(); ok || err != nil {
-		return err
-	}
-	sub := r.c.Subscribe(ctx, r.channel())
-	if r.sharded {
-		sub.Close()
-		sub = r.c.SSubscribe(ctx, r.channel())
-	}
-	defer sub.Close()
-	if _, err := sub.Receive(ctx); err != nil {
-		return err
-	}
-	msgs := sub.Channel()
-	for {
-		ok, err := try()
-		if ok || err != nil {
-			return err
-		}
-		for woken := false; !woken; {
-			select {
-			case m := <-msgs:
-				n, _ := strconv.Atoi(m.Payload)
-				woken = n > 0
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-	}
+		return n == 1, -1, err
+	})
+}
+
+// positive is Redisson's wake-up rule for a waiter of one permit: a count
+// of at least one.
+func positive(payload string) bool {
+	n, _ := strconv.Atoi(payload)
+	return n > 0
 }
 
 func (r *redissonSemaphore) release(ctx context.Context) error {
@@ -102,11 +81,7 @@ func TestSemaphore_redissonWaiterServed(t *testing.T) {
 // release counts the listeners with PUBSUB SHARDNUMSUB.
 func TestSemaphore_redissonWaiterServed_cluster(t *testing.T) {
 	cl := redistest.SharedCluster(t)
-	redissonServed(t, func() redis.UniversalClient {
-		c := cl.Client(t)
-		t.Cleanup(func() { _ = latchkey.Close(c) })
-		return c
-	}, true)
+	redissonServed(t, func() redis.UniversalClient { return locktest.ClusterClient(t, cl) }, true)
 }
 
 func redissonServed(t *testing.T, newClient func() redis.UniversalClient, sharded bool) {
@@ -123,24 +98,11 @@ func redissonServed(t *testing.T, newClient func() redis.UniversalClient, sharde
 			func(ctx context.Context) error { return sem.Release(ctx, 1) })
 	}
 	crowd.WaitAcquired(ctx, 10) // the latchkey clients queue behind each other
-	for round := range 3 {
-		java := &redissonSemaphore{c: newClient(), name: name, sharded: sharded}
-		before, start := crowd.Acquired(), time.Now()
-		err := java.acquire(ctx)
-		meanwhile, waited := crowd.Acquired()-before, time.Since(start)
-		if err == nil {
-			crowd.Inside()
-			err = java.release(ctx)
-		}
-		if err != nil {
-			crowd.Stop(t)
-			t.Fatalf("Redisson client: %v", err)
-		}
-		t.Logf("round %d: the Redisson waiter got the permit after %v, %d latchkey acquisitions", round, waited, meanwhile)
-		if meanwhile > 6 {
-			t.Errorf("round %d: the Redisson waiter waited through %d latchkey acquisitions (%v), want no more than were queued and a few", round, meanwhile, waited)
-		}
-		crowd.WaitAcquired(ctx, 3) // latchkey goes on
-	}
+	java := &redissonSemaphore{c: newClient(), name: name, sharded: sharded}
+	waited := crowd.Turns(ctx, t, 3, java.acquire, java.release)
 	crowd.Stop(t)
+	t.Logf("the Redisson waiter waited through %v latchkey acquisitions", waited)
+	if slices.Max(waited) > 6 {
+		t.Errorf("the Redisson waiter waited through %v latchkey acquisitions, want no more than were queued and a few", waited)
+	}
 }
