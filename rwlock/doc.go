@@ -42,8 +42,9 @@
 // Java and Go waiters share the lock as Redisson clients do: an unlock
 // grants nothing, and wakes the waiters of both sides, who race for it. A
 // Java writer among latchkey writers that keep the lock busy waits about
-// as many holds as among Redisson writers (a few: see
-// TestRWMutex_redissonWriterServed). Latchkey's readers hold back only
+// as many holds as among Redisson writers, and a Java reader about as many
+// (a few: see TestRWMutex_redissonWriterServed and
+// TestRWMutex_redissonReaderServed). Latchkey's readers hold back only
 // for latchkey's writers, so a stream of overlapping readers, of either
 // side, can hold off a Java writer, as Redisson's readers do.
 //
