@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
 )
@@ -68,4 +69,59 @@ func TestMutex_restartKeepsDurableHold(t *testing.T) {
 	if err := m.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock after the restart = %v", err)
 	}
+}
+
+// The same on a Redis Cluster, with sharded pub/sub: the master that
+// carries the lock is killed and started again empty (its cluster
+// identity kept). It answers CLUSTERDOWN until its peers agree again
+// (about 2s here); the holder is told within a second of the master
+// serving again, when another client can take the lock.
+func TestMutex_lossToldOnClusterRestart(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	ctx := context.Background()
+	name := lockName(t)
+	c := locktest.ClusterClient(t, cl)
+	m := mutex.New(c, name)
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	master, err := c.MasterForKey(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var node *redistest.Server
+	for _, n := range cl.Nodes() {
+		if n.Addr() == master.Options().Addr {
+			node = n
+		}
+	}
+	if node == nil {
+		t.Fatalf("no node at %s", master.Options().Addr)
+	}
+	told := make(chan time.Time, 1)
+	go func() { <-m.Done(); told <- time.Now() }()
+	time.Sleep(100 * time.Millisecond) // the watch is set up off Lock's path
+	node.CrashRestart(t)
+	other := mutex.New(locktest.ClusterClient(t, cl), name)
+	var serving time.Time
+	for deadline := time.Now().Add(10 * time.Second); serving.IsZero(); time.Sleep(10 * time.Millisecond) {
+		if ok, _ := other.TryLock(ctx, 0); ok {
+			serving = time.Now()
+		} else if time.Now().After(deadline) {
+			t.Fatal("the master did not serve again within 10s")
+		}
+	}
+	select {
+	case at := <-told:
+		t.Logf("the old holder was told %v after another client took the lock", at.Sub(serving))
+		if at.Sub(serving) > time.Second {
+			t.Errorf("the old holder was told %v after the master served again, want within 1s", at.Sub(serving))
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the old holder was not told within 3s of the master serving again")
+	}
+	if err := m.Err(); !errors.Is(err, latchkey.ErrLost) || !strings.Contains(err.Error(), "reached again") {
+		t.Errorf("Err = %v, want ErrLost saying the server was reached again", err)
+	}
+	_ = other.Unlock(ctx)
 }

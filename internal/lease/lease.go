@@ -85,9 +85,15 @@ func (h *Hold) window() time.Duration {
 }
 
 // retryDelay is how soon a renewal that failed with an error is retried:
-// 20ms, doubling with each failure up to a tenth of the lease or 2s.
+// 20ms, doubling with each failure up to a tenth of the lease or 2s; up
+// to 100ms for a Recheck's, since a server that just came back may refuse
+// for a moment (a cluster node answers CLUSTERDOWN until its peers
+// agree), and the holder should learn soon after it stops.
 func (h *Hold) retryDelay() time.Duration {
 	d := 20 * time.Millisecond << min(h.failures-1, 10)
+	if h.recheck {
+		d = min(d, 100*time.Millisecond)
+	}
 	return min(d, max(h.Lease/10, time.Millisecond), 2*time.Second)
 }
 
