@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // counters are the figures of the summary line.
@@ -14,14 +15,20 @@ type counters struct {
 	violations   atomic.Int64 // broken safety or liveness properties
 	losses       atomic.Int64 // holds whose loss the library signalled
 	faults       atomic.Int64 // faults injected
+	wiped        atomic.Int64 // holders whose server forgot them, told
+	toldMax      atomic.Int64 // the longest of those took to be told, ns
 }
 
 // totals aggregates the counters of every test of the run.
 var totals counters
 
 func (c *counters) summary() string {
-	return fmt.Sprintf("chaos: %d acquisitions, %d violations, %d losses signalled, %d faults injected",
+	line := fmt.Sprintf("chaos: %d acquisitions, %d violations, %d losses signalled, %d faults injected",
 		c.acquisitions.Load(), c.violations.Load(), c.losses.Load(), c.faults.Load())
+	if n := c.wiped.Load(); n > 0 {
+		line += fmt.Sprintf(", %d holders of a wiped server told within %v", n, time.Duration(c.toldMax.Load()).Round(time.Millisecond))
+	}
+	return line
 }
 
 // maxShown bounds the violations a report quotes; the rest are counted.
@@ -75,6 +82,16 @@ func (r *Report) Acquired(n int64) {
 func (r *Report) Lost() {
 	r.losses.Add(1)
 	totals.losses.Add(1)
+}
+
+// Told records that a holder whose server forgot its hold (a restart
+// without persistence) was told of the loss d after the crash.
+func (r *Report) Told(d time.Duration) {
+	for _, c := range []*counters{&r.counters, &totals} {
+		c.wiped.Add(1)
+		for old := c.toldMax.Load(); int64(d) > old && !c.toldMax.CompareAndSwap(old, int64(d)); old = c.toldMax.Load() {
+		}
+	}
 }
 
 // Fault counts an injected fault.

@@ -28,6 +28,8 @@ func TestT17RestartWithoutPersistence(t *testing.T) {
 			r.Fault()
 			if !ho.aLost(lease + time.Second) {
 				r.Violation("%s: A was not told of its loss within %v of a crash that wiped the data", k.name, lease+time.Second)
+			} else {
+				r.Told(ho.aTold.Sub(crash))
 			}
 			if err := ho.unlockA(); !notHeld(err) {
 				r.Violation("%s: A's Unlock after the wipe returned %v, want ErrNotHeld", k.name, err)
