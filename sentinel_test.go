@@ -2,6 +2,7 @@ package latchkey_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -100,5 +101,46 @@ func waitServedBy(t *testing.T, ctx context.Context, c *redis.Client, s *rediste
 			t.Fatalf("the client never reached the new master %s", s.Addr())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A failover to a replica that never got the lock (here: the key deleted
+// on the replica, which a lagging replica would simply lack) tells the
+// holder within about a second of the failover (its watchdog's probe), not
+// at its next renewal (10s with the default watchdog).
+func TestSentinel_failoverForgetsHold(t *testing.T) {
+	master := redistest.StartServer(t)
+	replica := redistest.StartReplica(t, master)
+	const group = "forget"
+	sentinel := redistest.StartSentinel(t, master, group)
+	c := redis.NewFailoverClient(&redis.FailoverOptions{
+		MasterName: group, SentinelAddrs: []string{sentinel.Addr()}, DialTimeout: 2 * time.Second,
+	})
+	t.Cleanup(func() { _ = latchkey.Close(c); _ = c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	holder := mutex.New(c, "forgotten")
+	if err := holder.Lock(ctx); err != nil { // synced to the replica (WAIT)
+		t.Fatal(err)
+	}
+	rc := replica.Client(t)
+	rc.ConfigSet(ctx, "replica-read-only", "no")
+	if err := rc.Del(ctx, "forgotten").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := redistest.SentinelFailover(ctx, sentinel, group, master, replica); err != nil {
+		t.Fatal(err)
+	}
+	// The holder's client sends nothing of its own: its watchdog's probe
+	// finds the new master.
+	done := time.Now()
+	select {
+	case <-holder.Done():
+		t.Logf("the holder was told %v after the failover was over", time.Since(done))
+	case <-time.After(3 * time.Second):
+		t.Fatal("the holder was not told within 3s of the failover")
+	}
+	if err := holder.Err(); !errors.Is(err, latchkey.ErrLost) {
+		t.Errorf("Err = %v, want ErrLost", err)
 	}
 }

@@ -87,6 +87,11 @@ func (r *restarts) run() {
 	}()
 	retry := time.NewTimer(time.Hour)
 	defer retry.Stop()
+	if isFailover(r.client) {
+		stop := make(chan struct{})
+		defer close(stop)
+		go probe(r.client, stop)
+	}
 	for {
 		want, ok := r.servers()
 		if !ok {

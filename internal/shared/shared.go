@@ -32,6 +32,7 @@ func Hub(c redis.UniversalClient) *notify.Hub { return hub.Get(c) }
 func newWatchdog(c redis.UniversalClient) *lease.Scheduler {
 	s := lease.New(c)
 	s.SetWatcher(newRestarts(c, hub.Get(c), s.Recheck))
+	watchDials(c)
 	return s
 }
 
