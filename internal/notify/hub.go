@@ -219,6 +219,9 @@ func (h *Hub) Close() error {
 // waiter of this Hub, rather than every Hub, woken names a channel after it.
 func (h *Hub) ID() string { return h.id }
 
+// Done returns a channel closed when h is closed.
+func (h *Hub) Done() <-chan struct{} { return h.done }
+
 // Linger returns how long h stays subscribed to a channel after its last
 // waiter left (see WithLinger).
 func (h *Hub) Linger() time.Duration { return max(h.cfg.linger, 0) }

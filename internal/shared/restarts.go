@@ -22,7 +22,7 @@ const watchChannel = "latchkey_watch"
 // the watchdog renews, its shared Hub listens on every server that carries
 // one (one subscription per server), and the watchdog renews every hold at
 // once (lease.Scheduler.Recheck) when one of those connections comes back.
-// A client that holds nothing keeps no subscription for it. On a cluster
+// A client that held nothing for keepFor keeps no subscription for it. On a cluster
 // without sharded pub/sub the Hub has one connection, to one node, and
 // only that node's return is noticed; the others' holds are found out at
 // their next renewal, as before.
@@ -30,6 +30,7 @@ type restarts struct {
 	client  redis.UniversalClient
 	hub     *notify.Hub
 	recheck func()
+	cluster bool
 
 	mu      sync.Mutex
 	keys    map[string]int // held keys -> holds
@@ -37,29 +38,44 @@ type restarts struct {
 	kick    chan struct{}
 }
 
+// keepFor is how long the watches stay after the last hold ended: most
+// holds are short, and a client that locks again soon finds them in place
+// rather than paying for them at every Lock.
+const keepFor = 10 * time.Second
+
 func newRestarts(c redis.UniversalClient, hub *notify.Hub, recheck func()) *restarts {
-	return &restarts{client: c, hub: hub, recheck: recheck, keys: map[string]int{}, kick: make(chan struct{}, 1)}
+	_, cluster := c.(*redis.ClusterClient)
+	return &restarts{client: c, hub: hub, recheck: recheck, cluster: cluster, keys: map[string]int{}, kick: make(chan struct{}, 1)}
 }
 
+// Watch and Unwatch wake the loop only when the servers to watch may have
+// changed: on a cluster, a key new or gone; elsewhere, the first hold and
+// the last, since one server carries them all.
 func (r *restarts) Watch(key string) {
 	r.mu.Lock()
 	r.keys[key]++
+	changed := r.keys[key] == 1 && (r.cluster || len(r.keys) == 1)
 	start := !r.running
 	r.running = true
 	r.mu.Unlock()
 	if start {
 		go r.run()
+	} else if changed {
+		r.poke()
 	}
-	r.poke()
 }
 
 func (r *restarts) Unwatch(key string) {
 	r.mu.Lock()
+	changed := false
 	if r.keys[key]--; r.keys[key] <= 0 {
 		delete(r.keys, key)
+		changed = r.cluster || len(r.keys) == 0
 	}
 	r.mu.Unlock()
-	r.poke()
+	if changed {
+		r.poke()
+	}
 }
 
 func (r *restarts) poke() {
@@ -95,6 +111,22 @@ func (r *restarts) run() {
 	for {
 		want, ok := r.servers()
 		if !ok {
+			// Nothing held: the watches stay a while (keepFor).
+			closed := false
+			select {
+			case <-r.kick:
+				continue
+			case <-r.hub.Done(): // the client's runtime was closed
+				closed = true
+			case <-time.After(keepFor):
+			}
+			r.mu.Lock()
+			if len(r.keys) > 0 && !closed {
+				r.mu.Unlock()
+				continue
+			}
+			r.running = false
+			r.mu.Unlock()
 			return
 		}
 		failed := len(want) == 0
@@ -125,15 +157,12 @@ func (r *restarts) run() {
 }
 
 // servers returns the channel to watch on each server that carries a held
-// key, or false, having marked the loop stopped, when none is held.
+// key, or false when none is held.
 func (r *restarts) servers() (map[string]string, bool) {
 	r.mu.Lock()
 	held := make([]string, 0, len(r.keys))
 	for k := range r.keys {
 		held = append(held, k)
-	}
-	if len(held) == 0 {
-		r.running = false
 	}
 	r.mu.Unlock()
 	if len(held) == 0 {
