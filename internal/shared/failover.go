@@ -3,8 +3,10 @@ package shared
 import (
 	"context"
 	"net"
+	"runtime"
 	"sync"
 	"time"
+	"weak"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -26,7 +28,9 @@ const probeEvery = time.Second
 
 // hooked holds the Sentinel clients whose dials are watched: a hook is
 // added once per client, for its life, since go-redis cannot remove one.
-var hooked sync.Map
+// Its keys are weak, so that a client dropped by its user is collected
+// (and its entry dropped), as latchkey.Close promises.
+var hooked sync.Map // weak.Pointer[redis.Client] -> true
 
 // isFailover reports whether c is a Sentinel failover client.
 func isFailover(c redis.UniversalClient) bool {
@@ -40,10 +44,13 @@ func watchDials(c redis.UniversalClient) {
 	if !isFailover(c) {
 		return
 	}
-	if _, loaded := hooked.LoadOrStore(c, true); loaded {
+	rc := c.(*redis.Client)
+	key := weak.Make(rc)
+	if _, loaded := hooked.LoadOrStore(key, true); loaded {
 		return
 	}
-	c.AddHook(&dials{client: c})
+	runtime.AddCleanup(rc, func(k weak.Pointer[redis.Client]) { hooked.Delete(k) }, key)
+	rc.AddHook(&dials{client: c})
 }
 
 // dials is the hook that watches a Sentinel client's dials.
