@@ -22,8 +22,8 @@ const watchChannel = "latchkey_watch"
 // the watchdog renews, its shared Hub listens on every server that carries
 // one (one subscription per server), and the watchdog renews every hold at
 // once (lease.Scheduler.Recheck) when one of those connections comes back.
-// A client that held nothing for keepFor keeps no subscription for it. On a cluster
-// without sharded pub/sub the Hub has one connection, to one node, and
+// A client that held nothing for keepFor keeps no subscription for it
+// (the loop looks every keepFor). On a cluster without sharded pub/sub the Hub has one connection, to one node, and
 // only that node's return is noticed; the others' holds are found out at
 // their next renewal, as before.
 type restarts struct {
@@ -34,6 +34,7 @@ type restarts struct {
 
 	mu      sync.Mutex
 	keys    map[string]int // held keys -> holds
+	idle    time.Time      // when the last hold ended, while none is held
 	running bool
 	kick    chan struct{}
 }
@@ -48,34 +49,32 @@ func newRestarts(c redis.UniversalClient, hub *notify.Hub, recheck func()) *rest
 	return &restarts{client: c, hub: hub, recheck: recheck, cluster: cluster, keys: map[string]int{}, kick: make(chan struct{}, 1)}
 }
 
-// Watch and Unwatch wake the loop only when the servers to watch may have
-// changed: on a cluster, a key new or gone; elsewhere, the first hold and
-// the last, since one server carries them all.
+// Watch and Unwatch cost a Lock and an Unlock a map update: they wake the
+// loop only for a cluster's new key, whose master may not be watched yet.
+// A watch of a key no longer held stays until the loop looks again.
 func (r *restarts) Watch(key string) {
 	r.mu.Lock()
 	r.keys[key]++
-	changed := r.keys[key] == 1 && (r.cluster || len(r.keys) == 1)
+	poke := r.cluster && r.keys[key] == 1
 	start := !r.running
 	r.running = true
 	r.mu.Unlock()
 	if start {
 		go r.run()
-	} else if changed {
+	} else if poke {
 		r.poke()
 	}
 }
 
 func (r *restarts) Unwatch(key string) {
 	r.mu.Lock()
-	changed := false
 	if r.keys[key]--; r.keys[key] <= 0 {
 		delete(r.keys, key)
-		changed = r.cluster || len(r.keys) == 0
+		if len(r.keys) == 0 {
+			r.idle = time.Now()
+		}
 	}
 	r.mu.Unlock()
-	if changed {
-		r.poke()
-	}
 }
 
 func (r *restarts) poke() {
@@ -108,28 +107,11 @@ func (r *restarts) run() {
 		defer close(stop)
 		go probe(r.client, stop)
 	}
+	look := time.NewTicker(keepFor)
+	defer look.Stop()
 	for {
 		want, ok := r.servers()
-		if !ok {
-			// Nothing held: the watches stay a while (keepFor).
-			closed := false
-			select {
-			case <-r.kick:
-				continue
-			case <-r.hub.Done(): // the client's runtime was closed
-				closed = true
-			case <-time.After(keepFor):
-			}
-			r.mu.Lock()
-			if len(r.keys) > 0 && !closed {
-				r.mu.Unlock()
-				continue
-			}
-			r.running = false
-			r.mu.Unlock()
-			return
-		}
-		failed := len(want) == 0
+		failed := ok && len(want) == 0
 		for server, channel := range want {
 			if watches[server] == nil {
 				w, err := r.subscribe(channel)
@@ -141,7 +123,7 @@ func (r *restarts) run() {
 			}
 		}
 		for server, w := range watches {
-			if _, held := want[server]; !held {
+			if _, held := want[server]; ok && !held {
 				w.close()
 				delete(watches, server)
 			}
@@ -152,8 +134,29 @@ func (r *restarts) run() {
 		select {
 		case <-r.kick:
 		case <-retry.C:
+		case <-look.C:
+			if r.stopIdle() {
+				return
+			}
+		case <-r.hub.Done(): // the client's runtime was closed
+			r.mu.Lock()
+			r.running = false
+			r.mu.Unlock()
+			return
 		}
 	}
+}
+
+// stopIdle marks the loop stopped, and reports so, if nothing has been
+// held for keepFor.
+func (r *restarts) stopIdle() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.keys) > 0 || time.Since(r.idle) < keepFor {
+		return false
+	}
+	r.running = false
+	return true
 }
 
 // servers returns the channel to watch on each server that carries a held
