@@ -23,7 +23,7 @@ const watchChannel = "latchkey_watch"
 // one (one subscription per server), and the watchdog renews every hold at
 // once (lease.Scheduler.Recheck) when one of those connections comes back.
 // A client that held nothing for keepFor keeps no subscription for it
-// (the loop looks every keepFor). On a cluster without sharded pub/sub the Hub has one connection, to one node, and
+// (the loop looks at least every keepFor). On a cluster without sharded pub/sub the Hub has one connection, to one node, and
 // only that node's return is noticed; the others' holds are found out at
 // their next renewal, as before.
 type restarts struct {
@@ -42,7 +42,7 @@ type restarts struct {
 // keepFor is how long the watches stay after the last hold ended: most
 // holds are short, and a client that locks again soon finds them in place
 // rather than paying for them at every Lock.
-const keepFor = 10 * time.Second
+const keepFor = 5 * time.Second
 
 func newRestarts(c redis.UniversalClient, hub *notify.Hub, recheck func()) *restarts {
 	_, cluster := c.(*redis.ClusterClient)
@@ -107,7 +107,7 @@ func (r *restarts) run() {
 		defer close(stop)
 		go probe(r.client, stop)
 	}
-	look := time.NewTicker(keepFor)
+	look := time.NewTimer(keepFor)
 	defer look.Stop()
 	for {
 		want, ok := r.servers()
@@ -135,9 +135,11 @@ func (r *restarts) run() {
 		case <-r.kick:
 		case <-retry.C:
 		case <-look.C:
-			if r.stopIdle() {
+			next, stop := r.stopIdle()
+			if stop {
 				return
 			}
+			look.Reset(next)
 		case <-r.hub.Done(): // the client's runtime was closed
 			r.mu.Lock()
 			r.running = false
@@ -148,15 +150,18 @@ func (r *restarts) run() {
 }
 
 // stopIdle marks the loop stopped, and reports so, if nothing has been
-// held for keepFor.
-func (r *restarts) stopIdle() bool {
+// held for keepFor; otherwise it returns when to look again.
+func (r *restarts) stopIdle() (time.Duration, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.keys) > 0 || time.Since(r.idle) < keepFor {
-		return false
+	if len(r.keys) > 0 {
+		return keepFor, false
+	}
+	if left := keepFor - time.Since(r.idle); left > 0 {
+		return left, false
 	}
 	r.running = false
-	return true
+	return 0, true
 }
 
 // servers returns the channel to watch on each server that carries a held
