@@ -33,8 +33,18 @@
 -- by a fresh id has no record (a resend finds the id holding instead).
 -- uses fragment/replay.lua
 -- uses fragment/mutex_keys.lua
--- uses fragment/mutex.lua
+-- uses fragment/fence.lua
 local owner, entry, lease, reentry = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+-- The fast path: a caller that never queued finds the lock free and no
+-- turn given, and takes it, without a look at the queue. It returns
+-- before the queue's code below is defined, which would cost Redis more
+-- than the path's own commands.
+if ARGV[10] ~= '1' and redis.call('exists', lock, grant) == 0 then
+  local n = redis.call('hincrby', lock, owner, 1)
+  redis.call('pexpire', lock, lease)
+  return once_record({1, fence(), n})
+end
+-- uses fragment/mutex.lua
 if redis.call('exists', lock) == 1 then
   if not redis.call('hget', lock, owner) then
     purge()

@@ -88,6 +88,19 @@ func TestCompose_fragmentsInOrder(t *testing.T) {
 	}
 }
 
+// A fragment that a line of the body uses comes in at that line, after
+// the fragments it uses that are not in yet: code above it runs without it.
+func TestCompose_fragmentInBody(t *testing.T) {
+	frags := fragments(t)
+	src := "-- t.lua: a test.\n-- uses fragment/once.lua\nif x then return 0 end\n-- uses fragment/replay.lua\n-- uses fragment/clock.lua\nreturn 1\n"
+	s := scripts.Compose("t", src)
+	want := frags["once"] + "-- t.lua: a test.\n-- uses fragment/once.lua\nif x then return 0 end\n" +
+		frags["replay"] + "-- uses fragment/replay.lua\n" + frags["clock"] + "-- uses fragment/clock.lua\nreturn 1\n"
+	if s.Source() != want {
+		t.Errorf("composed source:\n%s\nwant:\n%s", s.Source(), want)
+	}
+}
+
 func TestCompose_missingFragmentPanics(t *testing.T) {
 	defer func() {
 		if recover() == nil {

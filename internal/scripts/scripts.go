@@ -6,7 +6,9 @@
 // A script's header names its KEYS, ARGV and return values; a header line
 // "-- uses fragment/<name>.lua" (several may follow, in order) puts that
 // fragment before the script, after the fragments it uses itself, each
-// fragment once. The scripts package says more, and gives the ARGV layout
+// fragment once. The same line further down puts the fragment there: the
+// code above it runs without paying for the fragment's definitions (a
+// fast path that returns early). The scripts package says more, and gives the ARGV layout
 // that the queued primitives' scripts share (handoff.ScriptArgs fills
 // it). scripts/fragment/once.lua is the request record (see Exec).
 //
@@ -71,8 +73,9 @@ func load() map[string]*Script {
 
 // compose makes the script called name from its file's text src: the
 // fragments its header uses, each after those it uses itself and each
-// once, then src. It panics on a missing fragment or a cycle: the files
-// are fixed at build time.
+// once, then src, with the fragments a line of its body uses put in at
+// that line. It panics on a missing fragment or a cycle: the files are
+// fixed at build time.
 func compose(name, src string) *Script {
 	var b strings.Builder
 	done := map[string]bool{} // false: being composed (a cycle if met again)
@@ -95,11 +98,31 @@ func compose(name, src string) *Script {
 			done[f] = true
 		}
 	}
-	add(name, src)
-	b.WriteString(src)
+	head, body := splitHeader(src)
+	add(name, head)
+	b.WriteString(head)
+	for line := range strings.Lines(body) {
+		if strings.HasPrefix(line, usesFragment) {
+			add(name, line)
+		}
+		b.WriteString(line)
+	}
 	s := &Script{name: name, src: b.String(), once: done["once"]}
 	s.s = redis.NewScript(s.src)
 	return s
+}
+
+// splitHeader splits a file into its header, the leading comment lines,
+// and the rest.
+func splitHeader(src string) (string, string) {
+	n := 0
+	for line := range strings.Lines(src) {
+		if !strings.HasPrefix(line, "--") {
+			break
+		}
+		n += len(line)
+	}
+	return src[:n], src[n:]
 }
 
 // uses returns the fragments that the header of a file, its leading

@@ -129,6 +129,69 @@ end
 local function millis()
   return math.floor(micros() / 1000)
 end
+-- fence.lua: the mutex's fencing token (RFencedLock's counter).
+-- Reads the local token (the counter's key), which mutex_keys.lua defines
+-- before it.
+-- Defines fence().
+-- uses fragment/clock.lua
+
+-- fence returns the next fencing token. A counter that is missing (new,
+-- or lost to a restart without persistence) starts from the server's clock
+-- in microseconds, above any token it can have handed out before.
+local function fence()
+  local t = redis.call('incr', token)
+  if t == 1 then
+    t = micros()
+    redis.call('set', token, t)
+  end
+  return t
+end
+-- mutex_acquire.lua: take the mutex, or join its waiter queue (see
+-- mutex.lua); with ARGV[11], try once, leaving no trace.
+-- KEYS[1..7] the mutex's (see mutex_keys.lua): lock hash, fencing counter,
+--         queue, deadlines, Redisson's channel, Hub channel prefix, grant
+-- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
+--         (see inputs.lua)
+-- ARGV[6] owner id <uuid>:<n>
+-- ARGV[7] waiter entry <hub id>/<key> (see mutex_keys.lua)
+-- ARGV[8] lease in ms
+-- ARGV[9] "1": the owner may re-enter; "2": it may, and holds the lock
+--         through the caller's handle, so that a grant to it was taken by
+--         the Lock this re-enters; "0": the id is fresh for this one
+--         acquisition, so finding it present means a resent request that
+--         was applied before, or a grant, which succeeds again without a
+--         second hold
+-- ARGV[10] "1" if an earlier attempt of the call may have queued it: a
+--         caller that never queued takes a free lock without a look at the
+--         queue (the fast path)
+-- ARGV[11] "1" to try once: the caller never queues
+-- ARGV[12] "1" if the caller heard a Redisson client's release since its
+--         latest attempt
+-- ARGV[13] the yield in ms: how long the head of the queue leaves a lock
+--         that a release yielded to Redisson's waiters (see mutex.lua)
+-- Returns {1, token, n} when acquired, re-entered or found granted (the
+-- TTL is reset to the lease), n being the owner's holds; {0, pttl, rank,
+-- foreign, now} when held by another owner (pttl is -1 if the key has no
+-- TTL; rank is the waiter's place in the queue, 0 at the head; foreign is
+-- 1 if the holder is not a latchkey owner, whose release will not grant;
+-- now is the server's clock in µs, against which the waiter dates a
+-- grant's letter), or {0, pttl, -1, 0} for a try.
+-- An acquisition by an owner that may re-enter is recorded against its
+-- request (see once.lua), so a resend answers as the first run did; one
+-- by a fresh id has no record (a resend finds the id holding instead).
+-- uses fragment/replay.lua
+-- uses fragment/mutex_keys.lua
+-- uses fragment/fence.lua
+local owner, entry, lease, reentry = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+-- The fast path: a caller that never queued finds the lock free and no
+-- turn given, and takes it, without a look at the queue. It returns
+-- before the queue's code below is defined, which would cost Redis more
+-- than the path's own commands.
+if ARGV[10] ~= '1' and redis.call('exists', lock, grant) == 0 then
+  local n = redis.call('hincrby', lock, owner, 1)
+  redis.call('pexpire', lock, lease)
+  return once_record({1, fence(), n})
+end
 -- inputs.lua: the inputs that every script of a queued primitive (mutex,
 -- fair lock, semaphore, permit semaphore) takes first, at the same
 -- positions, so that a fragment reads them wherever it is used. The
@@ -316,23 +379,11 @@ end
 --
 -- Reads the KEYS through the locals of mutex_keys.lua, which comes before
 -- it, and ARGV[1..5] (see inputs.lua).
--- Defines fence(), yield_head(), grant_head(heard), hand_on(yield) and
--- free(yield).
+-- Defines yield_head(), grant_head(heard), hand_on(yield) and free(yield).
 -- uses fragment/clock.lua
+-- uses fragment/fence.lua
 -- uses fragment/queue.lua
 -- uses fragment/hold.lua
-
--- fence returns the next fencing token. A counter that is missing (new,
--- or lost to a restart without persistence) starts from the server's clock
--- in microseconds, above any token it can have handed out before.
-local function fence()
-  local t = redis.call('incr', token)
-  if t == 1 then
-    t = micros()
-    redis.call('set', token, t)
-  end
-  return t
-end
 
 -- yield_head gives the head of the queue its turn at the free lock, once
 -- Redisson's waiters had theirs; heads whose client is gone are dropped
@@ -390,43 +441,7 @@ local function free(yield)
   redis.call('del', lock, grant)
   hand_on(yield)
 end
--- mutex_acquire.lua: take the mutex, or join its waiter queue (see
--- mutex.lua); with ARGV[11], try once, leaving no trace.
--- KEYS[1..7] the mutex's (see mutex_keys.lua): lock hash, fencing counter,
---         queue, deadlines, Redisson's channel, Hub channel prefix, grant
--- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
---         (see inputs.lua)
--- ARGV[6] owner id <uuid>:<n>
--- ARGV[7] waiter entry <hub id>/<key> (see mutex_keys.lua)
--- ARGV[8] lease in ms
--- ARGV[9] "1": the owner may re-enter; "2": it may, and holds the lock
---         through the caller's handle, so that a grant to it was taken by
---         the Lock this re-enters; "0": the id is fresh for this one
---         acquisition, so finding it present means a resent request that
---         was applied before, or a grant, which succeeds again without a
---         second hold
--- ARGV[10] "1" if an earlier attempt of the call may have queued it: a
---         caller that never queued takes a free lock without a look at the
---         queue (the fast path)
--- ARGV[11] "1" to try once: the caller never queues
--- ARGV[12] "1" if the caller heard a Redisson client's release since its
---         latest attempt
--- ARGV[13] the yield in ms: how long the head of the queue leaves a lock
---         that a release yielded to Redisson's waiters (see mutex.lua)
--- Returns {1, token, n} when acquired, re-entered or found granted (the
--- TTL is reset to the lease), n being the owner's holds; {0, pttl, rank,
--- foreign, now} when held by another owner (pttl is -1 if the key has no
--- TTL; rank is the waiter's place in the queue, 0 at the head; foreign is
--- 1 if the holder is not a latchkey owner, whose release will not grant;
--- now is the server's clock in µs, against which the waiter dates a
--- grant's letter), or {0, pttl, -1, 0} for a try.
--- An acquisition by an owner that may re-enter is recorded against its
--- request (see once.lua), so a resend answers as the first run did; one
--- by a fresh id has no record (a resend finds the id holding instead).
--- uses fragment/replay.lua
--- uses fragment/mutex_keys.lua
 -- uses fragment/mutex.lua
-local owner, entry, lease, reentry = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 if redis.call('exists', lock) == 1 then
   if not redis.call('hget', lock, owner) then
     purge()

@@ -103,6 +103,65 @@ end
 local function owner_of(e)
   return string.match(e, '^[^/]*/([^/]*)')
 end
+-- inputs.lua: the inputs that every script of a queued primitive (mutex,
+-- fair lock, semaphore, permit semaphore) takes first, at the same
+-- positions, so that a fragment reads them wherever it is used. The
+-- script's own arguments follow, from ARGV[6].
+-- ARGV[1] now: ms since the epoch, the client's clock
+-- ARGV[2] PUBLISH or SPUBLISH
+-- ARGV[3] how long a queue entry lives unless its waiter attempts again,
+--         ms (the fair lock: how long a queued latchkey waiter's heartbeat
+--         lasts, its liveness timeout)
+-- ARGV[4] grace in ms: how long a grant waits for its waiter to take it
+-- ARGV[5] "1" if PUBLISH (or SPUBLISH) counts every receiver of a Hub's
+--         channel (a single server, or sharded pub/sub), "0" if not (a
+--         cluster's PUBLISH counts only the node's own)
+-- Defines now, pub, life (ARGV[3]), grace and counted (a boolean).
+local now, pub, life, grace = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local counted = ARGV[5] == '1'
+-- mutex_release.lua: release one hold of the mutex; the last one frees
+-- the lock and grants it to the first waiter in line (see mutex.lua).
+-- KEYS[1..7] the mutex's (see mutex_keys.lua): lock hash, fencing counter,
+--         queue, deadlines, Redisson's channel, Hub channel prefix, grant
+-- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
+--         (see inputs.lua)
+-- ARGV[6] owner id <uuid>:<n>
+-- ARGV[7] lease in ms, restored when holds remain
+-- ARGV[8] "1" if the owner may re-enter, "0" for an id fresh for one
+--         acquisition
+-- ARGV[9] "1" to yield to Redisson's waiters (see mutex.lua)
+-- Returns -1 if the owner holds nothing, 0 if holds remain, 1 if released.
+-- A release is recorded against its request (see once.lua), so a resend
+-- answers as the first run did.
+-- uses fragment/once.lua
+-- uses fragment/mutex_keys.lua
+-- uses fragment/inputs.lua
+local owner = ARGV[6]
+if ARGV[8] ~= '0' then
+  local done = once_replay()
+  if done then
+    return done
+  end
+end
+local n = redis.call('hincrby', lock, owner, -1)
+if n > 0 then
+  redis.call('pexpire', lock, ARGV[7])
+  return once_record(0)
+end
+if n < 0 then
+  -- Not an owner: take back the field the decrement made. The hash, and
+  -- the TTL of a hash another owner holds, are as they were. A fresh id
+  -- holds once, so this is where a resend of its release lands.
+  redis.call('hdel', lock, owner)
+  return once_replay() or -1
+end
+-- Nobody queues: Redisson's message is all a release owes, and the
+-- queue's code below is never defined (see mutex_acquire.lua).
+if redis.call('exists', deadlines) == 0 then
+  redis.call('del', lock, grant)
+  redis.call(pub, shared, '0')
+  return once_record(1)
+end
 -- clock.lua: the server's clock, read once per script (TIME), so that
 -- every use in one run sees the same instant.
 -- Reads no KEYS or ARGV. Defines micros() and millis(): the server's clock
@@ -120,22 +179,23 @@ end
 local function millis()
   return math.floor(micros() / 1000)
 end
--- inputs.lua: the inputs that every script of a queued primitive (mutex,
--- fair lock, semaphore, permit semaphore) takes first, at the same
--- positions, so that a fragment reads them wherever it is used. The
--- script's own arguments follow, from ARGV[6].
--- ARGV[1] now: ms since the epoch, the client's clock
--- ARGV[2] PUBLISH or SPUBLISH
--- ARGV[3] how long a queue entry lives unless its waiter attempts again,
---         ms (the fair lock: how long a queued latchkey waiter's heartbeat
---         lasts, its liveness timeout)
--- ARGV[4] grace in ms: how long a grant waits for its waiter to take it
--- ARGV[5] "1" if PUBLISH (or SPUBLISH) counts every receiver of a Hub's
---         channel (a single server, or sharded pub/sub), "0" if not (a
---         cluster's PUBLISH counts only the node's own)
--- Defines now, pub, life (ARGV[3]), grace and counted (a boolean).
-local now, pub, life, grace = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local counted = ARGV[5] == '1'
+-- fence.lua: the mutex's fencing token (RFencedLock's counter).
+-- Reads the local token (the counter's key), which mutex_keys.lua defines
+-- before it.
+-- Defines fence().
+-- uses fragment/clock.lua
+
+-- fence returns the next fencing token. A counter that is missing (new,
+-- or lost to a restart without persistence) starts from the server's clock
+-- in microseconds, above any token it can have handed out before.
+local function fence()
+  local t = redis.call('incr', token)
+  if t == 1 then
+    t = micros()
+    redis.call('set', token, t)
+  end
+  return t
+end
 -- letter.lua: letters to latchkey waiters, on the channel of each one's
 -- client's pub/sub Hub: "@<key> <body>", key being the waiter's address.
 -- Reads ARGV[2] and ARGV[5] (see inputs.lua), and the local hubs, the
@@ -307,23 +367,11 @@ end
 --
 -- Reads the KEYS through the locals of mutex_keys.lua, which comes before
 -- it, and ARGV[1..5] (see inputs.lua).
--- Defines fence(), yield_head(), grant_head(heard), hand_on(yield) and
--- free(yield).
+-- Defines yield_head(), grant_head(heard), hand_on(yield) and free(yield).
 -- uses fragment/clock.lua
+-- uses fragment/fence.lua
 -- uses fragment/queue.lua
 -- uses fragment/hold.lua
-
--- fence returns the next fencing token. A counter that is missing (new,
--- or lost to a restart without persistence) starts from the server's clock
--- in microseconds, above any token it can have handed out before.
-local function fence()
-  local t = redis.call('incr', token)
-  if t == 1 then
-    t = micros()
-    redis.call('set', token, t)
-  end
-  return t
-end
 
 -- yield_head gives the head of the queue its turn at the free lock, once
 -- Redisson's waiters had theirs; heads whose client is gone are dropped
@@ -381,41 +429,6 @@ local function free(yield)
   redis.call('del', lock, grant)
   hand_on(yield)
 end
--- mutex_release.lua: release one hold of the mutex; the last one frees
--- the lock and grants it to the first waiter in line (see mutex.lua).
--- KEYS[1..7] the mutex's (see mutex_keys.lua): lock hash, fencing counter,
---         queue, deadlines, Redisson's channel, Hub channel prefix, grant
--- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
---         (see inputs.lua)
--- ARGV[6] owner id <uuid>:<n>
--- ARGV[7] lease in ms, restored when holds remain
--- ARGV[8] "1" if the owner may re-enter, "0" for an id fresh for one
---         acquisition
--- ARGV[9] "1" to yield to Redisson's waiters (see mutex.lua)
--- Returns -1 if the owner holds nothing, 0 if holds remain, 1 if released.
--- A release is recorded against its request (see once.lua), so a resend
--- answers as the first run did.
--- uses fragment/once.lua
--- uses fragment/mutex_keys.lua
 -- uses fragment/mutex.lua
-local owner = ARGV[6]
-if ARGV[8] ~= '0' then
-  local done = once_replay()
-  if done then
-    return done
-  end
-end
-local n = redis.call('hincrby', lock, owner, -1)
-if n > 0 then
-  redis.call('pexpire', lock, ARGV[7])
-  return once_record(0)
-end
-if n < 0 then
-  -- Not an owner: take back the field the decrement made. The hash, and
-  -- the TTL of a hash another owner holds, are as they were. A fresh id
-  -- holds once, so this is where a resend of its release lands.
-  redis.call('hdel', lock, owner)
-  return once_replay() or -1
-end
 free(ARGV[9] == '1')
 return once_record(1)

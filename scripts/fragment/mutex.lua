@@ -32,23 +32,11 @@
 --
 -- Reads the KEYS through the locals of mutex_keys.lua, which comes before
 -- it, and ARGV[1..5] (see inputs.lua).
--- Defines fence(), yield_head(), grant_head(heard), hand_on(yield) and
--- free(yield).
+-- Defines yield_head(), grant_head(heard), hand_on(yield) and free(yield).
 -- uses fragment/clock.lua
+-- uses fragment/fence.lua
 -- uses fragment/queue.lua
 -- uses fragment/hold.lua
-
--- fence returns the next fencing token. A counter that is missing (new,
--- or lost to a restart without persistence) starts from the server's clock
--- in microseconds, above any token it can have handed out before.
-local function fence()
-  local t = redis.call('incr', token)
-  if t == 1 then
-    t = micros()
-    redis.call('set', token, t)
-  end
-  return t
-end
 
 -- yield_head gives the head of the queue its turn at the free lock, once
 -- Redisson's waiters had theirs; heads whose client is gone are dropped
