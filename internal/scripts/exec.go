@@ -70,6 +70,7 @@ func (s *Script) Exec(ctx context.Context, client redis.UniversalClient, w Write
 	if s.once {
 		keys, args = withRecord(client, s, w)
 	}
+	start := time.Now()
 	var r Reply
 	if w.Sync > 0 && len(keys) > 0 && ctx.Value(undoKey{}) == nil {
 		r = s.execSynced(ctx, client, w.Sync, keys, args)
@@ -80,6 +81,9 @@ func (s *Script) Exec(ctx context.Context, client redis.UniversalClient, w Write
 		cc.ReloadState(ctx)
 	}
 	crossSlot(r.Cmd)
+	if s.once && w.Once != "" {
+		records.Get(client).sent(w.Once, r.Err(), time.Since(start))
+	}
 	return r
 }
 

@@ -38,6 +38,7 @@ func opsCall(name, op, owner, reentrant, req string) scripts.Call {
 // one hold, however often that request is resent.
 func TestExec_onceAppliesARequestOnce(t *testing.T) {
 	check := func(t *testing.T, c redis.UniversalClient) {
+		scripts.KeepRecords(c) // the second send stands for a resend
 		ctx := context.Background()
 		name := locktest.Name(t, "exec-once") // fresh records on every run (-count)
 		for i := 0; i < 2; i++ {
@@ -83,6 +84,7 @@ func TestExec_onceAppliesARequestOnce(t *testing.T) {
 // it finds nothing to release, which is where a resend lands.
 func TestExec_oncePlainReleaseResent(t *testing.T) {
 	c := redistest.SharedServer(t).Client(t)
+	scripts.KeepRecords(c) // a request sent twice stands for a resend
 	ctx := context.Background()
 	name := locktest.Name(t, "exec-once") // fresh records on every run (-count)
 	if err := opsCall(name, "acquire", "b:1", "0", "").Exec(ctx, c).Err(); err != nil {
@@ -159,6 +161,7 @@ func TestExec_syncWaitsForReplicas(t *testing.T) {
 // applied; if it did not, it is cancelled: a late copy of it does nothing.
 func TestResolve(t *testing.T) {
 	c := redistest.SharedServer(t).Client(t)
+	scripts.KeepRecords(c) // a request sent twice stands for a resend
 	ctx := context.Background()
 	src, err := os.ReadFile("testdata/take_recorded.lua")
 	if err != nil {

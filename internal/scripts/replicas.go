@@ -25,17 +25,16 @@ const infoTimeout = 2 * time.Second
 // servers is what the runner learnt of a client's servers, in the
 // client's runtime (internal/perclient).
 var servers = perclient.Declare(func(c redis.UniversalClient) *serverCache {
-	return &serverCache{masters: make(map[*redis.Client]*replicaCount), infoDenied: make(map[*redis.Client]bool), record: recordTTL(c)}
+	return &serverCache{masters: make(map[*redis.Client]*replicaCount), infoDenied: make(map[*redis.Client]bool)}
 }, nil)
 
 // A serverCache holds, per master, how many replicas it has online, as
 // INFO replication says (Redisson caches the same), the nodes whose user
-// may not run INFO, and how long the client's request records live.
+// may not run INFO.
 type serverCache struct {
 	mu         sync.Mutex
 	masters    map[*redis.Client]*replicaCount
 	infoDenied map[*redis.Client]bool
-	record     time.Duration
 }
 
 type replicaCount struct {
@@ -206,38 +205,4 @@ var ErrReplicasUnknown = errors.New("latchkey: replicas unknown")
 func denied(err error) bool {
 	var rerr redis.Error
 	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "NOPERM")
-}
-
-// RecordTTL returns how long a request record must live on client: longer
-// than go-redis may go on resending the request, that is its retries times
-// the time each try may take.
-func RecordTTL(client redis.UniversalClient) time.Duration { return servers.Get(client).record }
-
-func recordTTL(client redis.UniversalClient) time.Duration {
-	tries, perTry := 4, 7*time.Second // go-redis's defaults: 3 retries, 3s reads and writes
-	switch c := client.(type) {
-	case *redis.Client:
-		o := c.Options()
-		tries, perTry = o.MaxRetries+1, try(o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff)
-	case *redis.ClusterClient:
-		o := c.Options()
-		tries = (o.MaxRetries + 1) * (o.MaxRedirects + 1)
-		perTry = try(o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff)
-	}
-	return min(max(time.Duration(max(tries, 1))*perTry, 10*time.Second), 2*time.Minute)
-}
-
-// try returns how long one try of a request may take with these timeouts
-// (0: go-redis's default of 3s; negative: none, counted as a minute).
-func try(read, write, backoff time.Duration) time.Duration {
-	t := func(d time.Duration) time.Duration {
-		switch {
-		case d == 0:
-			return 3 * time.Second
-		case d < 0:
-			return time.Minute
-		}
-		return d
-	}
-	return t(read) + t(write) + max(backoff, 0)
 }

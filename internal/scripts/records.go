@@ -1,0 +1,193 @@
+package scripts
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/perclient"
+	"github.com/redis/go-redis/v9"
+)
+
+// A request record (see scripts/fragment/once.lua) answers a copy of its
+// request that arrives after the request applied. Once the request is
+// answered and no other copy of it can be on its way, the record has done
+// its work: the runner deletes it then, in batches, instead of leaving it
+// to its TTL, which must outlast every resend go-redis might make. A
+// request has had no other copy when each of its sends was answered, and
+// the last one sooner than go-redis pauses before a resend: go-redis
+// resends only after a failed try, and pauses at least MinRetryBackoff
+// first (a MOVED or ASK reply, which it follows at once, means the script
+// did not run). A send that failed leaves its record to its TTL.
+const (
+	// dropBatch is how many answered records one UNLINK deletes at most.
+	dropBatch = 64
+	// dropDelay is the longest an answered record waits for its batch.
+	dropDelay = 250 * time.Millisecond
+	// dropTimeout bounds one batch's UNLINK.
+	dropTimeout = 2 * time.Second
+)
+
+// records is the request-record book of each client.
+var records = perclient.Declare(newRecordBook, (*recordBook).close)
+
+// A recordBook is what the runner keeps of one client's request records:
+// how long they live, the records answered and waiting for their batch,
+// and the records of sends that failed, which stay.
+type recordBook struct {
+	client redis.UniversalClient
+	ttl    time.Duration
+	single time.Duration // a reply sooner than this had no resend; 0: never known
+
+	mu     sync.Mutex
+	batch  []string
+	timer  *time.Timer
+	failed map[string]time.Time // record -> when it may go from here
+	closed bool
+}
+
+func newRecordBook(c redis.UniversalClient) *recordBook {
+	return &recordBook{client: c, ttl: recordTTL(c), single: resendPause(c), failed: map[string]time.Time{}}
+}
+
+// RecordTTL returns how long a request record must live on client: longer
+// than go-redis may go on resending the request, that is its retries times
+// the time each try may take.
+func RecordTTL(client redis.UniversalClient) time.Duration { return records.Get(client).ttl }
+
+// sent notes how a send of the request recorded against rec ended: err,
+// after took. A record all of whose sends were answered, the last sooner
+// than a resend could follow, is deleted with the next batch.
+func (b *recordBook) sent(rec string, err error, took time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err != nil {
+		b.forget(time.Now())
+		b.failed[rec] = time.Now().Add(b.ttl)
+		return
+	}
+	if took >= b.single || b.closed {
+		return
+	}
+	if _, ok := b.failed[rec]; ok {
+		return
+	}
+	b.batch = append(b.batch, rec)
+	switch {
+	case len(b.batch) >= dropBatch:
+		go b.drop(b.take())
+	case b.timer == nil:
+		b.timer = time.AfterFunc(dropDelay, func() { b.drop(b.takeLocked()) })
+	}
+}
+
+// forget drops the failed records whose TTL is over.
+func (b *recordBook) forget(now time.Time) {
+	for rec, end := range b.failed {
+		if now.After(end) {
+			delete(b.failed, rec)
+		}
+	}
+}
+
+// take returns the batch and starts a new one; b.mu is held.
+func (b *recordBook) take() []string {
+	out := b.batch
+	b.batch = nil
+	if b.timer != nil {
+		b.timer.Stop()
+		b.timer = nil
+	}
+	return out
+}
+
+func (b *recordBook) takeLocked() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.take()
+}
+
+// drop deletes recs. A failure leaves them to their TTL.
+func (b *recordBook) drop(recs []string) {
+	if len(recs) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
+	defer cancel()
+	if c, ok := b.client.(*redis.Client); ok {
+		_ = c.Unlink(ctx, recs...).Err()
+		return
+	}
+	// Elsewhere the keys of one UNLINK must share a hash slot.
+	bySlot := map[int][]string{}
+	for _, r := range recs {
+		bySlot[keys.Slot(r)] = append(bySlot[keys.Slot(r)], r)
+	}
+	pipe := b.client.Pipeline()
+	for _, group := range bySlot {
+		pipe.Unlink(ctx, group...)
+	}
+	_, _ = pipe.Exec(ctx)
+}
+
+// close deletes the answered records still waiting for their batch.
+func (b *recordBook) close() error {
+	b.mu.Lock()
+	b.closed = true
+	recs := b.take()
+	b.mu.Unlock()
+	b.drop(recs)
+	return nil
+}
+
+// resendPause returns the least time go-redis pauses before it resends a
+// request on client: a reply that came sooner answered the only copy
+// sent. It is 0, never, when go-redis may resend without a pause.
+func resendPause(client redis.UniversalClient) time.Duration {
+	never := time.Duration(1<<63 - 1)
+	switch c := client.(type) {
+	case *redis.Client:
+		o := c.Options()
+		if o.MaxRetries <= 0 {
+			return never
+		}
+		return max(min(o.MinRetryBackoff, o.MaxRetryBackoff), 0)
+	case *redis.ClusterClient:
+		o := c.Options()
+		if o.MaxRetries <= 0 && o.MaxRedirects <= 0 {
+			return never
+		}
+		return max(min(o.MinRetryBackoff, o.MaxRetryBackoff), 0)
+	}
+	return 0
+}
+
+func recordTTL(client redis.UniversalClient) time.Duration {
+	tries, perTry := 4, 7*time.Second // go-redis's defaults: 3 retries, 3s reads and writes
+	switch c := client.(type) {
+	case *redis.Client:
+		o := c.Options()
+		tries, perTry = o.MaxRetries+1, try(o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff)
+	case *redis.ClusterClient:
+		o := c.Options()
+		tries = (o.MaxRetries + 1) * (o.MaxRedirects + 1)
+		perTry = try(o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff)
+	}
+	return min(max(time.Duration(max(tries, 1))*perTry, 10*time.Second), 2*time.Minute)
+}
+
+// try returns how long one try of a request may take with these timeouts
+// (0: go-redis's default of 3s; negative: none, counted as a minute).
+func try(read, write, backoff time.Duration) time.Duration {
+	t := func(d time.Duration) time.Duration {
+		switch {
+		case d == 0:
+			return 3 * time.Second
+		case d < 0:
+			return time.Minute
+		}
+		return d
+	}
+	return t(read) + t(write) + max(backoff, 0)
+}

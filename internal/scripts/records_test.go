@@ -1,0 +1,99 @@
+package scripts_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/locktest"
+	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/latchkey/latchkey/internal/scripts"
+	"github.com/redis/go-redis/v9"
+)
+
+func takeRecorded(t *testing.T) *scripts.Script {
+	t.Helper()
+	src, err := os.ReadFile("testdata/take_recorded.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scripts.Compose("take_recorded", string(src))
+}
+
+// gone waits up to d for key to be deleted, and reports whether it was.
+func gone(c redis.UniversalClient, key string, d time.Duration) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if c.Exists(context.Background(), key).Val() == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// The record of a request answered at its only send is deleted within a
+// batch's delay, on one server and on a cluster, whose batches are split
+// by hash slot; a request's record that other requests' records share a
+// batch with is not lost among them.
+func TestRecords_answeredAreDeleted(t *testing.T) {
+	check := func(t *testing.T, c redis.UniversalClient) {
+		ctx := context.Background()
+		take := takeRecorded(t)
+		var recs []string
+		for i := range 3 {
+			name := locktest.Name(t, "records") + string(rune('a'+i))
+			c.Set(ctx, name, 5, time.Minute)
+			w := scripts.Write{Keys: []string{name}, Args: []any{1}, Once: keys.Once(name, "req")}
+			if err := take.Exec(ctx, c, w).Err(); err != nil {
+				t.Fatal(err)
+			}
+			recs = append(recs, w.Once)
+		}
+		for _, rec := range recs {
+			if !gone(c, rec, 5*time.Second) {
+				t.Errorf("record %s of an answered request still there after 5s", rec)
+			}
+		}
+	}
+	t.Run("server", func(t *testing.T) { check(t, redistest.SharedServer(t).Client(t)) })
+	t.Run("cluster", func(t *testing.T) { check(t, redistest.SharedCluster(t).Client(t)) })
+}
+
+// A request whose send failed may have a copy on its way: its record
+// stays, even when a later send of it is answered at once.
+func TestRecords_failedSendKeepsRecord(t *testing.T) {
+	c := redistest.SharedServer(t).Client(t)
+	ctx := context.Background()
+	take := takeRecorded(t)
+	name := locktest.Name(t, "records-failed")
+	c.Set(ctx, name, 5, time.Minute)
+	w := scripts.Write{Keys: []string{name}, Args: []any{1}, Once: keys.Once(name, "req")}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := take.Exec(cancelled, c, w).Err(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("send with an ended ctx: %v", err)
+	}
+	if err := take.Exec(ctx, c, w).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if gone(c, w.Once, time.Second) {
+		t.Fatal("the record of a request with a failed send was deleted")
+	}
+}
+
+// A client that go-redis resends on without a pause keeps every record.
+func TestRecords_noPauseKeepsRecords(t *testing.T) {
+	c := redistest.SharedServer(t).Client(t, func(o *redis.Options) { o.MinRetryBackoff = -1 })
+	ctx := context.Background()
+	name := locktest.Name(t, "records-nopause")
+	c.Set(ctx, name, 5, time.Minute)
+	w := scripts.Write{Keys: []string{name}, Args: []any{1}, Once: keys.Once(name, "req")}
+	if err := takeRecorded(t).Exec(ctx, c, w).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if gone(c, w.Once, time.Second) {
+		t.Fatal("a record was deleted on a client that resends without a pause")
+	}
+}
