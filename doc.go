@@ -114,7 +114,7 @@
 //
 //	ACL SETUSER locker on >password resetkeys resetchannels -@all
 //	  +eval +evalsha +script|load +script|exists +ping +info +wait +time
-//	  +get +set +del +exists +type +incr +incrby +decr +decrby +pexpire +pttl
+//	  +get +set +del +unlink +exists +type +incr +incrby +decr +decrby +pexpire +pttl
 //	  +hget +hset +hdel +hexists +hincrby +hgetall +hkeys +hlen
 //	  +lindex +lpop +lpos +lrange +lrem +lset +rpush
 //	  +zadd +zcard +zcount +zrange +zrangebyscore +zrem +zremrangebyscore +zscore
