@@ -44,6 +44,7 @@ type recordBook struct {
 	batch  []string
 	timer  *time.Timer
 	failed map[string]time.Time // record -> when it may go from here
+	sweep  time.Time            // when failed is next cleared of those
 	closed bool
 }
 
@@ -63,8 +64,12 @@ func (b *recordBook) sent(rec string, err error, took time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err != nil {
-		b.forget(time.Now())
-		b.failed[rec] = time.Now().Add(b.ttl)
+		now := time.Now()
+		if now.After(b.sweep) {
+			b.forget(now)
+			b.sweep = now.Add(b.ttl / 4)
+		}
+		b.failed[rec] = now.Add(b.ttl)
 		return
 	}
 	if took >= b.single || b.closed {
