@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -76,6 +78,14 @@ func runSuite(t *testing.T, cfg Config) (*Report, string) {
 		if r.Scenario == "hotlock" && r.Impl == "latchkey" && r.HandoffVsFloor <= 0 {
 			t.Errorf("%s/%s: no handoff against the wakeretry yardstick", r.Scenario, r.Impl)
 		}
+		// Records are counted on every Redis, and the client's CPU where
+		// getrusage is.
+		if r.Peer == "" && r.Records == nil {
+			t.Errorf("%s/%s: records alive at the end not counted", r.Scenario, r.Impl)
+		}
+		if runtime.GOOS == "linux" && r.ClientCPUUsPerAcq < 0 {
+			t.Errorf("%s/%s: no client CPU", r.Scenario, r.Impl)
+		}
 		// Waiters that sleep until the unlock message always take over
 		// from a release; pollers may miss every one in a short run.
 		if r.Scenario == "hotlock" && r.Impl == "latchkey" && r.Handoff.N == 0 {
@@ -127,6 +137,13 @@ func TestSuite(t *testing.T) {
 				r.Extra["Java acq/s"] <= 0 || r.Extra["Java share"] <= 0) {
 				t.Errorf("%s/%s: a side not served: %v, Go %d, Java %d acquisitions", r.Scenario, r.Impl,
 					r.Extra, r.Series["Go wait"].N, r.Series["Java wait"].N)
+			}
+			// Redisson's Lock+Unlock: two EVALSHAs and the latch's DEL, 12
+			// commands with those the scripts run.
+			if r.Impl == "redisson" && r.Scenario == "uncontended" &&
+				(math.Abs(r.RoundTripsPerAcq-3) > 0.05 || math.Abs(r.CommandsPerAcq-12) > 0.05) {
+				t.Errorf("%s/%s: %.2f round trips, %.2f commands per op; want 3 and 12",
+					r.Scenario, r.Impl, r.RoundTripsPerAcq, r.CommandsPerAcq)
 			}
 			if strings.HasPrefix(r.Scenario, "scale") && r.CPUUsPerAcq <= 0 {
 				t.Errorf("%s/%s: server CPU per op %.2fµs", r.Scenario, r.Impl, r.CPUUsPerAcq)

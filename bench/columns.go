@@ -32,6 +32,9 @@ var (
 		{"cmds/acq", func(r *Result) string { return perAcq(r.CommandsPerAcq) }},
 		{"srv µs", serverUs},
 		{"CPU µs", func(r *Result) string { return usf(r.CPUUsPerAcq) }},
+		{"cli µs", func(r *Result) string { return usf(r.ClientCPUUsPerAcq) }},
+		{"records", records},
+		{"rec KB", recordsKB},
 		{"errors", func(r *Result) string { return fmt.Sprint(r.Errors) }},
 		{"give-ups", func(r *Result) string { return fmt.Sprint(r.GiveUps) }},
 		{"violations", func(r *Result) string { return violations(r.Violations) }},
@@ -47,6 +50,9 @@ var (
 		{"cmds/op", func(r *Result) string { return perAcq(r.CommandsPerAcq) }},
 		{"srv µs", serverUs},
 		{"CPU µs", func(r *Result) string { return usf(r.CPUUsPerAcq) }},
+		{"cli µs", func(r *Result) string { return usf(r.ClientCPUUsPerAcq) }},
+		{"records", records},
+		{"rec KB", recordsKB},
 		{"errors", func(r *Result) string { return fmt.Sprint(r.Errors) }},
 		{"violations", func(r *Result) string { return violations(r.Violations) }},
 	}
@@ -63,6 +69,28 @@ func serverUs(r *Result) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.0f", r.ServerUsPerAcq)
+}
+
+// records is how many request records and unlock latches of the run were
+// alive at its end (the mean over the rounds): Redis only.
+func records(r *Result) string {
+	if n := r.Records.keys(); n >= 0 {
+		return fmt.Sprintf("%.0f", n)
+	}
+	return "n/a"
+}
+
+// recordsKB is their memory in KiB (MEMORY USAGE; estimated from a sample
+// when marked ~).
+func recordsKB(r *Result) string {
+	b := r.Records.bytes()
+	if b < 0 {
+		return "n/a"
+	}
+	if r.Records.Sampled {
+		return fmt.Sprintf("~%.1f", b/1024)
+	}
+	return fmt.Sprintf("%.1f", b/1024)
 }
 
 func columnsFor(sc *Scenario) []column {

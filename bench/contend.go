@@ -125,9 +125,7 @@ func (ld Load) Run(ctx context.Context, env *Env, im *Impl, d time.Duration) (*R
 	for i := range handles {
 		switch {
 		case i >= ld.Workers-ld.Java:
-			j := newRedissonLock(cs.List[i%nc].Client, name)
-			cs.List[i%nc].OnClose(j.close)
-			handles[i] = j
+			handles[i] = newRedissonLock(cs.List[i%nc], name)
 		case ld.Shared > 0:
 			handles[i], err = handle[RWLocker](ctx, im, cs.List[i%nc], name)
 		default:

@@ -7,8 +7,19 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
+
+// selfCPU returns the user+system CPU time the bench process has used so
+// far: getrusage(RUSAGE_SELF), every thread of it.
+func selfCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, err
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}
 
 // clockTick is the unit of the CPU times in /proc/PID/stat (USER_HZ, 100
 // on every Linux architecture Go supports).

@@ -10,3 +10,18 @@ func TestParseStat(t *testing.T) {
 		t.Errorf("parseStat: %d %d %d %v", pid, ppid, ticks, ok)
 	}
 }
+
+func TestSelfCPU(t *testing.T) {
+	before, err := selfCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := 0
+	for i := range 50_000_000 {
+		x += i % 7
+	}
+	after, err := selfCPU()
+	if err != nil || after <= before || x == 0 {
+		t.Errorf("CPU time %v then %v: %v", before, after, err)
+	}
+}

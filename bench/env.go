@@ -47,6 +47,9 @@ type Clients struct {
 	im   *Impl
 	sent atomic.Int64 // commands sent through Process/ProcessPipeline, and requests to a peer
 	ping atomic.Int64 // of which PINGs
+	// seq0 is the last name drawn before the run's clients were made: the
+	// run's names come after it (records.go).
+	seq0 int64
 }
 
 // NewClients returns n Conns for im's workers, one per worker as n
@@ -55,7 +58,7 @@ type Clients struct {
 // connection to im's peer if it has one. Every client is connected and
 // warmed up with a PING (not counted).
 func (e *Env) NewClients(ctx context.Context, im *Impl, n int, nodes bool) (*Clients, error) {
-	cs := &Clients{im: im}
+	cs := &Clients{im: im, seq0: e.seq.Load()}
 	for range n {
 		conn := &Conn{}
 		cs.List = append(cs.List, conn)

@@ -1,10 +1,12 @@
 // Command bench runs latchkey's synchronizers side by side with redsync and
 // bsm/redislock on one Redis server, with etcd's concurrency.Mutex and
-// PostgreSQL advisory locks on servers of their own, and with wakeretry, a
-// minimal wake-and-retry pub/sub lock written here as a yardstick. It
-// reports throughput, lock utilization (as the server saw it and inside the
-// critical section), handoff gaps, waits, fairness, round trips and
-// commands per acquisition, server CPU per operation and mutual-exclusion
+// PostgreSQL advisory locks on servers of their own, and with two
+// yardsticks written here: wakeretry, a minimal wake-and-retry pub/sub
+// lock, and redisson, Redisson's RLock protocol as its Java client sends
+// it. It reports throughput, lock utilization (as the server saw it and
+// inside the critical section), handoff gaps, waits, fairness, round trips
+// and commands per acquisition, server and client CPU per operation, the
+// request records alive at the end of a run, and mutual-exclusion
 // violations, and checks latchkey's figures against the issues' targets.
 //
 // From the repository root:

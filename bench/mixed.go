@@ -21,7 +21,7 @@ func init() {
 		// keep other keys, so a Redisson client would not exclude them.
 		Only: []string{"latchkey"},
 		About: "hotlock in a mixed deployment: 6 workers on the impl, 2 emulated Redisson (Java) clients on " +
-			"the same lock name with Redisson's RLock hash, scripts and wait (retry on each \"0\" on " +
+			"the same lock name with Redisson's RLock hash, scripts (unlock with its latch) and wait (retry on each \"0\" on " +
 			"redisson_lock__channel, or when the holder's TTL runs out; subscribed only while waiting). " +
 			"Each has its own client: Lock, hold 1ms, Unlock, think 1ms, all through one holders gauge. " +
 			"Per side: acq/s and waits; Java share = acquisitions per Java worker / per Go worker.",

@@ -35,7 +35,7 @@ func writeReport(dir string, rep *Report) (int, error) {
 		p("\n## !!! MUTUAL EXCLUSION VIOLATIONS: %d !!!\n\n", rep.Violations)
 	}
 
-	p("## Targets for %s\n\nFrom issues 5, 12 and 13; reported, never asserted. Margin: how far inside (+) or "+
+	p("## Targets for %s\n\nFrom issues 5, 12, 13 and 18; reported, never asserted. Margin: how far inside (+) or "+
 		"outside (−) the bound the figure is, relative to the bound.\n\n", targetImpl)
 	p("| status | issue | target | want | got | margin |\n|---|---|---|---|---|---|\n")
 	for _, t := range rep.Targets {
@@ -121,6 +121,10 @@ const aboutPeers = `redsync has no blocking Lock: it polls with a random 50-250m
 	`latency a poller can get, at the price of load on Redis) and the exponential backoff its docs ` +
 	`recommend are shown, because neither alone is what every user picks. wakeretry is not a library: it is ` +
 	`the simplest lock that sleeps on pub/sub, written in the bench as a yardstick (×floor in the tables). ` +
+	`redisson is not a Go library either: it is Redisson's RLock protocol (its scripts, unlock latch and ` +
+	`wait) sent as its Java client sends it, emulated in the bench from the protocol reference, so that ` +
+	`latchkey, which keeps Redisson's layout, is measured against the protocol it replaces; its client CPU ` +
+	`is the emulation's, not a JVM's. ` +
 	`etcd and postgres run on servers of their own, so their Redis columns (cmds, srv µs) are n/a; their RT ` +
 	`counts requests to their own server and CPU µs is their server process's.`
 
@@ -147,7 +151,16 @@ const method = `
   including the commands Lua scripts run, and **srv µs** their time (commandstats usec). **CPU µs** is
   the server's CPU time per acquisition: INFO cpu's used_cpu_user + used_cpu_sys for Redis (summed over
   every server of the scenario), /proc for a peer's server and its children. Connection setup (HELLO,
-  CLIENT SETINFO) and the suite's own INFO and PING probes are left out.
+  CLIENT SETINFO) and the suite's own INFO and PING probes are left out. **cli µs** is the client side's:
+  the bench process's CPU time (getrusage RUSAGE_SELF, user + system) over the run per acquisition; it
+  holds every worker's client and the bench's own bookkeeping (and, on miniredis, the server).
+- **Records** (Redis impls): when a run's window closes, before its clients are closed, the keys of the
+  run's own names matching latchkey_once:* (latchkey's request records) and redisson_unlock_latch:*
+  (Redisson's unlock latches) are counted with SCAN MATCH on every server of the scenario, and **rec KB**
+  is their MEMORY USAGE: summed over every key up to 1,000 of a kind per server, above that the mean of
+  1,000 keys spread over the scan times the count (marked ~). Both are the mean over the rounds. The
+  redisson emulation sends each latch's DEL in front of its next command, so each handle's last latch
+  is still alive then, as the Java client's last DEL would still be on its way.
 - **PING round trip**: uncontended alternates a PING with each Lock+Unlock on the same client; the
   contended scenarios PING every 2ms on a separate client during the run, so the yardstick carries the
   run's load (the targets also quote 100 PINGs taken on the idle server just before each run).

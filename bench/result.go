@@ -45,6 +45,14 @@ type Result struct {
 	// CPUUsPerAcq is the server's CPU time per acquisition: INFO cpu for
 	// Redis, /proc for a peer; -1 when unknown.
 	CPUUsPerAcq float64 `json:"server_cpu_us_per_acquisition"`
+	// ClientCPUUsPerAcq is the bench process's CPU time per acquisition
+	// (getrusage RUSAGE_SELF, user+system: the workers' clients and the
+	// bench's own bookkeeping); -1 when unknown.
+	ClientCPUUsPerAcq float64 `json:"client_cpu_us_per_acquisition"`
+	// Records are the request records and unlock latches of the run's
+	// names alive at the end of a run, and their memory: the mean over the
+	// rounds. Nil for an impl off Redis (records.go).
+	Records *RecordStats `json:"records_at_end,omitempty"`
 	// Peer names the server of an impl that does not run on Redis.
 	Peer       string             `json:"peer,omitempty"`
 	Errors     int                `json:"errors"`
@@ -69,6 +77,8 @@ func summarize(sc *Scenario, im *Impl, runs []*Run, failed string) *Result {
 		waits, handoffs, lat, pingv []time.Duration
 		idle                        []time.Duration
 		wall, held, userHeld, cpu   time.Duration
+		cli                         time.Duration
+		records                     []*RecordStats
 		perWorker                   []int
 		cmds, rts, usec             int64
 		mix                         = map[string]int64{}
@@ -88,6 +98,12 @@ func summarize(sc *Scenario, im *Impl, runs []*Run, failed string) *Result {
 		} else {
 			cpu = -1
 		}
+		if cli >= 0 && run.Use.ClientCPU >= 0 {
+			cli += run.Use.ClientCPU
+		} else {
+			cli = -1
+		}
+		records = append(records, run.Use.Records)
 		r.Acquisitions += run.Ops
 		r.Errors += run.Errors
 		r.GiveUps += run.GiveUps
@@ -145,13 +161,17 @@ func summarize(sc *Scenario, im *Impl, runs []*Run, failed string) *Result {
 	if len(perWorker) > 0 {
 		r.FairMin, r.FairMax = slices.Min(perWorker), slices.Max(perWorker)
 	}
-	r.CommandsPerAcq, r.RoundTripsPerAcq, r.CPUUsPerAcq = -1, -1, -1
+	r.CommandsPerAcq, r.RoundTripsPerAcq, r.CPUUsPerAcq, r.ClientCPUUsPerAcq = -1, -1, -1, -1
 	if rts >= 0 && r.Acquisitions > 0 {
 		r.RoundTripsPerAcq = float64(rts) / float64(r.Acquisitions)
 	}
 	if cpu >= 0 && r.Acquisitions > 0 && len(runs) > 0 {
 		r.CPUUsPerAcq = float64(cpu.Microseconds()) / float64(r.Acquisitions)
 	}
+	if cli >= 0 && r.Acquisitions > 0 && len(runs) > 0 {
+		r.ClientCPUUsPerAcq = float64(cli.Microseconds()) / float64(r.Acquisitions)
+	}
+	r.Records = meanRecords(records)
 	// A peer's commands are not Redis commands: only its requests count.
 	if cmds >= 0 && r.Acquisitions > 0 && im.Peer == nil {
 		r.CommandsPerAcq = float64(cmds) / float64(r.Acquisitions)

@@ -14,7 +14,7 @@ const scaleWorkers = 16
 
 // scaleImpls are the impls of the scale scenarios: their variants that only
 // differ when a lock is contended (lease, tries, backoff) are left out.
-var scaleImpls = []string{"latchkey", "wakeretry", "redsync", "redislock-linear", "etcd", "postgres"}
+var scaleImpls = []string{"latchkey", "wakeretry", "redisson", "redsync", "redislock-linear", "etcd", "postgres"}
 
 func init() {
 	registerScenario(&Scenario{

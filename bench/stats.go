@@ -29,26 +29,31 @@ type meter struct {
 	cs        *Clients
 	before    map[string]cmdStat
 	cpuBefore time.Duration // -1 when the server cannot tell
+	cliBefore time.Duration // the bench process's; -1 when unknown
 	probes    atomic.Int64
 }
 
 type cmdStat struct{ calls, usec int64 }
 
-// usage is what a run cost the server. Commands and RoundTrips are -1 when
-// the server cannot tell (miniredis has no commandstats), CPU when it
-// cannot tell its CPU time.
+// usage is what a run cost the server, and the client. Commands and
+// RoundTrips are -1 when the server cannot tell (miniredis has no
+// commandstats), CPU when it cannot tell its CPU time, ClientCPU when the
+// platform cannot.
 type usage struct {
 	Commands   int64
 	RoundTrips int64
 	Usec       int64            // server time spent in commands
 	CPU        time.Duration    // the server's CPU time, user and system
+	ClientCPU  time.Duration    // the bench process's CPU time, user and system
 	Mix        map[string]int64 // calls per command
+	Records    *RecordStats     // alive at the end; nil off Redis or when unknown
 }
 
 func startMeter(ctx context.Context, env *Env, cs *Clients) *meter {
 	m := &meter{env: env, cs: cs}
 	m.before, _ = commandStats(ctx, env)
 	m.cpuBefore = serverCPU(ctx, env, cs.im)
+	m.cliBefore = clientCPU()
 	cs.sent.Store(0)
 	cs.ping.Store(0)
 	return m
@@ -100,22 +105,46 @@ func infoFloat(info, field string) (float64, bool) {
 // probe declares n yardstick PINGs.
 func (m *meter) probe(n int64) { m.probes.Add(n) }
 
+// clientCPU returns the bench process's CPU time so far, -1 when unknown.
+func clientCPU() time.Duration {
+	d, err := selfCPU()
+	if err != nil {
+		return -1
+	}
+	return d
+}
+
+// stop reads what the run cost: the server's and the client's CPU and
+// the commands, then, its figures read, counts the records alive.
 func (m *meter) stop(ctx context.Context) usage {
-	cpu := time.Duration(-1)
+	cpu, cli := time.Duration(-1), time.Duration(-1)
 	if m.cpuBefore >= 0 {
 		if after := serverCPU(ctx, m.env, m.cs.im); after >= 0 {
 			cpu = after - m.cpuBefore
 		}
 	}
+	if after := clientCPU(); m.cliBefore >= 0 && after >= 0 {
+		cli = after - m.cliBefore
+	}
+	u := m.commands(ctx)
+	u.CPU, u.ClientCPU = cpu, cli
+	if m.cs.im == nil || m.cs.im.onRedis() {
+		u.Records, _ = countRecords(ctx, m.env, m.cs.seq0)
+	}
+	return u
+}
+
+// commands returns the commands and round trips of the run.
+func (m *meter) commands(ctx context.Context) usage {
 	after, err := commandStats(ctx, m.env)
 	if err != nil || m.before == nil {
 		rt := int64(-1)
 		if m.cs.im != nil && !m.cs.im.onRedis() {
 			rt = m.cs.sent.Load() // a peer's requests need no commandstats
 		}
-		return usage{Commands: -1, RoundTrips: rt, CPU: cpu}
+		return usage{Commands: -1, RoundTrips: rt}
 	}
-	u := usage{Mix: map[string]int64{}, CPU: cpu}
+	u := usage{Mix: map[string]int64{}}
 	for name, a := range after {
 		b := m.before[name]
 		if setupCommands[name] || a.calls == b.calls {

@@ -58,6 +58,9 @@ func writeTable(w io.Writer, rep *Report) {
 	fmt.Fprintln(w, "per acquisition (INFO cpu; /proc for a peer). util srv / user = lock held as the server saw it /")
 	fmt.Fprintln(w, "inside the critical section. Handoff runs from the Unlock call. ×RTT = p50 / PING p50;")
 	fmt.Fprintln(w, "×floor = handoff p50 / wakeretry's (the wake-and-retry yardstick) in the same scenario.")
+	fmt.Fprintln(w, "cli µs = the bench process's CPU time per acquisition (getrusage: user+sys, all its clients).")
+	fmt.Fprintln(w, "records, rec KB = the run's request records (latchkey_once:*) and Redisson unlock latches")
+	fmt.Fprintln(w, "(redisson_unlock_latch:*) alive at its end, and their MEMORY USAGE (~: from a sample); Redis only.")
 	for _, r := range rep.Results {
 		if r.FirstError != "" {
 			fmt.Fprintf(w, "first error, %s/%s: %s\n", r.Scenario, r.Impl, r.FirstError)
