@@ -3,6 +3,7 @@ package mutex
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/handoff"
@@ -23,6 +24,10 @@ type protocol struct {
 	channel string   // Redisson's shared unlock channel
 	hubs    string   // prefix of each Hub's channel, told when its waiter is first in line
 	keys    []string // the mutex scripts' KEYS
+	// alone: the handle's latest first try found the lock free, so its
+	// releases go the fast way first (lockcore.OpReleaseAlone), which
+	// costs a round trip more when someone queues after all.
+	alone atomic.Bool
 }
 
 func newProtocol(client redis.UniversalClient, name string, cfg *config) *protocol {
@@ -41,6 +46,9 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 		// A single attempt never queues; nor does one whose letters
 		// nobody hears yet: a release would drop it (see wait.Mail.Live).
 		op = lockcore.OpTry
+	}
+	if op == lockcore.OpTry && !w.Queued && w.Reentry() == "0" {
+		return p.takeFree(ctx, w)
 	}
 	c := p.call(op, w.ID, p.entry(w), w.Reentry(), w.Queued, w.Started, w.Pub, w.Req)
 	c.HeardRelease, w.HeardRelease = w.HeardRelease, false
@@ -61,6 +69,25 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	if len(vs) > 4 {
 		w.ServerTime(vs[4], w.Started)
 	}
+	return lockcore.Attempt{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
+}
+
+// takeFree tries to take a free lock for w, whose id is fresh and which
+// never queued, with the fast path's own script.
+func (p *protocol) takeFree(ctx context.Context, w *lockcore.Waiter) (lockcore.Attempt, error) {
+	rep := p.call(lockcore.OpTakeFree, w.ID, "", "0", false, w.Started, w.Pub, w.Req).Write(p.client, p.keys).Exec(ctx, p.client)
+	vs, err := scripts.Ints(rep.Cmd)
+	switch {
+	case err != nil:
+		return lockcore.Attempt{}, err
+	case len(vs) < 2 || vs[0] == 1 && len(vs) < 3:
+		return lockcore.Attempt{}, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
+	case vs[0] == 1:
+		p.alone.Store(true)
+		return lockcore.Attempt{OK: true, Token: vs[1], Holds: vs[2], Reply: rep}, nil
+	}
+	p.alone.Store(false)
+	w.Rank, w.Foreign = -1, false
 	return lockcore.Attempt{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
 }
 
@@ -120,6 +147,13 @@ func (p *protocol) Release(ctx context.Context, pub, id string, reentrant bool, 
 	flag := "0"
 	if reentrant {
 		flag = "1"
+	}
+	if p.alone.Load() {
+		rep := p.exec(ctx, lockcore.OpReleaseAlone, id, "", flag, time.Now(), pub, req)
+		if n, err := scripts.Int(rep.Cmd); err != nil || n != lockcore.ReleaseQueued {
+			return rep
+		}
+		p.alone.Store(false)
 	}
 	return p.exec(ctx, lockcore.OpRelease, id, "", flag, time.Now(), pub, req)
 }

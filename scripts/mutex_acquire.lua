@@ -33,16 +33,16 @@
 -- by a fresh id has no record (a resend finds the id holding instead).
 -- uses fragment/replay.lua
 -- uses fragment/mutex_keys.lua
--- uses fragment/fence.lua
 local owner, entry, lease, reentry = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
--- The fast path: a caller that never queued finds the lock free and no
--- turn given, and takes it, without a look at the queue. It returns
--- before the queue's code below is defined, which would cost Redis more
--- than the path's own commands.
-if ARGV[10] ~= '1' and redis.call('exists', lock, grant) == 0 then
-  local n = redis.call('hincrby', lock, owner, 1)
-  redis.call('pexpire', lock, lease)
-  return once_record({1, fence(), n})
+-- uses fragment/mutex_take.lua
+-- A caller that never queued takes a free lock before the queue's code
+-- below is defined, which would cost Redis more than the path's own
+-- commands.
+if ARGV[10] ~= '1' then
+  local taken = take_free()
+  if taken then
+    return taken
+  end
 end
 -- uses fragment/mutex.lua
 if redis.call('exists', lock) == 1 then

@@ -15,31 +15,20 @@
 -- uses fragment/once.lua
 -- uses fragment/mutex_keys.lua
 -- uses fragment/inputs.lua
-local owner = ARGV[6]
+local owner, lease = ARGV[6], ARGV[7]
 if ARGV[8] ~= '0' then
   local done = once_replay()
   if done then
     return done
   end
 end
-local n = redis.call('hincrby', lock, owner, -1)
-if n > 0 then
-  redis.call('pexpire', lock, ARGV[7])
-  return once_record(0)
+-- uses fragment/mutex_drop.lua
+local dropped = drop_hold()
+if dropped then
+  return dropped
 end
-if n < 0 then
-  -- Not an owner: take back the field the decrement made. The hash, and
-  -- the TTL of a hash another owner holds, are as they were. A fresh id
-  -- holds once, so this is where a resend of its release lands.
-  redis.call('hdel', lock, owner)
-  return once_replay() or -1
-end
--- Nobody queues: Redisson's message is all a release owes, and the
--- queue's code below is never defined (see mutex_acquire.lua).
 if redis.call('exists', deadlines) == 0 then
-  redis.call('del', lock, grant)
-  redis.call(pub, shared, '0')
-  return once_record(1)
+  return free_alone() -- before the queue's code is defined
 end
 -- uses fragment/mutex.lua
 free(ARGV[9] == '1')

@@ -17,6 +17,11 @@ var (
 	mutexRelease = scripts.Get("mutex_release")
 	mutexDequeue = scripts.Get("mutex_dequeue")
 	mutexForce   = scripts.Get("mutex_force")
+	// The fast paths of acquire and release, as scripts of their own that
+	// take only the keys and arguments they need: Redis parses every one
+	// of a call's, and the client writes them.
+	mutexTakeFree     = scripts.Get("mutex_take_free")
+	mutexReleaseAlone = scripts.Get("mutex_release_alone")
 )
 
 // The operations of the mutex's scripts.
@@ -26,7 +31,17 @@ const (
 	OpRelease = "release"
 	OpDequeue = "dequeue"
 	OpForce   = "force"
+	// OpTakeFree tries once, as OpTry, but only takes a free lock: an owner
+	// that may re-enter, or a call that may have queued, tries with OpTry.
+	OpTakeFree = "take-free"
+	// OpReleaseAlone releases as OpRelease when nobody queues, and answers
+	// -2 (ReleaseQueued), doing nothing, when someone does.
+	OpReleaseAlone = "release-alone"
 )
+
+// ReleaseQueued is OpReleaseAlone's answer when waiters queue: the release
+// that hands the lock on is OpRelease.
+const ReleaseQueued = -2
 
 // MutexKeys returns the mutex scripts' KEYS for the lock called name.
 func MutexKeys(name string) []string {
@@ -63,6 +78,14 @@ func (c MutexCall) Write(client redis.UniversalClient, ks []string) scripts.Call
 	w := scripts.Write{Keys: ks, Once: c.Req, Sync: c.Sync}
 	args := func(own ...any) []any { return handoff.ScriptArgs(client, c.Now, c.Pub, handoff.QueueTimeout, own...) }
 	switch c.Op {
+	case OpTakeFree:
+		w.Keys = []string{ks[0], ks[1], ks[6]} // lock, token, grant
+		w.Args = []any{c.Owner, scripts.Ms(c.Lease)}
+		return scripts.Call{Script: mutexTakeFree, Write: w}
+	case OpReleaseAlone:
+		w.Keys = []string{ks[0], ks[6], ks[3], ks[4]} // lock, grant, deadlines, Redisson's channel
+		w.Args = []any{c.Owner, scripts.Ms(c.Lease), c.Reentry, c.Pub}
+		return scripts.Call{Script: mutexReleaseAlone, Write: w}
 	case OpAcquire, OpTry:
 		w.Args = args(c.Owner, c.Entry, scripts.Ms(c.Lease), c.Reentry, handoff.Flag(c.Queued), handoff.Flag(c.Op == OpTry),
 			handoff.Flag(c.HeardRelease), scripts.Ms(handoff.Yield))

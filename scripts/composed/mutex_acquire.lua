@@ -112,40 +112,6 @@ end
 local function owner_of(e)
   return string.match(e, '^[^/]*/([^/]*)')
 end
--- clock.lua: the server's clock, read once per script (TIME), so that
--- every use in one run sees the same instant.
--- Reads no KEYS or ARGV. Defines micros() and millis(): the server's clock
--- in microseconds and in milliseconds since the epoch.
-local clock
-
-local function micros()
-  if not clock then
-    local t = redis.call('time')
-    clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  end
-  return clock
-end
-
-local function millis()
-  return math.floor(micros() / 1000)
-end
--- fence.lua: the mutex's fencing token (RFencedLock's counter).
--- Reads the local token (the counter's key), which mutex_keys.lua defines
--- before it.
--- Defines fence().
--- uses fragment/clock.lua
-
--- fence returns the next fencing token. A counter that is missing (new,
--- or lost to a restart without persistence) starts from the server's clock
--- in microseconds, above any token it can have handed out before.
-local function fence()
-  local t = redis.call('incr', token)
-  if t == 1 then
-    t = micros()
-    redis.call('set', token, t)
-  end
-  return t
-end
 -- mutex_acquire.lua: take the mutex, or join its waiter queue (see
 -- mutex.lua); with ARGV[11], try once, leaving no trace.
 -- KEYS[1..7] the mutex's (see mutex_keys.lua): lock hash, fencing counter,
@@ -181,16 +147,69 @@ end
 -- by a fresh id has no record (a resend finds the id holding instead).
 -- uses fragment/replay.lua
 -- uses fragment/mutex_keys.lua
--- uses fragment/fence.lua
 local owner, entry, lease, reentry = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
--- The fast path: a caller that never queued finds the lock free and no
--- turn given, and takes it, without a look at the queue. It returns
--- before the queue's code below is defined, which would cost Redis more
--- than the path's own commands.
-if ARGV[10] ~= '1' and redis.call('exists', lock, grant) == 0 then
+-- clock.lua: the server's clock, read once per script (TIME), so that
+-- every use in one run sees the same instant.
+-- Reads no KEYS or ARGV. Defines micros() and millis(): the server's clock
+-- in microseconds and in milliseconds since the epoch.
+local clock
+
+local function micros()
+  if not clock then
+    local t = redis.call('time')
+    clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  return clock
+end
+
+local function millis()
+  return math.floor(micros() / 1000)
+end
+-- fence.lua: the mutex's fencing token (RFencedLock's counter).
+-- Reads the local token (the counter's key), which the script, or
+-- mutex_keys.lua, defines before it.
+-- Defines fence().
+-- uses fragment/clock.lua
+
+-- fence returns the next fencing token. A counter that is missing (new,
+-- or lost to a restart without persistence) starts from the server's clock
+-- in microseconds, above any token it can have handed out before.
+local function fence()
+  local t = redis.call('incr', token)
+  if t == 1 then
+    t = micros()
+    redis.call('set', token, t)
+  end
+  return t
+end
+-- mutex_take.lua: the mutex's fast path: a free lock that no turn was
+-- given on is taken without a look at the queue (see mutex.lua), before
+-- the queue's code is defined.
+-- Reads the locals lock, token and grant (the lock hash, the fencing
+-- counter and the grant key: see mutex_keys.lua) and owner and lease,
+-- which the script defines before it.
+-- Defines take_free().
+-- uses fragment/fence.lua
+
+-- take_free takes the lock for owner if it is free and no turn at it was
+-- given, and returns the reply {1, token, holds}; else it returns nil.
+local function take_free()
+  if redis.call('exists', lock, grant) ~= 0 then
+    return nil
+  end
   local n = redis.call('hincrby', lock, owner, 1)
   redis.call('pexpire', lock, lease)
   return once_record({1, fence(), n})
+end
+-- uses fragment/mutex_take.lua
+-- A caller that never queued takes a free lock before the queue's code
+-- below is defined, which would cost Redis more than the path's own
+-- commands.
+if ARGV[10] ~= '1' then
+  local taken = take_free()
+  if taken then
+    return taken
+  end
 end
 -- inputs.lua: the inputs that every script of a queued primitive (mutex,
 -- fair lock, semaphore, permit semaphore) takes first, at the same

@@ -136,31 +136,55 @@ local counted = ARGV[5] == '1'
 -- uses fragment/once.lua
 -- uses fragment/mutex_keys.lua
 -- uses fragment/inputs.lua
-local owner = ARGV[6]
+local owner, lease = ARGV[6], ARGV[7]
 if ARGV[8] ~= '0' then
   local done = once_replay()
   if done then
     return done
   end
 end
-local n = redis.call('hincrby', lock, owner, -1)
-if n > 0 then
-  redis.call('pexpire', lock, ARGV[7])
-  return once_record(0)
+-- mutex_drop.lua: the mutex's release, but for handing the lock on to a
+-- waiter: the part that needs nothing of the queue's code (see
+-- mutex.lua).
+-- Reads the locals lock, grant and shared (the lock hash, the grant key
+-- and Redisson's channel: see mutex_keys.lua), and owner, lease and pub
+-- (PUBLISH or SPUBLISH), which the script defines before it.
+-- Defines drop_hold() and free_alone().
+-- uses fragment/once.lua
+
+-- drop_hold takes one of owner's holds away. It returns the reply when
+-- that was not the last one: 0 when holds remain (the lease restored), -1
+-- when owner holds nothing; nil when the lock is to be freed.
+local function drop_hold()
+  local n = redis.call('hincrby', lock, owner, -1)
+  if n > 0 then
+    redis.call('pexpire', lock, lease)
+    return once_record(0)
+  end
+  if n < 0 then
+    -- Not an owner: take back the field the decrement made. The hash, and
+    -- the TTL of a hash another owner holds, are as they were. A fresh id
+    -- holds once, so this is where a resend of its release lands.
+    redis.call('hdel', lock, owner)
+    return once_replay() or -1
+  end
+  return nil
 end
-if n < 0 then
-  -- Not an owner: take back the field the decrement made. The hash, and
-  -- the TTL of a hash another owner holds, are as they were. A fresh id
-  -- holds once, so this is where a resend of its release lands.
-  redis.call('hdel', lock, owner)
-  return once_replay() or -1
-end
--- Nobody queues: Redisson's message is all a release owes, and the
--- queue's code below is never defined (see mutex_acquire.lua).
-if redis.call('exists', deadlines) == 0 then
+
+-- free_alone frees the lock nobody queues for: Redisson's message is all
+-- the release owes. It returns the reply, 1.
+local function free_alone()
   redis.call('del', lock, grant)
   redis.call(pub, shared, '0')
   return once_record(1)
+end
+-- uses fragment/mutex_drop.lua
+local dropped = drop_hold()
+if dropped then
+  return dropped
+end
+if redis.call('exists', deadlines) == 0 then
+  return free_alone() -- before the queue's code is defined
 end
 -- clock.lua: the server's clock, read once per script (TIME), so that
 -- every use in one run sees the same instant.
@@ -180,8 +204,8 @@ local function millis()
   return math.floor(micros() / 1000)
 end
 -- fence.lua: the mutex's fencing token (RFencedLock's counter).
--- Reads the local token (the counter's key), which mutex_keys.lua defines
--- before it.
+-- Reads the local token (the counter's key), which the script, or
+-- mutex_keys.lua, defines before it.
 -- Defines fence().
 -- uses fragment/clock.lua
 

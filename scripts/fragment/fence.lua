@@ -1,6 +1,6 @@
 -- fence.lua: the mutex's fencing token (RFencedLock's counter).
--- Reads the local token (the counter's key), which mutex_keys.lua defines
--- before it.
+-- Reads the local token (the counter's key), which the script, or
+-- mutex_keys.lua, defines before it.
 -- Defines fence().
 -- uses fragment/clock.lua
 

@@ -1,0 +1,124 @@
+package mutex_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/internal/scripts"
+	"github.com/latchkey/latchkey/mutex"
+	"github.com/redis/go-redis/v9"
+)
+
+// evalCounter counts the scripts a client runs.
+type evalCounter struct{ n atomic.Int64 }
+
+func (e *evalCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (e *evalCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (e *evalCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if strings.HasPrefix(strings.ToLower(cmd.Name()), "eval") {
+			e.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// A free lock costs one script call to take and one to release; a holder
+// that took the lock free, and whose release finds that a waiter queued
+// since, hands the lock on all the same, one call later.
+func TestMutex_fastPaths(t *testing.T) {
+	srv := server(t)
+	c := client(t, srv)
+	ctx := context.Background()
+	if err := latchkey.Preload(ctx, c); err != nil { // no NOSCRIPT, and no EVAL after it, below
+		t.Fatal(err)
+	}
+	var evals evalCounter
+	c.AddHook(&evals)
+	name := lockName(t)
+	m := mutex.New(c, name, mutex.WithLease(10*time.Second))
+	for range 3 {
+		if err := m.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := evals.n.Load(); n != 6 {
+		t.Errorf("3 uncontended Lock+Unlock sent %d scripts, want 6", n)
+	}
+
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	other := mutex.New(client(t, srv), name, mutex.WithLease(10*time.Second))
+	got := make(chan error, 1)
+	go func() { got <- other.Lock(ctx) }()
+	// The waiter queues: the queue's deadlines key exists.
+	for end := time.Now().Add(5 * time.Second); c.Exists(ctx, keys.LockOf(name).Deadlines).Val() == 0; {
+		if time.Now().After(end) {
+			t.Fatal("the waiter never queued")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	before := evals.n.Load()
+	start := time.Now()
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter was not handed the lock within 5s of the release (its lease is 10s)")
+	}
+	t.Logf("handed on in %v", time.Since(start))
+	if n := evals.n.Load() - before; n != 2 {
+		t.Errorf("the release sent %d scripts, want 2 (the fast one, then the one that hands on)", n)
+	}
+	if err := other.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A resent first try of a plain Lock finds the lock taken by its first
+// send, and answers as that did; another owner's try finds it held.
+func TestMutex_takeFreeResent(t *testing.T) {
+	c := client(t, server(t))
+	ctx := context.Background()
+	name := lockName(t)
+	ks := lockcore.MutexKeys(name)
+	try := func(owner string) []int64 {
+		t.Helper()
+		call := lockcore.MutexCall{Op: lockcore.OpTakeFree, Owner: owner, Reentry: "0", Lease: 10 * time.Second,
+			Now: time.Now(), Pub: "PUBLISH"}
+		vs, err := scripts.Ints(call.Write(c, ks).Exec(ctx, c).Cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vs
+	}
+	first := try("a:1")
+	again := try("a:1")
+	if len(first) != 3 || first[0] != 1 || fmt.Sprint(again) != fmt.Sprint(first) {
+		t.Fatalf("first send %v, resend %v; want {1, token, 1} both times", first, again)
+	}
+	if other := try("b:1"); len(other) != 2 || other[0] != 0 || other[1] <= 0 || other[1] > 10000 {
+		t.Fatalf("another owner's try = %v, want {0, the holder's pttl}", other)
+	}
+	if n := c.HGet(ctx, name, "a:1").Val(); n != "1" {
+		t.Fatalf("hold count %q after a resent take, want 1", n)
+	}
+}

@@ -1,0 +1,140 @@
+-- once.lua: the request record, so that a request sent twice (go-redis
+-- resends a command whose reply was lost) is applied once and answered the
+-- same way both times.
+--
+-- Reads the last of KEYS and of ARGV, which the runner appends to those
+-- the script declares, and takes them off again, so the script sees its
+-- KEYS and ARGV as its header describes them:
+-- KEYS[#KEYS] latchkey_once:{name}:<request id>, the record of this request
+-- ARGV[#ARGV] how long the record lives, in ms; 0 when repeating the
+--             request is harmless, and then nothing is read or written;
+--             negative to resolve a request its caller gave up on (below)
+-- A record holds the reply: "n<integer>" or "a<integer>,<integer>,...", or
+-- "x" for a request cancelled before it applied.
+-- Defines once_replay() and once_record(reply); a request to resolve is
+-- answered here, and the script does not run.
+local once_key = table.remove(KEYS)
+local once_ttl = tonumber(table.remove(ARGV))
+
+-- once_decode turns a record back into the reply it holds; a cancelled
+-- request answers CANCELLED, and does nothing.
+local function once_decode(rec)
+  if rec == 'x' then
+    return redis.status_reply('CANCELLED')
+  end
+  local out = {}
+  for v in string.gmatch(string.sub(rec, 2), '[^,]+') do
+    out[#out + 1] = tonumber(v)
+  end
+  if string.sub(rec, 1, 1) == 'n' then
+    return out[1]
+  end
+  return out
+end
+
+-- A request to resolve answers with the record of the request, if it
+-- applied; otherwise it records the request as cancelled, so that a copy
+-- of it still on its way does nothing, and answers CANCELLED.
+if once_ttl < 0 then
+  local rec = redis.call('get', once_key)
+  if rec then
+    return once_decode(rec)
+  end
+  redis.call('set', once_key, 'x', 'px', -once_ttl)
+  return redis.status_reply('CANCELLED')
+end
+
+-- once_replay returns the reply recorded by an earlier run of this request,
+-- or nil when there is none.
+local function once_replay()
+  if once_ttl == 0 then
+    return nil
+  end
+  local rec = redis.call('get', once_key)
+  if not rec then
+    return nil
+  end
+  return once_decode(rec)
+end
+
+-- once_record records reply, an integer or an array of integers, as the
+-- answer to a resend of this request, and returns it.
+local function once_record(reply)
+  if once_ttl > 0 then
+    local rec
+    if type(reply) == 'table' then
+      local parts = {}
+      for i, v in ipairs(reply) do
+        parts[i] = string.format('%d', v)
+      end
+      rec = 'a' .. table.concat(parts, ',')
+    else
+      rec = 'n' .. string.format('%d', reply)
+    end
+    redis.call('set', once_key, rec, 'px', once_ttl)
+  end
+  return reply
+end
+-- mutex_release_alone.lua: release one hold of a mutex that nobody queues
+-- for, with only the keys and arguments that takes (see
+-- mutex_release.lua, whose fast path it is).
+-- KEYS[1] lock hash, KEYS[2] grant, KEYS[3] deadlines, KEYS[4] Redisson's
+--         channel (see mutex_keys.lua)
+-- ARGV[1] owner id <uuid>:<n>
+-- ARGV[2] lease in ms, restored when holds remain
+-- ARGV[3] "1" if the owner may re-enter, "0" for an id fresh for one
+--         acquisition
+-- ARGV[4] PUBLISH or SPUBLISH
+-- Returns -2, having done nothing, when waiters queue (mutex_release.lua
+-- hands the lock on), else as mutex_release.lua: -1 if the owner holds
+-- nothing, 0 if holds remain, 1 if released. A release is recorded
+-- against its request (see once.lua).
+-- uses fragment/once.lua
+local lock, grant, deadlines, shared = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local owner, lease, pub = ARGV[1], ARGV[2], ARGV[4]
+if ARGV[3] ~= '0' then
+  local done = once_replay()
+  if done then
+    return done
+  end
+end
+if redis.call('exists', deadlines) == 1 then
+  return -2
+end
+-- mutex_drop.lua: the mutex's release, but for handing the lock on to a
+-- waiter: the part that needs nothing of the queue's code (see
+-- mutex.lua).
+-- Reads the locals lock, grant and shared (the lock hash, the grant key
+-- and Redisson's channel: see mutex_keys.lua), and owner, lease and pub
+-- (PUBLISH or SPUBLISH), which the script defines before it.
+-- Defines drop_hold() and free_alone().
+-- uses fragment/once.lua
+
+-- drop_hold takes one of owner's holds away. It returns the reply when
+-- that was not the last one: 0 when holds remain (the lease restored), -1
+-- when owner holds nothing; nil when the lock is to be freed.
+local function drop_hold()
+  local n = redis.call('hincrby', lock, owner, -1)
+  if n > 0 then
+    redis.call('pexpire', lock, lease)
+    return once_record(0)
+  end
+  if n < 0 then
+    -- Not an owner: take back the field the decrement made. The hash, and
+    -- the TTL of a hash another owner holds, are as they were. A fresh id
+    -- holds once, so this is where a resend of its release lands.
+    redis.call('hdel', lock, owner)
+    return once_replay() or -1
+  end
+  return nil
+end
+
+-- free_alone frees the lock nobody queues for: Redisson's message is all
+-- the release owes. It returns the reply, 1.
+local function free_alone()
+  redis.call('del', lock, grant)
+  redis.call(pub, shared, '0')
+  return once_record(1)
+end
+-- uses fragment/mutex_drop.lua
+return drop_hold() or free_alone()

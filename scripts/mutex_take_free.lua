@@ -1,0 +1,29 @@
+-- mutex_take_free.lua: the first try of a plain Lock or TryLock: take the
+-- mutex if it is free, with only the keys and arguments that takes (see
+-- mutex_acquire.lua, whose fast path it is). It never queues.
+-- KEYS[1] lock hash, KEYS[2] fencing counter, KEYS[3] grant (see
+--         mutex_keys.lua)
+-- ARGV[1] owner id <uuid>:<n>, fresh for this one acquisition
+-- ARGV[2] lease in ms
+-- Returns {1, token, 1} when acquired, or found acquired by an earlier
+-- send of this request (the TTL is reset to the lease); {0, pttl} when
+-- the lock is held, or a turn at it was given (pttl is how long that
+-- lasts, -1 if the key has no TTL).
+-- uses fragment/once.lua
+local lock, token, grant = KEYS[1], KEYS[2], KEYS[3]
+local owner, lease = ARGV[1], ARGV[2]
+-- uses fragment/mutex_take.lua
+local taken = take_free()
+if taken then
+  return taken
+end
+local n = redis.call('hget', lock, owner)
+if n then
+  redis.call('pexpire', lock, lease)
+  return {1, tonumber(redis.call('get', token) or '0'), tonumber(n)}
+end
+local pttl = redis.call('pttl', lock)
+if pttl == -2 then
+  pttl = redis.call('pttl', grant)
+end
+return {0, pttl}
