@@ -24,11 +24,17 @@ type protocol struct {
 	channel string   // Redisson's shared unlock channel
 	hubs    string   // prefix of each Hub's channel, told when its waiter is first in line
 	keys    []string // the mutex scripts' KEYS
-	// alone: the handle's latest first try found the lock free, so its
-	// releases go the fast way first (lockcore.OpReleaseAlone), which
-	// costs a round trip more when someone queues after all.
-	alone atomic.Bool
+	// free counts the handle's latest first tries in a row that found the
+	// lock free. From two on, its releases go the fast way first
+	// (lockcore.OpReleaseAlone), which costs a round trip more when
+	// someone queues after all: a lock that is sometimes found free
+	// between waiters' turns (a busy one) is released the full way.
+	free atomic.Int32
 }
+
+// aloneAfter is how many first tries in a row must find the lock free
+// before releases go the fast way first.
+const aloneAfter = 2
 
 func newProtocol(client redis.UniversalClient, name string, cfg *config) *protocol {
 	return &protocol{
@@ -83,10 +89,12 @@ func (p *protocol) takeFree(ctx context.Context, w *lockcore.Waiter) (lockcore.A
 	case len(vs) < 2 || vs[0] == 1 && len(vs) < 3:
 		return lockcore.Attempt{}, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
 	case vs[0] == 1:
-		p.alone.Store(true)
+		if p.free.Load() < aloneAfter {
+			p.free.Add(1)
+		}
 		return lockcore.Attempt{OK: true, Token: vs[1], Holds: vs[2], Reply: rep}, nil
 	}
-	p.alone.Store(false)
+	p.free.Store(0)
 	w.Rank, w.Foreign = -1, false
 	return lockcore.Attempt{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
 }
@@ -148,12 +156,12 @@ func (p *protocol) Release(ctx context.Context, pub, id string, reentrant bool, 
 	if reentrant {
 		flag = "1"
 	}
-	if p.alone.Load() {
+	if p.free.Load() >= aloneAfter {
 		rep := p.exec(ctx, lockcore.OpReleaseAlone, id, "", flag, time.Now(), pub, req)
 		if n, err := scripts.Int(rep.Cmd); err != nil || n != lockcore.ReleaseQueued {
 			return rep
 		}
-		p.alone.Store(false)
+		p.free.Store(0)
 	}
 	return p.exec(ctx, lockcore.OpRelease, id, "", flag, time.Now(), pub, req)
 }

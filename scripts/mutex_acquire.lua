@@ -38,14 +38,18 @@ local owner, entry, lease, reentry = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 -- A caller that never queued takes a free lock before the queue's code
 -- below is defined, which would cost Redis more than the path's own
 -- commands.
+local held
 if ARGV[10] ~= '1' then
-  local taken = take_free()
+  local taken
+  taken, held = take_free()
   if taken then
     return taken
   end
+else
+  held = redis.call('exists', lock) == 1
 end
 -- uses fragment/mutex.lua
-if redis.call('exists', lock) == 1 then
+if held then
   if not redis.call('hget', lock, owner) then
     purge()
     local pttl = redis.call('pttl', lock)

@@ -27,9 +27,6 @@ local dropped = drop_hold()
 if dropped then
   return dropped
 end
-if redis.call('exists', deadlines) == 0 then
-  return free_alone() -- before the queue's code is defined
-end
 -- uses fragment/mutex.lua
 free(ARGV[9] == '1')
 return once_record(1)

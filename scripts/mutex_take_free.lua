@@ -13,17 +13,16 @@
 local lock, token, grant = KEYS[1], KEYS[2], KEYS[3]
 local owner, lease = ARGV[1], ARGV[2]
 -- uses fragment/mutex_take.lua
-local taken = take_free()
+local taken, held = take_free()
 if taken then
   return taken
+end
+if not held then
+  return {0, redis.call('pttl', grant)} -- a turn given to a waiter
 end
 local n = redis.call('hget', lock, owner)
 if n then
   redis.call('pexpire', lock, lease)
   return {1, tonumber(redis.call('get', token) or '0'), tonumber(n)}
 end
-local pttl = redis.call('pttl', lock)
-if pttl == -2 then
-  pttl = redis.call('pttl', grant)
-end
-return {0, pttl}
+return {0, redis.call('pttl', lock)}

@@ -192,10 +192,14 @@ end
 -- uses fragment/fence.lua
 
 -- take_free takes the lock for owner if it is free and no turn at it was
--- given, and returns the reply {1, token, holds}; else it returns nil.
+-- given, and returns the reply {1, token, holds}; else it returns nil and
+-- whether the lock is held.
 local function take_free()
-  if redis.call('exists', lock, grant) ~= 0 then
-    return nil
+  if redis.call('exists', lock) == 1 then
+    return nil, true
+  end
+  if redis.call('exists', grant) == 1 then
+    return nil, false
   end
   local n = redis.call('hincrby', lock, owner, 1)
   redis.call('pexpire', lock, lease)
@@ -205,11 +209,15 @@ end
 -- A caller that never queued takes a free lock before the queue's code
 -- below is defined, which would cost Redis more than the path's own
 -- commands.
+local held
 if ARGV[10] ~= '1' then
-  local taken = take_free()
+  local taken
+  taken, held = take_free()
   if taken then
     return taken
   end
+else
+  held = redis.call('exists', lock) == 1
 end
 -- inputs.lua: the inputs that every script of a queued primitive (mutex,
 -- fair lock, semaphore, permit semaphore) takes first, at the same
@@ -461,7 +469,7 @@ local function free(yield)
   hand_on(yield)
 end
 -- uses fragment/mutex.lua
-if redis.call('exists', lock) == 1 then
+if held then
   if not redis.call('hget', lock, owner) then
     purge()
     local pttl = redis.call('pttl', lock)

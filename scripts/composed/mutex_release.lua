@@ -183,9 +183,6 @@ local dropped = drop_hold()
 if dropped then
   return dropped
 end
-if redis.call('exists', deadlines) == 0 then
-  return free_alone() -- before the queue's code is defined
-end
 -- clock.lua: the server's clock, read once per script (TIME), so that
 -- every use in one run sees the same instant.
 -- Reads no KEYS or ARGV. Defines micros() and millis(): the server's clock

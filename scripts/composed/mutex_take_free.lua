@@ -133,27 +133,30 @@ end
 -- uses fragment/fence.lua
 
 -- take_free takes the lock for owner if it is free and no turn at it was
--- given, and returns the reply {1, token, holds}; else it returns nil.
+-- given, and returns the reply {1, token, holds}; else it returns nil and
+-- whether the lock is held.
 local function take_free()
-  if redis.call('exists', lock, grant) ~= 0 then
-    return nil
+  if redis.call('exists', lock) == 1 then
+    return nil, true
+  end
+  if redis.call('exists', grant) == 1 then
+    return nil, false
   end
   local n = redis.call('hincrby', lock, owner, 1)
   redis.call('pexpire', lock, lease)
   return once_record({1, fence(), n})
 end
 -- uses fragment/mutex_take.lua
-local taken = take_free()
+local taken, held = take_free()
 if taken then
   return taken
+end
+if not held then
+  return {0, redis.call('pttl', grant)} -- a turn given to a waiter
 end
 local n = redis.call('hget', lock, owner)
 if n then
   redis.call('pexpire', lock, lease)
   return {1, tonumber(redis.call('get', token) or '0'), tonumber(n)}
 end
-local pttl = redis.call('pttl', lock)
-if pttl == -2 then
-  pttl = redis.call('pttl', grant)
-end
-return {0, pttl}
+return {0, redis.call('pttl', lock)}

@@ -8,10 +8,14 @@
 -- uses fragment/fence.lua
 
 -- take_free takes the lock for owner if it is free and no turn at it was
--- given, and returns the reply {1, token, holds}; else it returns nil.
+-- given, and returns the reply {1, token, holds}; else it returns nil and
+-- whether the lock is held.
 local function take_free()
-  if redis.call('exists', lock, grant) ~= 0 then
-    return nil
+  if redis.call('exists', lock) == 1 then
+    return nil, true
+  end
+  if redis.call('exists', grant) == 1 then
+    return nil, false
   end
   local n = redis.call('hincrby', lock, owner, 1)
   redis.call('pexpire', lock, lease)
