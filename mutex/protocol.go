@@ -81,7 +81,7 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 // takeFree tries to take a free lock for w, whose id is fresh and which
 // never queued, with the fast path's own script.
 func (p *protocol) takeFree(ctx context.Context, w *lockcore.Waiter) (lockcore.Attempt, error) {
-	rep := p.call(lockcore.OpTakeFree, w.ID, "", "0", false, w.Started, w.Pub, w.Req).Write(p.client, p.keys).Exec(ctx, p.client)
+	rep := p.call(lockcore.OpTakeFree, w.ID, "", "0", false, w.Started, w.Pub, "").Write(p.client, p.keys).Exec(ctx, p.client)
 	vs, err := scripts.Ints(rep.Cmd)
 	switch {
 	case err != nil:

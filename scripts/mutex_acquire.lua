@@ -43,7 +43,7 @@ if ARGV[10] ~= '1' then
   local taken
   taken, held = take_free()
   if taken then
-    return taken
+    return once_record(taken)
   end
 else
   held = redis.call('exists', lock) == 1

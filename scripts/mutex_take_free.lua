@@ -9,7 +9,8 @@
 -- send of this request (the TTL is reset to the lease); {0, pttl} when
 -- the lock is held, or a turn at it was given (pttl is how long that
 -- lasts, -1 if the key has no TTL).
--- uses fragment/once.lua
+-- A fresh id needs no request record (see mutex_acquire.lua): a resend
+-- finds the id holding.
 local lock, token, grant = KEYS[1], KEYS[2], KEYS[3]
 local owner, lease = ARGV[1], ARGV[2]
 -- uses fragment/mutex_take.lua

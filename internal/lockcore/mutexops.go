@@ -81,6 +81,7 @@ func (c MutexCall) Write(client redis.UniversalClient, ks []string) scripts.Call
 	case OpTakeFree:
 		w.Keys = []string{ks[0], ks[1], ks[6]} // lock, token, grant
 		w.Args = []any{c.Owner, scripts.Ms(c.Lease)}
+		w.Once = "" // a fresh id's take has no record: a resend finds it holding
 		return scripts.Call{Script: mutexTakeFree, Write: w}
 	case OpReleaseAlone:
 		w.Keys = []string{ks[0], ks[6], ks[3], ks[4]} // lock, grant, deadlines, Redisson's channel

@@ -192,8 +192,9 @@ end
 -- uses fragment/fence.lua
 
 -- take_free takes the lock for owner if it is free and no turn at it was
--- given, and returns the reply {1, token, holds}; else it returns nil and
--- whether the lock is held.
+-- given, and returns the reply {1, token, holds}, for the script to
+-- record if it records its requests; else it returns nil and whether the
+-- lock is held.
 local function take_free()
   if redis.call('exists', lock) == 1 then
     return nil, true
@@ -203,7 +204,7 @@ local function take_free()
   end
   local n = redis.call('hincrby', lock, owner, 1)
   redis.call('pexpire', lock, lease)
-  return once_record({1, fence(), n})
+  return {1, fence(), n}
 end
 -- uses fragment/mutex_take.lua
 -- A caller that never queued takes a free lock before the queue's code
@@ -214,7 +215,7 @@ if ARGV[10] ~= '1' then
   local taken
   taken, held = take_free()
   if taken then
-    return taken
+    return once_record(taken)
   end
 else
   held = redis.call('exists', lock) == 1

@@ -1,80 +1,3 @@
--- once.lua: the request record, so that a request sent twice (go-redis
--- resends a command whose reply was lost) is applied once and answered the
--- same way both times.
---
--- Reads the last of KEYS and of ARGV, which the runner appends to those
--- the script declares, and takes them off again, so the script sees its
--- KEYS and ARGV as its header describes them:
--- KEYS[#KEYS] latchkey_once:{name}:<request id>, the record of this request
--- ARGV[#ARGV] how long the record lives, in ms; 0 when repeating the
---             request is harmless, and then nothing is read or written;
---             negative to resolve a request its caller gave up on (below)
--- A record holds the reply: "n<integer>" or "a<integer>,<integer>,...", or
--- "x" for a request cancelled before it applied.
--- Defines once_replay() and once_record(reply); a request to resolve is
--- answered here, and the script does not run.
-local once_key = table.remove(KEYS)
-local once_ttl = tonumber(table.remove(ARGV))
-
--- once_decode turns a record back into the reply it holds; a cancelled
--- request answers CANCELLED, and does nothing.
-local function once_decode(rec)
-  if rec == 'x' then
-    return redis.status_reply('CANCELLED')
-  end
-  local out = {}
-  for v in string.gmatch(string.sub(rec, 2), '[^,]+') do
-    out[#out + 1] = tonumber(v)
-  end
-  if string.sub(rec, 1, 1) == 'n' then
-    return out[1]
-  end
-  return out
-end
-
--- A request to resolve answers with the record of the request, if it
--- applied; otherwise it records the request as cancelled, so that a copy
--- of it still on its way does nothing, and answers CANCELLED.
-if once_ttl < 0 then
-  local rec = redis.call('get', once_key)
-  if rec then
-    return once_decode(rec)
-  end
-  redis.call('set', once_key, 'x', 'px', -once_ttl)
-  return redis.status_reply('CANCELLED')
-end
-
--- once_replay returns the reply recorded by an earlier run of this request,
--- or nil when there is none.
-local function once_replay()
-  if once_ttl == 0 then
-    return nil
-  end
-  local rec = redis.call('get', once_key)
-  if not rec then
-    return nil
-  end
-  return once_decode(rec)
-end
-
--- once_record records reply, an integer or an array of integers, as the
--- answer to a resend of this request, and returns it.
-local function once_record(reply)
-  if once_ttl > 0 then
-    local rec
-    if type(reply) == 'table' then
-      local parts = {}
-      for i, v in ipairs(reply) do
-        parts[i] = string.format('%d', v)
-      end
-      rec = 'a' .. table.concat(parts, ',')
-    else
-      rec = 'n' .. string.format('%d', reply)
-    end
-    redis.call('set', once_key, rec, 'px', once_ttl)
-  end
-  return reply
-end
 -- mutex_take_free.lua: the first try of a plain Lock or TryLock: take the
 -- mutex if it is free, with only the keys and arguments that takes (see
 -- mutex_acquire.lua, whose fast path it is). It never queues.
@@ -86,7 +9,8 @@ end
 -- send of this request (the TTL is reset to the lease); {0, pttl} when
 -- the lock is held, or a turn at it was given (pttl is how long that
 -- lasts, -1 if the key has no TTL).
--- uses fragment/once.lua
+-- A fresh id needs no request record (see mutex_acquire.lua): a resend
+-- finds the id holding.
 local lock, token, grant = KEYS[1], KEYS[2], KEYS[3]
 local owner, lease = ARGV[1], ARGV[2]
 -- clock.lua: the server's clock, read once per script (TIME), so that
@@ -133,8 +57,9 @@ end
 -- uses fragment/fence.lua
 
 -- take_free takes the lock for owner if it is free and no turn at it was
--- given, and returns the reply {1, token, holds}; else it returns nil and
--- whether the lock is held.
+-- given, and returns the reply {1, token, holds}, for the script to
+-- record if it records its requests; else it returns nil and whether the
+-- lock is held.
 local function take_free()
   if redis.call('exists', lock) == 1 then
     return nil, true
@@ -144,7 +69,7 @@ local function take_free()
   end
   local n = redis.call('hincrby', lock, owner, 1)
   redis.call('pexpire', lock, lease)
-  return once_record({1, fence(), n})
+  return {1, fence(), n}
 end
 -- uses fragment/mutex_take.lua
 local taken, held = take_free()

@@ -8,8 +8,9 @@
 -- uses fragment/fence.lua
 
 -- take_free takes the lock for owner if it is free and no turn at it was
--- given, and returns the reply {1, token, holds}; else it returns nil and
--- whether the lock is held.
+-- given, and returns the reply {1, token, holds}, for the script to
+-- record if it records its requests; else it returns nil and whether the
+-- lock is held.
 local function take_free()
   if redis.call('exists', lock) == 1 then
     return nil, true
@@ -19,5 +20,5 @@ local function take_free()
   end
   local n = redis.call('hincrby', lock, owner, 1)
   redis.call('pexpire', lock, lease)
-  return once_record({1, fence(), n})
+  return {1, fence(), n}
 end
