@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/fault"
+	keyspace "github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
@@ -68,7 +69,7 @@ const movedRetries = 3
 func (s *Script) Exec(ctx context.Context, client redis.UniversalClient, w Write) Reply {
 	keys, args := w.Keys, w.Args
 	if s.once {
-		keys, args = withRecord(client, s, w)
+		keys, args = withRecord(client, w, records.Get(client).along(slotOf(w.Keys)), 1)
 	}
 	start := time.Now()
 	var r Reply
@@ -87,18 +88,29 @@ func (s *Script) Exec(ctx context.Context, client redis.UniversalClient, w Write
 	return r
 }
 
-// withRecord appends the request record's key and lifetime to w's KEYS and
-// ARGV, copying them: a lifetime of 0 turns the record off, and the first
-// key then only stands in for the record key.
-func withRecord(client redis.UniversalClient, s *Script, w Write) ([]string, []any) {
-	keys := append(w.Keys[:len(w.Keys):len(w.Keys)], w.Once)
+// withRecord appends to w's KEYS and ARGV, copying them, the records done
+// with that the request deletes, their number, and the request's own
+// record and its lifetime times sign (-1 to resolve the request): a
+// lifetime of 0 turns the record off, and the first key then only stands
+// in for the record key (see scripts/fragment/once.lua).
+func withRecord(client redis.UniversalClient, w Write, old []string, sign int64) ([]string, []any) {
+	keys := make([]string, 0, len(w.Keys)+len(old)+1)
+	keys = append(append(append(keys, w.Keys...), old...), w.Once)
 	ttl := int64(0)
 	if w.Once == "" {
 		keys[len(keys)-1] = w.Keys[0]
 	} else {
-		ttl = Ms(RecordTTL(client))
+		ttl = sign * Ms(RecordTTL(client))
 	}
-	return keys, append(w.Args[:len(w.Args):len(w.Args)], ttl)
+	return keys, append(w.Args[:len(w.Args):len(w.Args)], len(old), ttl)
+}
+
+// slotOf returns the hash slot of a request's keys, -1 for none.
+func slotOf(ks []string) int {
+	if len(ks) == 0 {
+		return -1
+	}
+	return keyspace.Slot(ks[0])
 }
 
 // execSynced runs the script and WAIT on the master of keys[0], if that
@@ -283,8 +295,7 @@ func (s *Script) Resolve(ctx context.Context, client redis.UniversalClient, w Wr
 	if !s.once || w.Once == "" {
 		return Reply{}, false, fmt.Errorf("latchkey: resolve %s: no request record", s.name)
 	}
-	keys := append(w.Keys[:len(w.Keys):len(w.Keys)], w.Once)
-	args := append(w.Args[:len(w.Args):len(w.Args)], -Ms(RecordTTL(client)))
+	keys, args := withRecord(client, w, nil, -1)
 	var r Reply
 	err := wait.Retry(ctx, client, func(ctx context.Context) error {
 		r = Reply{Cmd: crossSlot(s.s.Run(ctx, client, keys, args...))}

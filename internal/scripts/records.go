@@ -20,7 +20,14 @@ import (
 // resends only after a failed try, and pauses at least MinRetryBackoff
 // first (a MOVED or ASK reply, which it follows at once, means the script
 // did not run). A send that failed leaves its record to its TTL.
+//
+// A record done with goes out with the client's next request to its hash
+// slot that takes a record (see scripts/fragment/once.lua), which costs
+// that script one DEL; those no request takes along within a batch's
+// delay are unlinked then.
 const (
+	// alongMax is how many done-with records one request takes along.
+	alongMax = 16
 	// dropBatch is how many answered records one UNLINK deletes at most.
 	dropBatch = 64
 	// dropDelay is the longest an answered record waits for its batch.
@@ -40,16 +47,18 @@ type recordBook struct {
 	ttl    time.Duration
 	single time.Duration // a reply sooner than this had no resend; 0: never known
 
-	mu     sync.Mutex
-	batch  []string
-	timer  *time.Timer
-	failed map[string]time.Time // record -> when it may go from here
-	sweep  time.Time            // when failed is next cleared of those
-	closed bool
+	mu      sync.Mutex
+	pending map[int][]string // records done with, by hash slot
+	count   int              // records in pending
+	timer   *time.Timer
+	failed  map[string]time.Time // record -> when it may go from here
+	sweep   time.Time            // when failed is next cleared of those
+	closed  bool
 }
 
 func newRecordBook(c redis.UniversalClient) *recordBook {
-	return &recordBook{client: c, ttl: recordTTL(c), single: resendPause(c), failed: map[string]time.Time{}}
+	return &recordBook{client: c, ttl: recordTTL(c), single: resendPause(c),
+		pending: map[int][]string{}, failed: map[string]time.Time{}}
 }
 
 // RecordTTL returns how long a request record must live on client: longer
@@ -78,9 +87,11 @@ func (b *recordBook) sent(rec string, err error, took time.Duration) {
 	if _, ok := b.failed[rec]; ok {
 		return
 	}
-	b.batch = append(b.batch, rec)
+	slot := keys.Slot(rec)
+	b.pending[slot] = append(b.pending[slot], rec)
+	b.count++
 	switch {
-	case len(b.batch) >= dropBatch:
+	case b.count >= dropBatch:
 		go b.drop(b.take())
 	case b.timer == nil:
 		b.timer = time.AfterFunc(dropDelay, func() { b.drop(b.takeLocked()) })
@@ -96,10 +107,32 @@ func (b *recordBook) forget(now time.Time) {
 	}
 }
 
-// take returns the batch and starts a new one; b.mu is held.
+// along returns records done with, in slot, for a request to that slot
+// to delete (see once.lua).
+func (b *recordBook) along(slot int) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.count == 0 {
+		return nil
+	}
+	recs := b.pending[slot]
+	if len(recs) <= alongMax {
+		delete(b.pending, slot)
+	} else {
+		recs, b.pending[slot] = recs[:alongMax], recs[alongMax:]
+	}
+	b.count -= len(recs)
+	return recs
+}
+
+// take returns every record done with, and starts afresh; b.mu is held.
 func (b *recordBook) take() []string {
-	out := b.batch
-	b.batch = nil
+	out := make([]string, 0, b.count)
+	for _, recs := range b.pending {
+		out = append(out, recs...)
+	}
+	clear(b.pending)
+	b.count = 0
 	if b.timer != nil {
 		b.timer.Stop()
 		b.timer = nil

@@ -97,3 +97,27 @@ func TestRecords_noPauseKeepsRecords(t *testing.T) {
 		t.Fatal("a record was deleted on a client that resends without a pause")
 	}
 }
+
+// A record done with goes out with the client's next request to its slot,
+// without waiting for a batch.
+func TestRecords_takenAlong(t *testing.T) {
+	c := redistest.SharedServer(t).Client(t)
+	ctx := context.Background()
+	take := takeRecorded(t)
+	name := locktest.Name(t, "records-along")
+	c.Set(ctx, name, 5, time.Minute)
+	first := scripts.Write{Keys: []string{name}, Args: []any{1}, Once: keys.Once(name, "first")}
+	if err := take.Exec(ctx, c, first).Err(); err != nil {
+		t.Fatal(err)
+	}
+	second := scripts.Write{Keys: []string{name}, Args: []any{1}, Once: keys.Once(name, "second")}
+	if err := take.Exec(ctx, c, second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Exists(ctx, first.Once).Val(); n != 0 {
+		t.Error("the first request's record outlived the next request to its slot")
+	}
+	if n, _ := c.Get(ctx, name).Int(); n != 3 {
+		t.Errorf("%d permits left after two takes of one, want 3", n)
+	}
+}

@@ -6,15 +6,26 @@
 -- the script declares, and takes them off again, so the script sees its
 -- KEYS and ARGV as its header describes them:
 -- KEYS[#KEYS] latchkey_once:{name}:<request id>, the record of this request
+-- KEYS[#KEYS-n..#KEYS-1] records of the client's requests that were
+--             answered, and are done with, to delete (n is ARGV[#ARGV-1])
 -- ARGV[#ARGV] how long the record lives, in ms; 0 when repeating the
 --             request is harmless, and then nothing is read or written;
 --             negative to resolve a request its caller gave up on (below)
+-- ARGV[#ARGV-1] n, how many records to delete come before this one's
 -- A record holds the reply: "n<integer>" or "a<integer>,<integer>,...", or
 -- "x" for a request cancelled before it applied.
 -- Defines once_replay() and once_record(reply); a request to resolve is
 -- answered here, and the script does not run.
 local once_key = table.remove(KEYS)
 local once_ttl = tonumber(table.remove(ARGV))
+local done_with = tonumber(table.remove(ARGV))
+if done_with > 0 then
+  local old = {}
+  for i = 1, done_with do
+    old[i] = table.remove(KEYS)
+  end
+  redis.call('del', unpack(old))
+end
 
 -- once_decode turns a record back into the reply it holds; a cancelled
 -- request answers CANCELLED, and does nothing.
