@@ -10,6 +10,7 @@ import (
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
@@ -162,6 +163,9 @@ func (p *protocol) Release(ctx context.Context, pub, id string, reentrant bool, 
 			return rep
 		}
 		p.free.Store(0)
+		// A record of its own: the lone release's, answered, is done with
+		// and may be deleted while this one's is wanted.
+		req = keys.Once(p.keys[0], owner.New())
 	}
 	return p.exec(ctx, lockcore.OpRelease, id, "", flag, time.Now(), pub, req)
 }

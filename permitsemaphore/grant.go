@@ -86,6 +86,7 @@ func (s *Semaphore) write(op, pub, entry string, arg any, req string, raw ...any
 		return scripts.Call{Script: acquireScript, Write: w}
 	case opRelease:
 		w.Args = args(append([]any{arg, scripts.Ms(handoff.Yield)}, raw...)...)
+		w.Sole = true // a release's record is its own
 		return scripts.Call{Script: releaseScript, Write: w}
 	case opDequeue:
 		w.Args = args(entry, s.ear())

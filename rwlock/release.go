@@ -74,6 +74,7 @@ func (rw *RWMutex) releaseOnce(ctx context.Context, id string, s side) (int64, e
 			Keys: []string{rw.name, rw.layout.Channel, rw.timeoutPrefix(id), rw.tag, rw.layout.Epoch},
 			Args: []any{field(id, s), s.String(), pub},
 			Once: req,
+			Sole: true,
 			Sync: rw.cfg.Sync.Timeout(),
 		})
 		return rep.Err()

@@ -85,6 +85,7 @@ func (s *Semaphore) write(op, entry string, n int64, pub, req string) scripts.Ca
 		return scripts.Call{Script: acquireScript, Write: w}
 	case opRelease:
 		w.Args = args(n, scripts.Ms(handoff.Yield))
+		w.Sole = true // a release's record is its own
 		return scripts.Call{Script: releaseScript, Write: w}
 	case opDequeue:
 		w.Args = args(entry, s.ear())

@@ -86,12 +86,14 @@ func (c MutexCall) Write(client redis.UniversalClient, ks []string) scripts.Call
 	case OpReleaseAlone:
 		w.Keys = []string{ks[0], ks[6], ks[3], ks[4]} // lock, grant, deadlines, Redisson's channel
 		w.Args = []any{c.Owner, scripts.Ms(c.Lease), c.Reentry, c.Pub}
+		w.Sole = true
 		return scripts.Call{Script: mutexReleaseAlone, Write: w}
 	case OpAcquire, OpTry:
 		w.Args = args(c.Owner, c.Entry, scripts.Ms(c.Lease), c.Reentry, handoff.Flag(c.Queued), handoff.Flag(c.Op == OpTry),
 			handoff.Flag(c.HeardRelease), scripts.Ms(handoff.Yield))
 		return scripts.Call{Script: mutexAcquire, Write: w}
 	case OpRelease:
+		w.Sole = true
 		w.Args = args(c.Owner, scripts.Ms(c.Lease), c.Reentry, handoff.Flag(c.Yield))
 		return scripts.Call{Script: mutexRelease, Write: w}
 	case OpDequeue:

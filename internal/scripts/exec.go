@@ -21,6 +21,14 @@ type Write struct {
 	// that takes one (see scripts/fragment/once.lua): a resend of the
 	// request then finds its first answer instead of applying twice. ""
 	// when repeating the request is harmless.
+	//
+	// Sole says that no other request shares the record, as an
+	// acquisition's tries share theirs until one applies: a release's,
+	// say. A sole request's record is done with once the request is
+	// answered (see records.go), and is deleted early; any other lives
+	// out its TTL, since a later try may be on its way when an earlier
+	// one is answered.
+	Sole bool
 	Once string
 	// Sync is the longest the request waits, after the script, for the
 	// replicas of the key's master to acknowledge it (WAIT on the same
@@ -69,7 +77,11 @@ const movedRetries = 3
 func (s *Script) Exec(ctx context.Context, client redis.UniversalClient, w Write) Reply {
 	keys, args := w.Keys, w.Args
 	if s.once {
-		keys, args = withRecord(client, w, records.Get(client).along(slotOf(w.Keys)), 1)
+		book := records.Get(client)
+		if w.Sole && w.Once != "" {
+			book.sending(w.Once)
+		}
+		keys, args = withRecord(client, w, book.along(slotOf(w.Keys)), 1)
 	}
 	start := time.Now()
 	var r Reply
@@ -82,7 +94,7 @@ func (s *Script) Exec(ctx context.Context, client redis.UniversalClient, w Write
 		cc.ReloadState(ctx)
 	}
 	crossSlot(r.Cmd)
-	if s.once && w.Once != "" {
+	if s.once && w.Once != "" && w.Sole {
 		records.Get(client).sent(w.Once, r.Err(), time.Since(start))
 	}
 	return r

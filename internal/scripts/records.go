@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -11,9 +12,9 @@ import (
 )
 
 // A request record (see scripts/fragment/once.lua) answers a copy of its
-// request that arrives after the request applied. Once the request is
-// answered and no other copy of it can be on its way, the record has done
-// its work: the runner deletes it then, in batches, instead of leaving it
+// request that arrives after the request applied. Once a sole request
+// (see Write.Sole) is answered and no other copy of it can be on its way,
+// the record has done its work: the runner deletes it then, in batches, instead of leaving it
 // to its TTL, which must outlast every resend go-redis might make. A
 // request has had no other copy when each of its sends was answered, and
 // the last one sooner than go-redis pauses before a resend: go-redis
@@ -95,6 +96,24 @@ func (b *recordBook) sent(rec string, err error, took time.Duration) {
 		go b.drop(b.take())
 	case b.timer == nil:
 		b.timer = time.AfterFunc(dropDelay, func() { b.drop(b.takeLocked()) })
+	}
+}
+
+// sending notes that a request recorded against rec is being sent: a
+// record done with whose request is sent again is wanted after all, and
+// stays to its TTL.
+func (b *recordBook) sending(rec string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.count == 0 {
+		return
+	}
+	slot := keys.Slot(rec)
+	recs := b.pending[slot]
+	if i := slices.Index(recs, rec); i >= 0 {
+		b.pending[slot] = slices.Delete(recs, i, i+1)
+		b.count--
+		b.failed[rec] = time.Now().Add(b.ttl)
 	}
 }
 

@@ -23,6 +23,20 @@ func takeRecorded(t *testing.T) *scripts.Script {
 	return scripts.Compose("take_recorded", string(src))
 }
 
+// permits makes a counter of 5 permits for take_recorded, named after t
+// and prefix, and returns its name.
+func permits(t *testing.T, c redis.UniversalClient, prefix string) string {
+	name := locktest.Name(t, prefix)
+	c.Set(context.Background(), name, 5, time.Minute)
+	return name
+}
+
+// takeOne is take_recorded's request for one of name's permits, recorded
+// as id, which no other request shares.
+func takeOne(name, id string) scripts.Write {
+	return scripts.Write{Keys: []string{name}, Args: []any{1}, Once: keys.Once(name, id), Sole: true}
+}
+
 // gone waits up to d for key to be deleted, and reports whether it was.
 func gone(c redis.UniversalClient, key string, d time.Duration) bool {
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
@@ -43,9 +57,7 @@ func TestRecords_answeredAreDeleted(t *testing.T) {
 		take := takeRecorded(t)
 		var recs []string
 		for i := range 3 {
-			name := locktest.Name(t, "records") + string(rune('a'+i))
-			c.Set(ctx, name, 5, time.Minute)
-			w := scripts.Write{Keys: []string{name}, Args: []any{1}, Once: keys.Once(name, "req")}
+			w := takeOne(permits(t, c, "records"+string(rune('a'+i))), "req")
 			if err := take.Exec(ctx, c, w).Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -67,9 +79,7 @@ func TestRecords_failedSendKeepsRecord(t *testing.T) {
 	c := redistest.SharedServer(t).Client(t)
 	ctx := context.Background()
 	take := takeRecorded(t)
-	name := locktest.Name(t, "records-failed")
-	c.Set(ctx, name, 5, time.Minute)
-	w := scripts.Write{Keys: []string{name}, Args: []any{1}, Once: keys.Once(name, "req")}
+	w := takeOne(permits(t, c, "records-failed"), "req")
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	if err := take.Exec(cancelled, c, w).Err(); !errors.Is(err, context.Canceled) {
@@ -83,13 +93,42 @@ func TestRecords_failedSendKeepsRecord(t *testing.T) {
 	}
 }
 
+// A record that requests share (an acquisition's tries) stays: a later
+// try may be on its way when an earlier one is answered.
+func TestRecords_sharedRecordStays(t *testing.T) {
+	c := redistest.SharedServer(t).Client(t)
+	w := takeOne(permits(t, c, "records-shared"), "req")
+	w.Sole = false
+	if err := takeRecorded(t).Exec(context.Background(), c, w).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if gone(c, w.Once, time.Second) {
+		t.Fatal("a record that requests share was deleted")
+	}
+}
+
+// A sole request sent again after its answer (which its callers never
+// do, but a copy might still be on its way) keeps its record after all.
+func TestRecords_sentAgainStays(t *testing.T) {
+	c := redistest.SharedServer(t).Client(t)
+	ctx := context.Background()
+	take := takeRecorded(t)
+	w := takeOne(permits(t, c, "records-again"), "req")
+	for range 2 {
+		if err := take.Exec(ctx, c, w).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if gone(c, w.Once, time.Second) {
+		t.Fatal("the record of a request sent twice was deleted")
+	}
+}
+
 // A client that go-redis resends on without a pause keeps every record.
 func TestRecords_noPauseKeepsRecords(t *testing.T) {
 	c := redistest.SharedServer(t).Client(t, func(o *redis.Options) { o.MinRetryBackoff = -1 })
 	ctx := context.Background()
-	name := locktest.Name(t, "records-nopause")
-	c.Set(ctx, name, 5, time.Minute)
-	w := scripts.Write{Keys: []string{name}, Args: []any{1}, Once: keys.Once(name, "req")}
+	w := takeOne(permits(t, c, "records-nopause"), "req")
 	if err := takeRecorded(t).Exec(ctx, c, w).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -104,13 +143,12 @@ func TestRecords_takenAlong(t *testing.T) {
 	c := redistest.SharedServer(t).Client(t)
 	ctx := context.Background()
 	take := takeRecorded(t)
-	name := locktest.Name(t, "records-along")
-	c.Set(ctx, name, 5, time.Minute)
-	first := scripts.Write{Keys: []string{name}, Args: []any{1}, Once: keys.Once(name, "first")}
+	name := permits(t, c, "records-along")
+	first := takeOne(name, "first")
 	if err := take.Exec(ctx, c, first).Err(); err != nil {
 		t.Fatal(err)
 	}
-	second := scripts.Write{Keys: []string{name}, Args: []any{1}, Once: keys.Once(name, "second")}
+	second := takeOne(name, "second")
 	if err := take.Exec(ctx, c, second).Err(); err != nil {
 		t.Fatal(err)
 	}
