@@ -150,6 +150,7 @@ func (p *protocol) write(op, id, hub, key string, now time.Time, pub, reentry, r
 		return scripts.Call{Script: acquireScript, Write: w}
 	case opRelease:
 		w.Args = args()
+		w.Sole = true // a release's record is its own
 		return scripts.Call{Script: releaseScript, Write: w}
 	case opDequeue:
 		w.Args = args(hub, key)
