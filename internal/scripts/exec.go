@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/fault"
-	keyspace "github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
@@ -81,7 +80,7 @@ func (s *Script) Exec(ctx context.Context, client redis.UniversalClient, w Write
 		if w.Sole && w.Once != "" {
 			book.sending(w.Once)
 		}
-		keys, args = withRecord(client, w, book.along(slotOf(w.Keys)), 1)
+		keys, args = withRecord(client, w, book.along(w.Keys), 1)
 	}
 	start := time.Now()
 	var r Reply
@@ -115,14 +114,6 @@ func withRecord(client redis.UniversalClient, w Write, old []string, sign int64)
 		ttl = sign * Ms(RecordTTL(client))
 	}
 	return keys, append(w.Args[:len(w.Args):len(w.Args)], len(old), ttl)
-}
-
-// slotOf returns the hash slot of a request's keys, -1 for none.
-func slotOf(ks []string) int {
-	if len(ks) == 0 {
-		return -1
-	}
-	return keyspace.Slot(ks[0])
 }
 
 // execSynced runs the script and WAIT on the master of keys[0], if that

@@ -126,14 +126,15 @@ func (b *recordBook) forget(now time.Time) {
 	}
 }
 
-// along returns records done with, in slot, for a request to that slot
-// to delete (see once.lua).
-func (b *recordBook) along(slot int) []string {
+// along returns records done with in the hash slot of ks, for a request
+// with those keys to delete (see once.lua).
+func (b *recordBook) along(ks []string) []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.count == 0 {
+	if b.count == 0 || len(ks) == 0 {
 		return nil
 	}
+	slot := keys.Slot(ks[0])
 	recs := b.pending[slot]
 	if len(recs) <= alongMax {
 		delete(b.pending, slot)
