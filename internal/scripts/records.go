@@ -14,13 +14,14 @@ import (
 // A request record (see scripts/fragment/once.lua) answers a copy of its
 // request that arrives after the request applied. Once a sole request
 // (see Write.Sole) is answered and no other copy of it can be on its way,
-// the record has done its work: the runner deletes it then, in batches, instead of leaving it
-// to its TTL, which must outlast every resend go-redis might make. A
-// request has had no other copy when each of its sends was answered, and
-// the last one sooner than go-redis pauses before a resend: go-redis
-// resends only after a failed try, and pauses at least MinRetryBackoff
-// first (a MOVED or ASK reply, which it follows at once, means the script
-// did not run). A send that failed leaves its record to its TTL.
+// the record has done its work, and the runner deletes it instead of
+// leaving it to its TTL, which must outlast every resend go-redis might
+// make. A request has had no other copy when each of its sends was
+// answered, the last one sooner than go-redis pauses before a resend:
+// go-redis resends only after a failed try, and pauses at least
+// MinRetryBackoff first (a MOVED or ASK reply, which it follows at once,
+// means the script did not run). A send that failed leaves its record to
+// its TTL.
 //
 // A record done with goes out with the client's next request to its hash
 // slot that takes a record (see scripts/fragment/once.lua), which costs
@@ -67,9 +68,9 @@ func newRecordBook(c redis.UniversalClient) *recordBook {
 // the time each try may take.
 func RecordTTL(client redis.UniversalClient) time.Duration { return records.Get(client).ttl }
 
-// sent notes how a send of the request recorded against rec ended: err,
-// after took. A record all of whose sends were answered, the last sooner
-// than a resend could follow, is deleted with the next batch.
+// sent notes how a send of the sole request recorded against rec ended:
+// err, after took. A record all of whose sends were answered, the last
+// sooner than a resend could follow, is done with.
 func (b *recordBook) sent(rec string, err error, took time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
