@@ -122,3 +122,57 @@ func TestMutex_takeFreeResent(t *testing.T) {
 		t.Fatalf("hold count %q after a resent take, want 1", n)
 	}
 }
+
+// scriptCounter counts the calls a client makes of one script.
+type scriptCounter struct {
+	sha string
+	n   atomic.Int64
+}
+
+func (s *scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (s *scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (s *scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if args := cmd.Args(); len(args) > 1 && args[1] == s.sha {
+			s.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// A re-entrant owner's release never goes the lone way: should the record
+// it shares with the full release be unlinked under that one, a resend
+// would take the owner's count down twice.
+func TestMutex_ownerReleasesTheFullWay(t *testing.T) {
+	c := client(t, server(t))
+	ctx := latchkey.WithOwner(context.Background())
+	if err := latchkey.Preload(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	alone := &scriptCounter{sha: scripts.Get("mutex_release_alone").Hash()}
+	c.AddHook(alone)
+	m := mutex.New(c, lockName(t), mutex.WithLease(10*time.Second))
+	for range 4 {
+		if err := m.Lock(context.Background()); err != nil { // plain: the streak grows
+			t.Fatal(err)
+		}
+		if err := m.Unlock(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plain := alone.n.Load()
+	if plain == 0 {
+		t.Fatal("no plain release went the lone way after 4 free first tries")
+	}
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := alone.n.Load() - plain; n != 0 {
+		t.Errorf("an owner's release went the lone way %d times, want 0", n)
+	}
+}

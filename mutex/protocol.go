@@ -10,7 +10,6 @@ import (
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/notify"
-	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
@@ -26,9 +25,9 @@ type protocol struct {
 	hubs    string   // prefix of each Hub's channel, told when its waiter is first in line
 	keys    []string // the mutex scripts' KEYS
 	// free counts the handle's latest first tries in a row that found the
-	// lock free. From two on, its releases go the fast way first
-	// (lockcore.OpReleaseAlone), which costs a round trip more when
-	// someone queues after all: a lock that is sometimes found free
+	// lock free. From two on, the releases of its plain holds go the fast
+	// way first (lockcore.OpReleaseAlone), which costs a round trip more
+	// when someone queues after all: a lock that is sometimes found free
 	// between waiters' turns (a busy one) is released the full way.
 	free atomic.Int32
 }
@@ -157,15 +156,18 @@ func (p *protocol) Release(ctx context.Context, pub, id string, reentrant bool, 
 	if reentrant {
 		flag = "1"
 	}
-	if p.free.Load() >= aloneAfter {
+	// Only a fresh id's release goes the lone way first. The full release
+	// after it shares its record, so a resend of either, or a retry of the
+	// whole (wait.Retry), replays what applied; the record book keeps a
+	// record sent again. A re-entrant owner's count must never be taken
+	// down twice, should a batch unlink that record under the full
+	// release; a fresh id holds once, and a second try finds nothing.
+	if !reentrant && p.free.Load() >= aloneAfter {
 		rep := p.exec(ctx, lockcore.OpReleaseAlone, id, "", flag, time.Now(), pub, req)
 		if n, err := scripts.Int(rep.Cmd); err != nil || n != lockcore.ReleaseQueued {
 			return rep
 		}
 		p.free.Store(0)
-		// A record of its own: the lone release's, answered, is done with
-		// and may be deleted while this one's is wanted.
-		req = keys.Once(p.keys[0], owner.New())
 	}
 	return p.exec(ctx, lockcore.OpRelease, id, "", flag, time.Now(), pub, req)
 }
