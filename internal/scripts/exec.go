@@ -75,8 +75,9 @@ const movedRetries = 3
 // map, which go-redis does not do by itself on a dial error.
 func (s *Script) Exec(ctx context.Context, client redis.UniversalClient, w Write) Reply {
 	keys, args := w.Keys, w.Args
+	var book *recordBook
 	if s.once {
-		book := records.Get(client)
+		book = records.Get(client)
 		if w.Sole && w.Once != "" {
 			book.sending(w.Once)
 		}
@@ -93,8 +94,8 @@ func (s *Script) Exec(ctx context.Context, client redis.UniversalClient, w Write
 		cc.ReloadState(ctx)
 	}
 	crossSlot(r.Cmd)
-	if s.once && w.Once != "" && w.Sole {
-		records.Get(client).sent(w.Once, r.Err(), time.Since(start))
+	if book != nil && w.Sole && w.Once != "" {
+		book.sent(w.Once, r.Err(), time.Since(start))
 	}
 	return r
 }

@@ -146,13 +146,11 @@ func (b *recordBook) along(ks []string) []string {
 	return recs
 }
 
-// take returns every record done with, and starts afresh; b.mu is held.
-func (b *recordBook) take() []string {
-	out := make([]string, 0, b.count)
-	for _, recs := range b.pending {
-		out = append(out, recs...)
-	}
-	clear(b.pending)
+// take returns every record done with, by hash slot, and starts afresh;
+// b.mu is held.
+func (b *recordBook) take() map[int][]string {
+	out := b.pending
+	b.pending = map[int][]string{}
 	b.count = 0
 	if b.timer != nil {
 		b.timer.Stop()
@@ -161,31 +159,32 @@ func (b *recordBook) take() []string {
 	return out
 }
 
-func (b *recordBook) takeLocked() []string {
+func (b *recordBook) takeLocked() map[int][]string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.take()
 }
 
-// drop deletes recs. A failure leaves them to their TTL.
-func (b *recordBook) drop(recs []string) {
-	if len(recs) == 0 {
+// drop deletes the records bySlot holds. A failure leaves them to their
+// TTL.
+func (b *recordBook) drop(bySlot map[int][]string) {
+	if len(bySlot) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
 	defer cancel()
-	if c, ok := b.client.(*redis.Client); ok {
-		_ = c.Unlink(ctx, recs...).Err()
+	if c, ok := b.client.(*redis.Client); ok { // one server: one UNLINK
+		var all []string
+		for _, recs := range bySlot {
+			all = append(all, recs...)
+		}
+		_ = c.Unlink(ctx, all...).Err()
 		return
 	}
 	// Elsewhere the keys of one UNLINK must share a hash slot.
-	bySlot := map[int][]string{}
-	for _, r := range recs {
-		bySlot[keys.Slot(r)] = append(bySlot[keys.Slot(r)], r)
-	}
 	pipe := b.client.Pipeline()
-	for _, group := range bySlot {
-		pipe.Unlink(ctx, group...)
+	for _, recs := range bySlot {
+		pipe.Unlink(ctx, recs...)
 	}
 	_, _ = pipe.Exec(ctx)
 }
