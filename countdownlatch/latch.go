@@ -224,6 +224,7 @@ func (l *Latch) notify(ctx context.Context, msg string) {
 func (l *Latch) exec(ctx context.Context, script *scripts.Script, ks []string, args ...any) scripts.Reply {
 	r, _ := script.Resend(ctx, l.client, scripts.Write{ // recorded: safe to resend
 		Keys: ks, Args: args, Once: keys.Once(l.name, owner.New()), Sync: l.cfg.Sync.Timeout(),
+		Sole: true, // the record is this request's own
 	})
 	return r
 }

@@ -263,6 +263,7 @@ func (m *Mutex) releaseOn(ctx context.Context, c redis.UniversalClient, id strin
 	rep := releaseScript.Exec(ctx, c, scripts.Write{
 		Keys: []string{m.name, m.channel}, Args: []any{id, leaseMs, pub},
 		Once: keys.Once(m.name, owner.New()), Sync: m.cfg.Sync.Timeout(),
+		Sole: true, // the record is this release's own
 	})
 	return scripts.Int(rep.Cmd) // released on the node, replicated or not
 }
