@@ -2,6 +2,8 @@ package mutex_test
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,5 +43,46 @@ func BenchmarkPing(b *testing.B) {
 		if err := c.Ping(ctx).Err(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkMutex_hotlock measures handoffs: 8 handles, each on its own
+// client, loop Lock, hold 1ms, Unlock, think 1ms on one lock; an op is one
+// acquisition.
+func BenchmarkMutex_hotlock(b *testing.B) {
+	s := server(b)
+	name := lockName(b)
+	const workers = 8
+	ms := make([]*mutex.Mutex, workers)
+	for i := range ms {
+		ms[i] = mutex.New(client(b, s), name)
+	}
+	ctx := context.Background()
+	var n atomic.Int64
+	errs := make(chan error, workers)
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n.Add(1) <= int64(b.N) {
+				if err := m.Lock(ctx); err != nil {
+					errs <- err
+					return
+				}
+				time.Sleep(time.Millisecond)
+				if err := m.Unlock(ctx); err != nil {
+					errs <- err
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
 	}
 }
