@@ -55,6 +55,7 @@ var (
 
 	// ErrInvalidLease is returned by a call given a permit lease that is
 	// negative, or positive but below MinLease (see package
-	// permitsemaphore). Such a call does no I/O and changes nothing.
+	// permitsemaphore), and by a lock's Extend given a lease below
+	// MinLease. Such a call does no I/O and changes nothing.
 	ErrInvalidLease = lockerr.ErrInvalidLease
 )

@@ -11,8 +11,9 @@
 // Without WithLease, a held lock is kept alive by a watchdog that renews it
 // every third of the watchdog timeout (30s by default), so a crashed
 // process's lock expires within that timeout. With WithLease the lock
-// expires after the lease, renewed by nobody. Either way, a hold that ends
-// without Unlock (expired, deleted, force-unlocked) is never silent: the
+// expires after the lease unless its holder calls Extend; Deadline tells
+// how long the current hold is known to be valid. Either way, a hold that
+// ends without Unlock (expired, deleted, force-unlocked) is never silent: the
 // handle's Done channel closes, Err reports latchkey.ErrLost and Unlock
 // returns latchkey.ErrNotHeld. Every acquisition also returns a fencing
 // token that strictly increases per lock name, so a resource can reject a

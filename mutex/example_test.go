@@ -122,6 +122,41 @@ func ExampleMutex_Done() {
 	// true
 }
 
+// A task under a fixed lease extends it while it works, and checks, right
+// before each write, that the hold is still known valid.
+func ExampleMutex_Extend() {
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
+	ctx := context.Background()
+
+	m := mutex.New(rdb, "nightly-report", mutex.WithLease(10*time.Second))
+	if err := m.Lock(ctx); err != nil {
+		panic(err)
+	}
+	defer m.Unlock(ctx)
+	for step := range 3 {
+		if err := m.Extend(ctx, 10*time.Second); err != nil {
+			fmt.Println("lock lost, stopping:", errors.Is(err, latchkey.ErrNotHeld))
+			return
+		}
+		if time.Until(m.Deadline()) < time.Second {
+			return // too little left to finish a step safely
+		}
+		fmt.Println("step", step, "written with token", m.Token() > 0)
+	}
+	// Output:
+	// step 0 written with token true
+	// step 1 written with token true
+	// step 2 written with token true
+}
+
 // Locker adapts a Mutex to sync.Locker, for sync.Cond and other code
 // written against it.
 func ExampleMutex_Locker() {

@@ -62,16 +62,17 @@ type held struct {
 	att   *attempt
 	lost  func(error)
 
-	mu      sync.Mutex
-	until   time.Time     // when its validity runs out
-	expiry  *time.Timer   // fires then
-	stop    chan struct{} // stops the watchdog; nil with a fixed lease
-	stopped bool
+	mu       sync.Mutex
+	until    time.Time     // when its validity runs out
+	answered time.Time     // when the latest extension was answered
+	expiry   *time.Timer   // fires then
+	stop     chan struct{} // stops the watchdog; nil with a fixed lease
+	stopped  bool
 }
 
 func (k keeper) Keep(id string, started time.Time, lost func(error)) hold.Keeping {
 	m := k.m
-	h := &held{m: m, owner: id, att: k.att, lost: lost, until: m.validUntil(started)}
+	h := &held{m: m, owner: id, att: k.att, lost: lost, until: m.validUntil(started), answered: started}
 	why := "validity ran out without a quorum renewal"
 	if m.cfg.Fixed > 0 {
 		why = fmt.Sprintf("validity of its %v lease ran out", m.cfg.Fixed)
@@ -136,6 +137,36 @@ func (h *held) extend(t time.Time) bool {
 	return true
 }
 
+// Extend moves the validity to that of an extension to d sent at sent,
+// confirmed by a quorum if sure. One that overlapped another, or that may
+// have applied on some nodes only, can only shorten it: the nodes may have
+// applied the requests in either order.
+func (h *held) Extend(sent time.Time, d time.Duration, sure bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped {
+		return
+	}
+	until := sent.Add(d - drift(d))
+	if !sure || sent.Before(h.answered) {
+		if h.until.Before(until) {
+			until = h.until
+		}
+	}
+	if sure {
+		h.answered = time.Now()
+	}
+	h.until = until
+	h.expiry.Reset(time.Until(until))
+}
+
+// Until returns when the validity runs out.
+func (h *held) Until() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.until
+}
+
 // Done returns a channel that is closed when the current hold of m ends,
 // by Unlock or by loss; Err then tells which. If m is not held, Done returns
 // the channel of the last hold, or a closed channel if there was none.
@@ -150,18 +181,19 @@ func (m *Mutex) Err() error { return m.holds.Err(hold.Any) }
 
 // Deadline returns when the validity of m's current hold runs out: the
 // latest time at which the holder may still rely on it, lease - elapsed -
-// drift after the quorum was asked (watchdog renewals move it on). It is
-// before the lock's keys expire on any node that granted it. Deadline
-// returns the zero time if m is not held.
+// drift after the quorum was asked (watchdog renewals and Extend move it
+// on). It is before the lock's keys expire on any node that granted it.
+// Deadline returns the zero time if m is not held.
+//
+// A process paused past its deadline learns nothing until it runs again:
+// ask Deadline right before the work the lock guards, and let the resource
+// reject what comes too late where it can.
 func (m *Mutex) Deadline() time.Time {
 	h := m.holds.Current(hold.Any)
 	if h == nil {
 		return time.Time{}
 	}
-	k := h.Keeping().(*held)
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.until
+	return h.Keeping().Until()
 }
 
 // validUntil is when a hold confirmed by a quorum of requests sent at t
@@ -169,3 +201,7 @@ func (m *Mutex) Deadline() time.Time {
 func (m *Mutex) validUntil(t time.Time) time.Time {
 	return t.Add(m.cfg.TTL() - m.drift())
 }
+
+// drift is the allowance a lease of d loses to the clocks' rates and the
+// nodes' millisecond expiry (see lease.Drift).
+func drift(d time.Duration) time.Duration { return d/100 + 2*time.Millisecond }

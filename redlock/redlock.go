@@ -306,9 +306,7 @@ func (m *Mutex) undoOne(ctx context.Context, id string, node int, g *grantGate) 
 
 // drift is the clock drift allowance subtracted from every validity:
 // 1% of the lease plus 2ms (redlock-rb's).
-func (m *Mutex) drift() time.Duration {
-	return m.cfg.TTL()/100 + 2*time.Millisecond
-}
+func (m *Mutex) drift() time.Duration { return drift(m.cfg.TTL()) }
 
 func (m *Mutex) nodeTimeout() time.Duration {
 	if m.cfg.nodeTimeout > 0 {

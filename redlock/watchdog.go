@@ -23,22 +23,7 @@ import (
 func (m *Mutex) watch(h *held, from time.Time) {
 	every := m.cfg.Watchdog / 3
 	retry := min(m.cfg.Watchdog/10, time.Second)
-	leaseMs := scripts.Ms(m.cfg.Watchdog)
-	keys := []string{m.name}
-	renew := func(ctx context.Context, c redis.UniversalClient) (int64, error) {
-		rep := renewScript.Exec(ctx, c, scripts.Write{Keys: keys, Args: []any{leaseMs, h.owner}, Sync: m.cfg.Sync.Timeout()})
-		res, err := scripts.Ints(rep.Cmd)
-		if err == nil {
-			err = rep.SyncErr() // not renewed where a failover could lose it
-		}
-		if err != nil {
-			return 0, err
-		}
-		if len(res) != 1 {
-			return 0, fmt.Errorf("redlock: renewal returned %d results for 1 hold", len(res))
-		}
-		return res[0], nil
-	}
+	renew := m.renewal(m.cfg.Watchdog, h.owner)
 
 	// A renewal in flight when the hold ends is cut short, so that Unlock
 	// and the tests' leak check do not wait for a slow node.
@@ -78,5 +63,26 @@ func (m *Mutex) watch(h *held, from time.Time) {
 		default:
 			timer.Reset(retry)
 		}
+	}
+}
+
+// renewal sets the TTL of owner id's hold on one node to d: 1 if renewed,
+// 0 if the node does not have it (-1: the name holds another type).
+func (m *Mutex) renewal(d time.Duration, id string) nodeCall {
+	leaseMs := scripts.Ms(d)
+	keys := []string{m.name}
+	return func(ctx context.Context, c redis.UniversalClient) (int64, error) {
+		rep := renewScript.Exec(ctx, c, scripts.Write{Keys: keys, Args: []any{leaseMs, id}, Sync: m.cfg.Sync.Timeout()})
+		res, err := scripts.Ints(rep.Cmd)
+		if err == nil {
+			err = rep.SyncErr() // not renewed where a failover could lose it
+		}
+		if err != nil {
+			return 0, err
+		}
+		if len(res) != 1 {
+			return 0, fmt.Errorf("redlock: renewal returned %d results for 1 hold", len(res))
+		}
+		return res[0], nil
 	}
 }

@@ -60,6 +60,7 @@ type taking struct {
 	over   bool         // stopped or lost
 	lapsed bool         // declared lost here: the grant ran out untaken
 	unsure bool         // a take went unanswered: it may have applied
+	sent   bool         // a take was sent
 }
 
 // take extends the hold to the lock's lease, retrying errors until the
@@ -68,6 +69,9 @@ type taking struct {
 // here would leave the lock held by nobody for a whole lease: the hold is
 // then given back.
 func (k *taking) take() {
+	k.mu.Lock()
+	k.sent = true
+	k.mu.Unlock()
 	sent := time.Now()
 	ctx, cancel := context.WithDeadline(context.Background(), k.until)
 	rep := lease.HashLock.Script.Exec(ctx, k.g.Client, scripts.Write{
@@ -85,7 +89,7 @@ func (k *taking) take() {
 		k.mu.Lock()
 		k.unsure = true
 		lapsed := k.lapsed
-		if !k.over && time.Now().Before(k.until) {
+		if !k.over && k.inner == nil && time.Now().Before(k.until) {
 			k.timer = time.AfterFunc(10*time.Millisecond, k.take)
 		}
 		k.mu.Unlock()
@@ -154,6 +158,40 @@ func (k *taking) Again(started time.Time) {
 		k.timer.Stop()
 		k.inner = k.g.Then.Keep(k.id, started, k.lost)
 	}
+}
+
+// Extend: an extension answered takes the grant, as a take would; but a
+// take sent before it may apply after it, setting the lock's lease, so the
+// hold is then known valid for the shorter of the two. One unanswered may
+// have shortened the grant's lease.
+func (k *taking) Extend(sent time.Time, d time.Duration, sure bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch {
+	case k.over:
+	case k.inner != nil:
+		k.inner.Extend(sent, d, sure)
+	case !sure:
+		if end := sent.Add(d - lease.Drift(d)); end.Before(k.until) {
+			k.until = end
+			k.expiry.Reset(time.Until(end))
+		}
+	default:
+		k.expiry.Stop()
+		k.timer.Stop()
+		k.inner = k.g.Then.Keep(k.id, sent, k.lost)
+		k.inner.Extend(sent, d, !k.sent)
+	}
+}
+
+// Until is the grant's own end until it is taken, then the lock's keeper's.
+func (k *taking) Until() time.Time {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.inner != nil {
+		return k.inner.Until()
+	}
+	return k.until
 }
 
 func (k *taking) Stop() {

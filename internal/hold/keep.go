@@ -2,6 +2,7 @@ package hold
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/lease"
@@ -24,30 +25,88 @@ type Keeping interface {
 	// Again tells that the owner acquired the hold once more, by a request
 	// sent at started.
 	Again(started time.Time)
+	// Extend tells that a request sent at sent set the hold's lease to d;
+	// sure is false if it went unanswered, so that it may have applied
+	// at any time since. Only a hold kept by a fixed lease is extended:
+	// the watchdog's renewals set their own.
+	Extend(sent time.Time, d time.Duration, sure bool)
+	// Until is the end of what this process knows of the hold's validity:
+	// its latest confirmed acquisition, renewal or extension plus the
+	// lease, less the drift allowance (see lease.Drift).
+	Until() time.Time
 	// Stop stops keeping the hold: it was released, or lost.
 	Stop()
 }
 
-// Fixed keeps every hold for a fixed lease from its latest acquisition,
-// less the drift allowance (see lease.Drift), and then declares it lost:
-// nothing renews it.
+// Fixed keeps every hold for a fixed lease from its latest acquisition or
+// extension, less the drift allowance (see lease.Drift), and then declares
+// it lost: nothing renews it.
 type Fixed time.Duration
 
 func (f Fixed) Keep(id string, started time.Time, lost func(error)) Keeping {
 	d := time.Duration(f)
-	valid := d - lease.Drift(d)
-	return fixed{time.AfterFunc(time.Until(started.Add(valid)), func() {
-		lost(fmt.Errorf("%w: lease of %v expired", lockerr.ErrLost, d))
-	}), valid}
+	// The acquisition's answer came after started; any request sent after
+	// Keep was sent later still.
+	k := &fixed{lease: d, until: validUntil(started, d), set: d, answered: started}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.t = time.AfterFunc(time.Until(k.until), func() {
+		k.mu.Lock()
+		set := k.set
+		k.mu.Unlock()
+		lost(fmt.Errorf("%w: lease of %v expired", lockerr.ErrLost, set))
+	})
+	return k
 }
 
+// fixed is the Keeping of a Fixed lease. Requests that change the TTL may
+// overlap, and the server may apply them in any order: the TTL then ends
+// no sooner than the earliest of theirs, which is what it keeps.
 type fixed struct {
-	t     *time.Timer
-	valid time.Duration
+	lease time.Duration // what an acquisition sets
+
+	mu       sync.Mutex
+	t        *time.Timer
+	until    time.Time
+	set      time.Duration // the lease the latest request set
+	answered time.Time     // when the latest answer came
 }
 
-func (f fixed) Again(started time.Time) { f.t.Reset(time.Until(started.Add(f.valid))) }
-func (f fixed) Stop()                   { f.t.Stop() }
+func validUntil(sent time.Time, d time.Duration) time.Time {
+	return sent.Add(d - lease.Drift(d))
+}
+
+func (f *fixed) Again(started time.Time) { f.Extend(started, f.lease, true) }
+
+func (f *fixed) Extend(sent time.Time, d time.Duration, sure bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	until := validUntil(sent, d)
+	if !sure || sent.Before(f.answered) {
+		// It may have run before a request answered since it was sent.
+		until = minTime(until, f.until)
+	}
+	if sure {
+		f.answered = time.Now()
+	}
+	f.until, f.set = until, d
+	f.t.Reset(time.Until(until))
+}
+
+func (f *fixed) Until() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.until
+}
+
+func (f *fixed) Stop() { f.t.Stop() }
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
 
 // A Watchdog keeps holds alive with the client's watchdog (see package
 // lease): each is renewed by Kind with the Keys and Args it gives the hold's
@@ -76,5 +135,7 @@ type watched struct {
 	h *lease.Hold
 }
 
-func (watched) Again(time.Time) {} // the renewals go on as they were
-func (w watched) Stop()         { w.s.Remove(w.h) }
+func (watched) Again(time.Time)                       {} // the renewals go on as they were
+func (watched) Extend(time.Time, time.Duration, bool) {} // nor does the lease change
+func (w watched) Until() time.Time                    { return w.s.Valid(w.h) }
+func (w watched) Stop()                               { w.s.Remove(w.h) }

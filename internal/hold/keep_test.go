@@ -134,3 +134,42 @@ func TestFixed_inTable(t *testing.T) {
 		t.Error("WasLost false after the lease ran out")
 	}
 }
+
+// A fixed lease's known validity follows the extensions: one sent after the
+// latest answer sets it, while one that overlapped another, or went
+// unanswered, may have applied in either order and can only shorten it.
+func TestFixed_extend(t *testing.T) {
+	l := newLostCalls()
+	const d = time.Hour
+	start := time.Now()
+	k := Fixed(d).Keep("id", start, l.lost)
+	defer k.Stop()
+	valid := func(sent time.Time, d time.Duration) time.Time { return sent.Add(d - lease.Drift(d)) }
+	if got := k.Until(); !got.Equal(valid(start, d)) {
+		t.Fatalf("Until after Keep = %v, want %v", got, valid(start, d))
+	}
+
+	later := time.Now()
+	k.Extend(later, 2*d, true)
+	if got := k.Until(); !got.Equal(valid(later, 2*d)) {
+		t.Errorf("Until after an answered extension = %v, want %v", got, valid(later, 2*d))
+	}
+	k.Extend(start, 3*d, true) // sent before the previous answer: overlapped
+	if got := k.Until(); !got.Equal(valid(later, 2*d)) {
+		t.Errorf("an overlapping longer extension moved Until to %v", got)
+	}
+	k.Extend(start, d/2, true) // overlapped, shorter: may have applied last
+	if got := k.Until(); !got.Equal(valid(start, d/2)) {
+		t.Errorf("Until after an overlapping shorter extension = %v, want %v", got, valid(start, d/2))
+	}
+	k.Extend(time.Now(), 4*d, false)
+	if got := k.Until(); !got.Equal(valid(start, d/2)) {
+		t.Errorf("an unanswered extension moved Until later, to %v", got)
+	}
+	k.Extend(time.Now(), time.Millisecond, false) // may have applied: the lease runs out
+	select {
+	case <-l.c:
+	case <-time.After(bound):
+		t.Fatal("not declared lost after an unanswered extension to 1ms")
+	}
+}

@@ -47,9 +47,27 @@ type fakeKeeping struct {
 	started time.Time
 	lost    func(error)
 
-	mu     sync.Mutex
-	agains []time.Time
-	stops  int
+	mu      sync.Mutex
+	agains  []time.Time
+	extends []time.Duration
+	stops   int
+}
+
+func (f *fakeKeeping) Extend(_ time.Time, d time.Duration, _ bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.extends = append(f.extends, d)
+}
+
+// Until is an hour after the acquisition, plus what Extend added.
+func (f *fakeKeeping) Until() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	until := f.started.Add(time.Hour)
+	for _, d := range f.extends {
+		until = until.Add(d)
+	}
+	return until
 }
 
 func (f *fakeKeeping) Again(started time.Time) {

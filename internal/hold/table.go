@@ -114,6 +114,15 @@ func (t *Table) Current(c int) *Hold {
 	return nil
 }
 
+// Until returns the end of the known validity of the live hold Done
+// reports on for class c (see Keeping.Until), or the zero time if none.
+func (t *Table) Until(c int) time.Time {
+	if h := t.Current(c); h != nil {
+		return h.keep.Until()
+	}
+	return time.Time{}
+}
+
 // Get returns the live hold under key, or nil.
 func (t *Table) Get(key string) *Hold {
 	t.mu.Lock()

@@ -83,6 +83,14 @@ func (s *Scheduler) Add(h *Hold, acquired time.Time) {
 	}
 }
 
+// Valid returns the end of h's known validity: its latest confirmed
+// renewal, or its acquisition, plus the lease, less the drift allowance.
+func (s *Scheduler) Valid(h *Hold) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return h.deadline()
+}
+
 // expire declares h lost at its deadline, unless it ended meanwhile: its
 // key may expire on the server any time now, so its holder must stop
 // relying on it, whatever renewal is still on its way.
