@@ -10,6 +10,7 @@ import (
 
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/countdownlatch"
+	"github.com/latchkey/latchkey/election"
 	"github.com/latchkey/latchkey/fairlock"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
@@ -328,6 +329,7 @@ func TestNames_refusedBeforeIO(t *testing.T) {
 		ps := permitsemaphore.New(dead, name)
 		l := countdownlatch.New(dead, name)
 		red := redlock.New([]redis.UniversalClient{single, dead}, name)
+		el := election.New(dead, name)
 		owned := latchkey.WithOwner(context.Background())
 		calls := map[string]func(ctx context.Context) error{
 			"mutex.Lock":        m.Lock,
@@ -411,6 +413,13 @@ func TestNames_refusedBeforeIO(t *testing.T) {
 			"redlock.TryLock":           func(ctx context.Context) error { _, err := red.TryLock(ctx, 0); return err },
 			"redlock.LockContext":       func(ctx context.Context) error { _, err := red.LockContext(ctx); return err },
 			"redlock.Unlock":            red.Unlock,
+			"redlock.Extend":            func(ctx context.Context) error { return red.Extend(ctx, time.Second) },
+			"mutex.Extend":              func(ctx context.Context) error { return m.Extend(ctx, time.Second) },
+			"fairlock.Extend":           func(ctx context.Context) error { return f.Extend(ctx, time.Second) },
+			"ReadLock.Extend":           func(ctx context.Context) error { return rw.ReadLock().Extend(ctx, time.Second) },
+			"WriteLock.Extend":          func(ctx context.Context) error { return rw.WriteLock().Extend(ctx, time.Second) },
+			"election.Campaign":         func(ctx context.Context) error { _, err := el.Campaign(ctx, "v"); return err },
+			"election.Leader":           func(ctx context.Context) error { _, err := el.Leader(ctx); return err },
 		}
 		for what, call := range calls {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

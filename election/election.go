@@ -1,0 +1,200 @@
+package election
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/owner"
+	"github.com/latchkey/latchkey/internal/scripts"
+	"github.com/latchkey/latchkey/internal/wait"
+	"github.com/latchkey/latchkey/mutex"
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	proclaimScript = scripts.Get("election_proclaim")
+	resignScript   = scripts.Get("election_resign")
+	leaderScript   = scripts.Get("election_leader")
+)
+
+// An Election is one candidate's handle on a leader election named by a
+// Redis key. It must be created with New. An Election is safe for
+// concurrent use by many goroutines; it campaigns for one leadership at a
+// time. Anyone may read or observe the leader through any handle.
+type Election struct {
+	client redis.UniversalClient
+	keys   keys.Election
+	cfg    config
+	m      *mutex.Mutex
+	turn   chan struct{} // held from a Campaign's start to its leadership's end
+
+	mu   sync.Mutex
+	id   string // the leadership's owner id, "" when not leading
+	term int64
+}
+
+// New returns an Election for the election called name on client. It does
+// no I/O. Any string is a valid name (see the package latchkey doc on
+// names). New panics if client is nil or an option is invalid: these are
+// programming errors.
+func New(client redis.UniversalClient, name string, opts ...Option) *Election {
+	if client == nil {
+		panic("election: New: nil client")
+	}
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &Election{
+		client: client,
+		keys:   keys.ElectionOf(name),
+		cfg:    cfg,
+		m:      mutex.New(client, name, cfg.lock...),
+		turn:   make(chan struct{}, 1),
+	}
+}
+
+// Name returns the election's name, which is also the Redis key of its lock.
+func (e *Election) Name() string { return e.keys.Name }
+
+// Campaign blocks until this candidate leads the election, or ctx is done,
+// and then proclaims value as the leader's. It returns a context that is
+// cancelled when the leadership ends: by Resign (context.Canceled), or by
+// loss (its lease could not be kept, the lock was deleted or
+// force-unlocked), and then context.Cause reports an error matching
+// latchkey.ErrLost that says why. The leadership context carries ctx's
+// values but does not end with ctx: ctx only bounds the campaign.
+//
+// A Campaign on a handle that leads, or campaigns, waits for that
+// leadership to end first. On failure Campaign returns an error that
+// matches ctx.Err() or wraps the Redis error, and leaves nothing held.
+func (e *Election) Campaign(ctx context.Context, value string) (context.Context, error) {
+	if err := keys.Usable(e.keys.Name, e.client); err != nil {
+		return nil, e.errorf("campaign", err)
+	}
+	select {
+	case e.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, e.errorf("campaign", ctx.Err())
+	}
+	id := owner.New()
+	if err := e.m.Lock(owner.NewContext(ctx, id)); err != nil {
+		<-e.turn
+		return nil, e.errorf("campaign", err)
+	}
+	done, term := e.m.Done(), e.m.Token() // the handle's only hold: this one
+	if err := e.proclaim(ctx, id, value, term); err != nil {
+		e.resign(ctx, id)
+		<-e.turn
+		return nil, e.errorf("campaign", err)
+	}
+	lctx, end := context.WithCancelCause(context.WithoutCancel(ctx))
+	e.mu.Lock()
+	e.id, e.term = id, term
+	e.mu.Unlock()
+	go e.lead(done, end)
+	return lctx, nil
+}
+
+// lead ends the leadership's context when its hold ends, and lets the
+// handle campaign again.
+func (e *Election) lead(done <-chan struct{}, end context.CancelCauseFunc) {
+	<-done
+	cause := e.m.Err() // of this hold: the handle takes no other before turn is free
+	if cause == nil {
+		cause = context.Canceled
+	}
+	e.mu.Lock()
+	e.id, e.term = "", 0
+	e.mu.Unlock()
+	end(cause)
+	<-e.turn
+}
+
+// Resign gives the leadership up: the lock goes to the next candidate in
+// line, and the leader's record is deleted. It returns an error matching
+// latchkey.ErrNotHeld if this handle does not lead, including when its
+// leadership was lost. Like an Unlock, Resign is not cut short by ctx.
+func (e *Election) Resign(ctx context.Context) error {
+	e.mu.Lock()
+	id := e.id
+	e.mu.Unlock()
+	if id == "" {
+		return e.errorf("resign", lockerr.ErrNotHeld)
+	}
+	if err := e.resign(ctx, id); err != nil {
+		return e.errorf("resign", err)
+	}
+	return nil
+}
+
+// resign releases owner id's leadership and deletes its record.
+func (e *Election) resign(ctx context.Context, id string) error {
+	ctx, cancel := wait.Detach(ctx, e.client)
+	defer cancel()
+	err := e.m.Unlock(owner.NewContext(ctx, id))
+	pub, perr := e.cfg.Publish(ctx, e.client)
+	if perr == nil {
+		perr = resignScript.Exec(ctx, e.client, scripts.Write{
+			Keys: []string{e.keys.Leader, e.keys.Changes}, Args: []any{id, pub},
+		}).Err()
+	}
+	if err != nil {
+		return err
+	}
+	return perr
+}
+
+// Proclaim replaces the leader's value, without an election: observers see
+// the change. It returns an error matching latchkey.ErrNotHeld if this
+// handle does not lead.
+func (e *Election) Proclaim(ctx context.Context, value string) error {
+	e.mu.Lock()
+	id, term := e.id, e.term
+	e.mu.Unlock()
+	if id == "" {
+		return e.errorf("proclaim", lockerr.ErrNotHeld)
+	}
+	if err := e.proclaim(ctx, id, value, term); err != nil {
+		return e.errorf("proclaim", err)
+	}
+	return nil
+}
+
+// proclaim records owner id's value and term, if it holds the lock.
+func (e *Election) proclaim(ctx context.Context, id, value string, term int64) error {
+	pub, err := e.cfg.Publish(ctx, e.client)
+	if err != nil {
+		return err
+	}
+	n, err := scripts.Int(proclaimScript.Exec(ctx, e.client, scripts.Write{
+		Keys: []string{e.keys.Name, e.keys.Leader, e.keys.Changes},
+		Args: []any{id, value, term, pub},
+		Sync: e.cfg.Sync.Timeout(),
+	}).Cmd)
+	switch {
+	case err != nil:
+		return err
+	case n != 1:
+		return lockerr.ErrNotHeld
+	}
+	return nil
+}
+
+// Term returns the term of this handle's leadership: the fencing token of
+// its hold, which strictly increases with every leadership of the
+// election, by any handle or process. It returns 0 if the handle does not
+// lead. Give it to every write the leader makes, so that a store can
+// refuse a leader that lost the leadership without knowing it yet.
+func (e *Election) Term() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.term
+}
+
+func (e *Election) errorf(op string, err error) error {
+	return fmt.Errorf("election: %s %s: %w", op, e.keys.Name, err)
+}
