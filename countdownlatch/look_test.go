@@ -36,8 +36,10 @@ func TestLatch_oneLookPerClient(t *testing.T) {
 	for range n {
 		released(t, done, fast, "count 0")
 	}
-	// One look, or two if the message came while an older look was out.
-	if got := gets.N() - before; got > 2 {
-		t.Errorf("%d waiters of one client took %d looks at the count after the last CountDown, want at most 2", n, got)
+	// One look, or two if the message came while an older look was out;
+	// on a loaded machine a waiter's first look, after its subscription,
+	// may still be out then too. Without sharing, there would be n.
+	if got := gets.N() - before; got > 4 {
+		t.Errorf("%d waiters of one client took %d looks at the count after the last CountDown, want at most 4", n, got)
 	}
 }

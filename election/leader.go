@@ -81,8 +81,9 @@ func (e *Election) read(ctx context.Context) (Leader, time.Duration, error) {
 // run out unrenewed, which is how a leader that died is seen to go. A
 // Leader is sent once its value is recorded: a candidate between its
 // acquisition and its record is waited for, up to a second. Observers
-// that fall behind see the latest leader, not every one in between. The
-// channel is closed when ctx is done.
+// that fall behind see the latest leader, not every one in between. An
+// outage is ridden out: the observer looks again a second after a look
+// fails. The channel is closed when ctx is done.
 func (e *Election) Observe(ctx context.Context) <-chan Leader {
 	ch := make(chan Leader)
 	go e.observe(ctx, ch)
