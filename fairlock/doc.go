@@ -7,8 +7,20 @@
 // goroutines sharing a sync.Mutex, reentrancy is opt-in through an owner
 // carried by the context (latchkey.WithOwner), a hold is kept alive by the
 // watchdog or given a fixed lease (WithLease), and a hold that ends without
-// Unlock closes the handle's Done channel. Unlike a mutex.Mutex it has no
-// fencing token: Redisson's fair lock keeps none.
+// Unlock closes the handle's Done channel.
+//
+// # Fencing
+//
+// As with a mutex.Mutex, every hold taken through latchkey has a fencing
+// token (Token) that strictly increases per lock name, however the hold
+// began: a first try, a queued waiter's attempt, or a release's grant to
+// the first waiter, whose letter carries the token drawn for it. A
+// re-entry draws the next token too, as a mutex's does (and Redisson's
+// RFencedLock), and Token reports the newest. Redisson's fair lock keeps
+// no token, so the counter is latchkey's own, beside Redisson's keys (not
+// the mutex's, which is RFencedLock's), and a Redisson client's holds draw
+// none. A counter lost to a restart starts again from the server's clock
+// in microseconds, above every token handed out before.
 //
 // # Order
 //
@@ -104,6 +116,7 @@
 //
 //	latchkey_lock_heartbeat:{N}         zset {<owner>/<hub id>: heartbeat deadline in Unix ms}
 //	latchkey_lock_grant:{N}             the waiter a release granted the lock to, until taken
+//	latchkey_lock_token:{N}             the fencing counter: the latest token drawn, no TTL
 //	latchkey_lock__channel:{N}:<hub>    a Hub's channel, letters "@<owner> <body>"
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.

@@ -15,8 +15,9 @@ import (
 
 // A release grants the fair lock to the latchkey waiter first in line: it
 // returns from Lock on the release's letter without an attempt of its own,
-// holds an ordinary Redisson hold (count 1), has left the queue, and
-// extends the grant's short lease to its own soon after.
+// with the next fencing token, which the letter carries; it holds an
+// ordinary Redisson hold (count 1), has left the queue, and extends the
+// grant's short lease to its own soon after.
 func TestGrantOneTrip(t *testing.T) {
 	newClient := realServer(t)
 	ctx, name := testCtx(t), lockName()
@@ -31,6 +32,7 @@ func TestGrantOneTrip(t *testing.T) {
 	if err := a.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
+	held := a.Token()
 	done := goLock(func() error { return b.Lock(ctx) })
 	waitQueued(t, c, name, 1)
 	waitSubscribed(t, c, name, 0)
@@ -50,6 +52,9 @@ func TestGrantOneTrip(t *testing.T) {
 	}
 	if n := attempts.N() - before; n != 0 {
 		t.Errorf("the granted waiter made %d attempts before Lock returned, want 0", n)
+	}
+	if tok := b.Token(); tok != held+1 || counter(t, c, name) != tok {
+		t.Errorf("granted token %d, counter %d; want both the next after %d", tok, counter(t, c, name), held)
 	}
 	if fields := c.HGetAll(ctx, name).Val(); len(fields) != 1 {
 		t.Fatalf("lock hash after the grant = %v, want one owner", fields)

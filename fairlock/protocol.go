@@ -37,7 +37,7 @@ const (
 type protocol struct {
 	client  redis.UniversalClient
 	cfg     *config
-	keys    []string // the fair lock scripts' KEYS: lock, queue, deadlines, heartbeats, channel prefixes, grant
+	keys    []string // the fair lock scripts' KEYS: lock, queue, deadlines, heartbeats, channel prefixes, grant, token
 	channel string   // prefix of each waiter's own channel (Redisson's)
 	hubs    string   // prefix of each Hub's channel
 }
@@ -47,7 +47,7 @@ func newProtocol(client redis.UniversalClient, name string, cfg *config) *protoc
 	return &protocol{
 		client:  client,
 		cfg:     cfg,
-		keys:    []string{l.Name, l.FairQueue, l.FairDeadlines, l.Heartbeats, l.Channel, l.Grant, l.Hubs},
+		keys:    []string{l.Name, l.FairQueue, l.FairDeadlines, l.Heartbeats, l.Channel, l.Grant, l.Hubs, l.FairToken},
 		channel: l.Channel,
 		hubs:    l.Hubs,
 	}
@@ -66,10 +66,10 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	switch {
 	case err != nil:
 		return lockcore.Attempt{}, err
-	case len(vs) < 2 || vs[0] == 0 && len(vs) < 3:
+	case len(vs) < 3:
 		return lockcore.Attempt{}, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
 	case vs[0] == 1:
-		return lockcore.Attempt{OK: true, Holds: vs[1], Reply: rep}, nil
+		return lockcore.Attempt{OK: true, Holds: vs[1], Token: vs[2], Reply: rep}, nil
 	}
 	w.Foreign = vs[2] == 1
 	if len(vs) > 3 {

@@ -38,6 +38,15 @@ func (m *Mutex) Done() <-chan struct{} { return m.l.Done() }
 // error matching latchkey.ErrLost that says why.
 func (m *Mutex) Err() error { return m.l.Err() }
 
+// Token returns the fencing token of the current hold: a number that
+// strictly increases with every acquisition of the lock name, by any handle
+// or process. It returns 0 if m is not held. A new lock's first token comes
+// from the server's clock (in microseconds), so tokens keep increasing
+// after a restart that lost the counter. Only latchkey's acquisitions draw
+// tokens: Redisson's fair lock keeps none, so a Redisson client's hold has
+// none either.
+func (m *Mutex) Token() int64 { return m.l.Holds.Token() }
+
 // Locker returns a sync.Locker whose Lock and Unlock call m's with a
 // background context, for code written against sync.Locker (sync.Cond, for
 // one). It has sync.Mutex's contract: Lock blocks until acquired, and an

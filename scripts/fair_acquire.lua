@@ -1,8 +1,8 @@
 -- fair_acquire.lua: take a Redisson fair lock (RFairLock), or queue up for
 -- it (see fair_decide.lua); with ARGV[12], try once, leaving no trace.
--- KEYS[1..7] the fair lock's (see fair_state.lua): lock hash, Redisson's
+-- KEYS[1..8] the fair lock's (see fair_state.lua): lock hash, Redisson's
 --         queue, Redisson's deadlines, heartbeats, Redisson's channel
---         prefix, grant, Hub channel prefix
+--         prefix, grant, Hub channel prefix, fencing counter
 -- ARGV[1..5] now, PUBLISH or SPUBLISH, liveness timeout, grace, counted
 --         (see inputs.lua)
 -- ARGV[6..8] owner id, lease, Redisson's wait timeout (see fair_state.lua)
@@ -19,8 +19,11 @@
 --         may re-enter, /<call id>, so that a letter meant for one Lock
 --         call never reaches a later one of the owner
 -- ARGV[12] "1" to try once: the caller never queues
--- Returns {1, n} when acquired or re-entered (TTL reset to the lease), n
--- being the owner's holds now; {0, ms, foreign, now} when not: ms >= 1 is
+-- Returns {1, n, token} when acquired or re-entered (TTL reset to the
+-- lease), n being the owner's holds now and token the hold's fencing
+-- token: each acquisition draws the next, a re-entry too (as Redisson's
+-- RFencedLock does), while a grant's (see fair_decide.lua) or a resent
+-- request's is the one drawn then; {0, ms, foreign, now} when not: ms >= 1 is
 -- the longest the caller may sleep before its next attempt; foreign is 1
 -- if a Redisson client holds the lock or waits ahead of the caller; now is
 -- the server's clock in µs, against which the waiter dates a grant's
@@ -34,7 +37,20 @@
 -- uses fragment/replay.lua
 -- uses fragment/fair_decide.lua
 -- uses fragment/fair_write.lua
+-- uses fragment/clock.lua
 local reentry = ARGV[9]
+
+-- current returns the token the owner's hold drew: the counter, which no
+-- acquisition moved on while the owner held; one lost meanwhile starts
+-- again above every token handed out (see fence.lua).
+local function current()
+  local t = redis.call('get', token)
+  if t then
+    return tonumber(t)
+  end
+  return fence()
+end
+
 read()
 if ARGV[10] ~= '' then
   hub[owner], key[owner] = ARGV[10], ARGV[11]
@@ -60,22 +76,22 @@ if pttl == -2 and (not head or head == owner) then
   if lease < beat or (next and not heartbeat[next]) then
     wake(next)
   end
-  return commit({1, 1}, function()
+  return commit({1, 1, fence()}, function()
     redis.call('hset', lock, owner, 1)
     redis.call('pexpire', lock, lease)
   end)
 end
 if granted and reentry ~= '2' then
-  return commit({1, 1}, function() -- a grant whose letter was not read
+  return commit({1, 1, current()}, function() -- a grant whose letter was not read
     redis.call('del', grant)
     redis.call('pexpire', lock, lease)
   end)
 end
 if holds > 0 then
   if reentry == '0' then
-    return commit({1, holds})
+    return commit({1, holds, current()})
   end
-  return commit({1, holds + 1}, function()
+  return commit({1, holds + 1, fence()}, function()
     redis.call('hincrby', lock, owner, 1)
     redis.call('pexpire', lock, lease)
     if granted then

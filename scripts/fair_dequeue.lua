@@ -1,9 +1,9 @@
 -- fair_dequeue.lua: take a waiter that gave up out of a Redisson fair
 -- lock's queue, waking the next waiter if it was first, or, if it was
 -- granted the lock meanwhile, give the lock back (see fair_decide.lua).
--- KEYS[1..7] the fair lock's (see fair_state.lua): lock hash, Redisson's
+-- KEYS[1..8] the fair lock's (see fair_state.lua): lock hash, Redisson's
 --         queue, Redisson's deadlines, heartbeats, Redisson's channel
---         prefix, grant, Hub channel prefix
+--         prefix, grant, Hub channel prefix, fencing counter
 -- ARGV[1..5] now, PUBLISH or SPUBLISH, liveness timeout, grace, counted
 --         (see inputs.lua)
 -- ARGV[6..8] owner id, lease, Redisson's wait timeout (see fair_state.lua)

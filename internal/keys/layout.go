@@ -20,6 +20,9 @@ type Lock struct {
 	FairQueue     string // redisson_lock_queue:{N}
 	FairDeadlines string // redisson_lock_timeout:{N}
 	Heartbeats    string // latchkey_lock_heartbeat:{N}
+	// FairToken is the fair lock's fencing counter, latchkey's own:
+	// Redisson's RFairLock keeps none.
+	FairToken string // latchkey_lock_token:{N}
 }
 
 // LockOf returns the layout of the lock called name.
@@ -35,6 +38,7 @@ func LockOf(name string) Lock {
 		FairQueue:     Prefix("redisson_lock_queue", name),
 		FairDeadlines: Prefix("redisson_lock_timeout", name),
 		Heartbeats:    Prefix("latchkey_lock_heartbeat", name),
+		FairToken:     Prefix("latchkey_lock_token", name),
 	}
 }
 
@@ -45,6 +49,7 @@ type RWLock struct {
 	Channel string // redisson_rwlock:{N}
 	Writers string // latchkey_rwlock_writers:{N}: waiting writer -> deadline
 	Epoch   string // latchkey_rwlock_epoch:{N}: write releases while readers were held back
+	Token   string // latchkey_rwlock_token:{N}: the write holds' fencing counter (Redisson keeps none)
 }
 
 // RWLockOf returns the layout of the read-write lock called name.
@@ -54,6 +59,7 @@ func RWLockOf(name string) RWLock {
 		Channel: Prefix("redisson_rwlock", name),
 		Writers: Prefix("latchkey_rwlock_writers", name),
 		Epoch:   Prefix("latchkey_rwlock_epoch", name),
+		Token:   Prefix("latchkey_rwlock_token", name),
 	}
 }
 

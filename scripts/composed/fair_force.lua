@@ -117,6 +117,8 @@ local counted = ARGV[5] == '1'
 --                                      the lock to, until it takes it
 -- KEYS[7] latchkey_lock__channel:{N}   a latchkey client's channel is
 --                                      KEYS[7]:<hub id>
+-- KEYS[8] latchkey_lock_token:{N}      the fencing counter (latchkey's own:
+--                                      Redisson's fair lock keeps none)
 -- ARGV[1..5] see inputs.lua; ARGV[3] is the liveness timeout: a queued
 --         latchkey waiter's heartbeat is now + this, renewed by each of
 --         its attempts
@@ -129,7 +131,7 @@ local counted = ARGV[5] == '1'
 -- error part-way would leave the writes before it in place. (A script
 -- that uses replay.lua after this fragment answers a request applied
 -- before from its record, once the inputs are found good.)
--- Defines lock, queue, zset, hbs, channel, grant and hubs (the KEYS),
+-- Defines lock, queue, zset, hbs, channel, grant, hubs and token (the KEYS),
 -- owner, lease, wt, lt; read(), which sets q (the queue), deadline and
 -- heartbeat (waiter -> score), was (the scores read), wasMembers, hub and
 -- key (latchkey waiter -> its Hub id, its letter key), pttl (-2: the lock
@@ -137,13 +139,13 @@ local counted = ARGV[5] == '1'
 -- lock and has not taken the grant yet).
 -- uses fragment/inputs.lua
 local lock, queue, zset, hbs, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local grant, hubs = KEYS[6], KEYS[7]
+local grant, hubs, token = KEYS[6], KEYS[7], KEYS[8]
 local owner, lease, wt, lt = ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]), life
 
 if not (now and lease and wt and lt and lease > 0 and wt > 0 and lt > 0) then
   return redis.error_reply('fairlock: now, lease and timeouts must be numbers, all but now positive')
 end
-for _, k in ipairs({{lock, 'hash'}, {queue, 'list'}, {zset, 'zset'}, {hbs, 'zset'}}) do
+for _, k in ipairs({{lock, 'hash'}, {queue, 'list'}, {zset, 'zset'}, {hbs, 'zset'}, {token, 'string'}}) do
   local t = redis.call('type', k[1])['ok']
   if t ~= 'none' and t ~= k[2] then
     return redis.error_reply('WRONGTYPE fairlock: ' .. k[1] .. ' holds a ' .. t)
@@ -181,23 +183,6 @@ end
 local replayed = once_replay()
 if replayed then
   return replayed
-end
--- clock.lua: the server's clock, read once per script (TIME), so that
--- every use in one run sees the same instant.
--- Reads no KEYS or ARGV. Defines micros() and millis(): the server's clock
--- in microseconds and in milliseconds since the epoch.
-local clock
-
-local function micros()
-  if not clock then
-    local t = redis.call('time')
-    clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  end
-  return clock
-end
-
-local function millis()
-  return math.floor(micros() / 1000)
 end
 -- hold.lua: a Redisson lock hash {owner = hold count} as latchkey's
 -- releases hand it on: who holds it, and a hold granted to a waiter.
@@ -248,9 +233,10 @@ end
 -- A release (or forced unlock) that frees the lock while a latchkey waiter
 -- is first grants the lock to it in the same call, as its acquisition
 -- would: it leaves the queue, the deadlines move up, and it holds the lock
--- (count 1) for the grace, told by the letter "@<owner> 0 <server clock in
--- µs>", so that it returns from Lock without another round trip and then
--- extends the lease to its own. The next waiter is told too: a latchkey
+-- (count 1) for the grace, told by the letter "@<owner> <token> <server
+-- clock in µs>", its fencing token drawn as an acquisition draws it, so
+-- that it returns from Lock without another round trip and then extends
+-- the lease to its own. The next waiter is told too: a latchkey
 -- one with "@<owner> next", so that it tries once the grace is over should
 -- the grant never be taken; a Redisson one with "0", so that it sleeps on
 -- the grant's TTL. A Redisson waiter first in line is woken as Redisson's
@@ -263,7 +249,6 @@ end
 -- Defines removed, appended, wakes, grantee; indexOf(who), leave(i,
 -- shift), advance(), wake(who, body), free(), foreign() and
 -- settle(before).
--- uses fragment/clock.lua
 -- uses fragment/hold.lua
 
 local removed, appended = {}, false
@@ -300,8 +285,10 @@ local function advance()
   end
 end
 
--- wake tells a waiter: body is the letter for a latchkey waiter (a grant
--- or "next"); nil wakes it (a Redisson waiter always gets "0").
+-- wake tells a waiter: body is the letter for a latchkey waiter ("next",
+-- or "grant", which fair_write.lua writes as the grant's letter, once the
+-- grant's token is drawn); nil wakes it (a Redisson waiter always gets
+-- "0").
 local wakes, woken = {}, {}
 local function wake(who, body)
   if who and who ~= owner and not woken[who] then
@@ -321,7 +308,7 @@ local function free()
   leave(1, false)
   advance()
   grantee = first
-  wake(first, '0 ' .. string.format('%.0f', micros()))
+  wake(first, 'grant')
   local next = q[1]
   if next and heartbeat[next] then
     wake(next, 'next')
@@ -396,15 +383,51 @@ local function extend(key, ms)
     redis.call('pexpire', key, ms)
   end
 end
+-- clock.lua: the server's clock, read once per script (TIME), so that
+-- every use in one run sees the same instant.
+-- Reads no KEYS or ARGV. Defines micros() and millis(): the server's clock
+-- in microseconds and in milliseconds since the epoch.
+local clock
+
+local function micros()
+  if not clock then
+    local t = redis.call('time')
+    clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  return clock
+end
+
+local function millis()
+  return math.floor(micros() / 1000)
+end
+-- fence.lua: the mutex's fencing token (RFencedLock's counter).
+-- Reads the local token (the counter's key), which the script, or
+-- mutex_keys.lua, defines before it.
+-- Defines fence().
+-- uses fragment/clock.lua
+
+-- fence returns the next fencing token. A counter that is missing (new,
+-- or lost to a restart without persistence) starts from the server's clock
+-- in microseconds, above any token it can have handed out before.
+local function fence()
+  local t = redis.call('incr', token)
+  if t == 1 then
+    t = micros()
+    redis.call('set', token, t)
+  end
+  return t
+end
 -- fair_write.lua: writes what a fair lock script decided (see
 -- fair_decide.lua): the queue, the deadlines and heartbeats, the lock,
 -- the grant, and the letters and wake-ups.
 -- Reads what fair_state.lua and fair_decide.lua define, and ARGV[1],
 -- ARGV[2] and ARGV[4] (see inputs.lua).
--- Defines commit(reply, write) and delete().
+-- Defines fence() (see fence.lua), commit(reply, write) and delete().
 -- uses fragment/once.lua
 -- uses fragment/letter.lua
 -- uses fragment/ttl.lua
+-- uses fragment/clock.lua
+-- uses fragment/fence.lua
 
 -- sync makes the zset key hold the scores in is, given those it held.
 local function sync(key, is, was)
@@ -441,7 +464,12 @@ end
 -- lock, with write, a function, unless that is nil; then the grant and the
 -- letters. It returns reply, recorded against the request (see once.lua)
 -- if the lock was written.
+-- A grant draws its fencing token first, before anything is written (an
+-- error there leaves nothing half done), and whether or not its letter
+-- reaches the waiter: the grantee that takes the grant at its next
+-- attempt is answered with the counter, which must then be its own.
 local function commit(reply, write)
+  local drawn = grantee and fence()
   for _, w in ipairs(removed) do
     redis.call('lrem', queue, 1, w)
   end
@@ -470,6 +498,9 @@ local function commit(reply, write)
   end
   for _, w in ipairs(wakes) do
     local who, body = w[1], w[2]
+    if body == 'grant' then
+      body = string.format('%.0f %.0f', drawn, micros())
+    end
     if hub[who] and hub[who] ~= '' then
       letter(hub[who], key[who], body or 'wake')
     else
@@ -490,9 +521,9 @@ end
 -- fair_force.lua: delete a Redisson fair lock whoever holds it
 -- (ForceUnlock), granting it to a latchkey waiter first in line or waking
 -- a Redisson one (see fair_decide.lua).
--- KEYS[1..7] the fair lock's (see fair_state.lua): lock hash, Redisson's
+-- KEYS[1..8] the fair lock's (see fair_state.lua): lock hash, Redisson's
 --         queue, Redisson's deadlines, heartbeats, Redisson's channel
---         prefix, grant, Hub channel prefix
+--         prefix, grant, Hub channel prefix, fencing counter
 -- ARGV[1..5] now, PUBLISH or SPUBLISH, liveness timeout, grace, counted
 --         (see inputs.lua)
 -- ARGV[6..8] "" (no owner), lease, Redisson's wait timeout (see

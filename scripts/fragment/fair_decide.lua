@@ -21,9 +21,10 @@
 -- A release (or forced unlock) that frees the lock while a latchkey waiter
 -- is first grants the lock to it in the same call, as its acquisition
 -- would: it leaves the queue, the deadlines move up, and it holds the lock
--- (count 1) for the grace, told by the letter "@<owner> 0 <server clock in
--- µs>", so that it returns from Lock without another round trip and then
--- extends the lease to its own. The next waiter is told too: a latchkey
+-- (count 1) for the grace, told by the letter "@<owner> <token> <server
+-- clock in µs>", its fencing token drawn as an acquisition draws it, so
+-- that it returns from Lock without another round trip and then extends
+-- the lease to its own. The next waiter is told too: a latchkey
 -- one with "@<owner> next", so that it tries once the grace is over should
 -- the grant never be taken; a Redisson one with "0", so that it sleeps on
 -- the grant's TTL. A Redisson waiter first in line is woken as Redisson's
@@ -36,7 +37,6 @@
 -- Defines removed, appended, wakes, grantee; indexOf(who), leave(i,
 -- shift), advance(), wake(who, body), free(), foreign() and
 -- settle(before).
--- uses fragment/clock.lua
 -- uses fragment/hold.lua
 
 local removed, appended = {}, false
@@ -73,8 +73,10 @@ local function advance()
   end
 end
 
--- wake tells a waiter: body is the letter for a latchkey waiter (a grant
--- or "next"); nil wakes it (a Redisson waiter always gets "0").
+-- wake tells a waiter: body is the letter for a latchkey waiter ("next",
+-- or "grant", which fair_write.lua writes as the grant's letter, once the
+-- grant's token is drawn); nil wakes it (a Redisson waiter always gets
+-- "0").
 local wakes, woken = {}, {}
 local function wake(who, body)
   if who and who ~= owner and not woken[who] then
@@ -94,7 +96,7 @@ local function free()
   leave(1, false)
   advance()
   grantee = first
-  wake(first, '0 ' .. string.format('%.0f', micros()))
+  wake(first, 'grant')
   local next = q[1]
   if next and heartbeat[next] then
     wake(next, 'next')

@@ -13,6 +13,8 @@
 --                                      the lock to, until it takes it
 -- KEYS[7] latchkey_lock__channel:{N}   a latchkey client's channel is
 --                                      KEYS[7]:<hub id>
+-- KEYS[8] latchkey_lock_token:{N}      the fencing counter (latchkey's own:
+--                                      Redisson's fair lock keeps none)
 -- ARGV[1..5] see inputs.lua; ARGV[3] is the liveness timeout: a queued
 --         latchkey waiter's heartbeat is now + this, renewed by each of
 --         its attempts
@@ -25,7 +27,7 @@
 -- error part-way would leave the writes before it in place. (A script
 -- that uses replay.lua after this fragment answers a request applied
 -- before from its record, once the inputs are found good.)
--- Defines lock, queue, zset, hbs, channel, grant and hubs (the KEYS),
+-- Defines lock, queue, zset, hbs, channel, grant, hubs and token (the KEYS),
 -- owner, lease, wt, lt; read(), which sets q (the queue), deadline and
 -- heartbeat (waiter -> score), was (the scores read), wasMembers, hub and
 -- key (latchkey waiter -> its Hub id, its letter key), pttl (-2: the lock
@@ -33,13 +35,13 @@
 -- lock and has not taken the grant yet).
 -- uses fragment/inputs.lua
 local lock, queue, zset, hbs, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local grant, hubs = KEYS[6], KEYS[7]
+local grant, hubs, token = KEYS[6], KEYS[7], KEYS[8]
 local owner, lease, wt, lt = ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]), life
 
 if not (now and lease and wt and lt and lease > 0 and wt > 0 and lt > 0) then
   return redis.error_reply('fairlock: now, lease and timeouts must be numbers, all but now positive')
 end
-for _, k in ipairs({{lock, 'hash'}, {queue, 'list'}, {zset, 'zset'}, {hbs, 'zset'}}) do
+for _, k in ipairs({{lock, 'hash'}, {queue, 'list'}, {zset, 'zset'}, {hbs, 'zset'}, {token, 'string'}}) do
   local t = redis.call('type', k[1])['ok']
   if t ~= 'none' and t ~= k[2] then
     return redis.error_reply('WRONGTYPE fairlock: ' .. k[1] .. ' holds a ' .. t)

@@ -3,10 +3,12 @@
 -- the grant, and the letters and wake-ups.
 -- Reads what fair_state.lua and fair_decide.lua define, and ARGV[1],
 -- ARGV[2] and ARGV[4] (see inputs.lua).
--- Defines commit(reply, write) and delete().
+-- Defines fence() (see fence.lua), commit(reply, write) and delete().
 -- uses fragment/once.lua
 -- uses fragment/letter.lua
 -- uses fragment/ttl.lua
+-- uses fragment/clock.lua
+-- uses fragment/fence.lua
 
 -- sync makes the zset key hold the scores in is, given those it held.
 local function sync(key, is, was)
@@ -43,7 +45,12 @@ end
 -- lock, with write, a function, unless that is nil; then the grant and the
 -- letters. It returns reply, recorded against the request (see once.lua)
 -- if the lock was written.
+-- A grant draws its fencing token first, before anything is written (an
+-- error there leaves nothing half done), and whether or not its letter
+-- reaches the waiter: the grantee that takes the grant at its next
+-- attempt is answered with the counter, which must then be its own.
 local function commit(reply, write)
+  local drawn = grantee and fence()
   for _, w in ipairs(removed) do
     redis.call('lrem', queue, 1, w)
   end
@@ -72,6 +79,9 @@ local function commit(reply, write)
   end
   for _, w in ipairs(wakes) do
     local who, body = w[1], w[2]
+    if body == 'grant' then
+      body = string.format('%.0f %.0f', drawn, micros())
+    end
     if hub[who] and hub[who] ~= '' then
       letter(hub[who], key[who], body or 'wake')
     else
