@@ -43,11 +43,14 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 	ks := []string{rw.name, rw.timeoutPrefix(id), rw.layout.Writers}
 	if s == read {
 		ks = append(ks, rw.layout.Epoch)
+	} else {
+		ks = append(ks, rw.layout.Token)
 	}
 	hadLocal := rw.holds.Get(field(id, s)) != nil
 	// One request for the whole wait: a resend of an attempt that took the
 	// hold finds its record, whatever attempt it belongs to.
 	w := scripts.Write{Keys: ks, Args: args, Once: keys.Once(rw.name, owner.New()), Sync: rw.cfg.Sync.Timeout()}
+	var token int64 // a write hold's fencing token
 	m := acquire.New(acquire.Steps{
 		Client: rw.client,
 		Send: func(ctx context.Context) (acquire.Answer, error) {
@@ -63,6 +66,9 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 			case len(res) < 2:
 				return acquire.Answer{}, fmt.Errorf("latchkey: script reply: want 2 or 3 integers, got %d", len(res))
 			case res[0] == 1:
+				if len(res) > 2 {
+					token = res[2]
+				}
 				return acquire.Answer{Granted: true, Reply: rep}, nil
 			case res[0] < 0:
 				return acquire.Answer{Refused: fmt.Errorf("%w: the owner holds a read lock, and a writer waits for every reader",
@@ -114,5 +120,5 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 	if !ok {
 		return nil, false, nil
 	}
-	return rw.acquired(id, s, !reentrant, m.Since()), true, nil
+	return rw.acquired(id, s, !reentrant, token, m.Since()), true, nil
 }

@@ -56,6 +56,17 @@
 // unlock is never silent: the side's Done closes, its Err reports
 // latchkey.ErrLost, and the unlock returns latchkey.ErrNotHeld.
 //
+// Every write hold taken through latchkey has a fencing token
+// (WriteLock.Token), as a mutex.Mutex's hold has: it strictly increases
+// per lock name with every write acquisition, a re-entry's too, in any
+// process, and a counter lost to a restart starts again from the server's
+// clock in microseconds, above every token handed out before. Redisson's
+// read-write lock keeps no token, so the counter is latchkey's own, beside
+// Redisson's keys, and a Redisson client's write holds draw none. A read
+// hold has no token: readers hold together, so no number could tell a
+// stale reader from a live one; code that writes what the lock guards
+// takes the write lock, whose token fences those writes.
+//
 // Waiters do not poll: they sleep until an unlock message arrives on the
 // lock's channel, or until the holders' TTL (for a reader held back by a
 // waiting writer, that writer's deadline) runs out. A write unlock wakes
@@ -74,7 +85,7 @@
 // readLock and writeLock), which also serve code that takes any lock, such
 // as a multilock.
 //
-// Redis keys of a lock named N: Redisson's, and two of latchkey's:
+// Redis keys of a lock named N: Redisson's, and three of latchkey's:
 //
 //	N                                    hash: mode = read|write,
 //	                                     <uuid>:<n> = read holds,
@@ -90,6 +101,9 @@
 //	latchkey_rwlock_epoch:{N}            latchkey's: how many write unlocks
 //	                                     came while readers were held back;
 //	                                     kept while readers are held back
+//	latchkey_rwlock_token:{N}            latchkey's: the write holds'
+//	                                     fencing counter, the latest token
+//	                                     drawn; no TTL
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
 // Any string is a name; those that a Redis Cluster cannot serve, and the

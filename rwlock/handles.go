@@ -2,7 +2,10 @@ package rwlock
 
 import (
 	"context"
+	"sync"
 	"time"
+
+	"github.com/latchkey/latchkey/internal/hold"
 )
 
 // A ReadLock is the read side of an RWMutex as a lock of its own, with
@@ -14,7 +17,17 @@ type ReadLock struct{ rw *RWMutex }
 // A WriteLock is the write side of an RWMutex as a lock of its own, with
 // Lock, TryLock and Unlock taking a context (Redisson's writeLock()). It
 // shares its RWMutex's holds: WriteLock().Lock is Lock.
-type WriteLock struct{ rw *RWMutex }
+type WriteLock struct {
+	rw *RWMutex
+
+	// The handle's latest write hold and its token, set with the hold
+	// books under mu. The books keep each hold's token, but report only
+	// that of the latest hold of any class, which may be a read hold its
+	// writer took under it.
+	mu     sync.Mutex
+	latest *hold.Hold
+	token  int64
+}
 
 // ReadLock returns the read side of rw. Every call returns the same value.
 func (rw *RWMutex) ReadLock() *ReadLock { return &rw.r }
@@ -77,6 +90,26 @@ func (l *WriteLock) TryLock(ctx context.Context, wait time.Duration) (bool, erro
 
 // Unlock releases one write hold; see RWMutex.Unlock.
 func (l *WriteLock) Unlock(ctx context.Context) error { return l.rw.Unlock(ctx) }
+
+// Token returns the fencing token of the current write hold: a number that
+// strictly increases with every write acquisition of the lock name, by any
+// handle or process. It returns 0 if the handle holds no write lock. A new
+// lock's first token comes from the server's clock (in microseconds), so
+// tokens keep increasing after a restart that lost the counter. Only
+// latchkey's write acquisitions draw tokens: Redisson's read-write lock
+// keeps none, so a Redisson client's hold has none either.
+//
+// A read hold has no token: readers hold the lock together, so no number
+// could tell a stale reader from a live one. Code that writes what the
+// lock guards takes the write lock, whose token fences those writes.
+func (l *WriteLock) Token() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if h := l.rw.holds.Current(int(write)); h == nil || h != l.latest {
+		return 0
+	}
+	return l.token
+}
 
 // Done is ReadLock.Done for the write holds of the handle.
 func (l *WriteLock) Done() <-chan struct{} { return l.rw.holds.Done(int(write)) }

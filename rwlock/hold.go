@@ -33,13 +33,17 @@ func (rw *RWMutex) keepers() (readKeep, writeKeep hold.Keeper) {
 	return readKeep, writeKeep
 }
 
-// acquired records a successful acquisition whose script was sent at started.
-func (rw *RWMutex) acquired(id string, s side, plain bool, started time.Time) *hold.Hold {
-	k := rw.readKeep
-	if s == write {
-		k = rw.writeKeep
+// acquired records a successful acquisition whose script was sent at
+// started, and a write hold's fencing token (0 for a read hold).
+func (rw *RWMutex) acquired(id string, s side, plain bool, token int64, started time.Time) *hold.Hold {
+	if s == read {
+		return rw.holds.Acquired(field(id, s), id, int(s), plain, 0, started, rw.readKeep)
 	}
-	return rw.holds.Acquired(field(id, s), id, int(s), plain, 0, started, k)
+	rw.w.mu.Lock()
+	defer rw.w.mu.Unlock()
+	h := rw.holds.Acquired(field(id, s), id, int(s), plain, token, started, rw.writeKeep)
+	rw.w.latest, rw.w.token = h, token
+	return h
 }
 
 // lockContext acquires rw on side s as Lock or RLock does and returns a

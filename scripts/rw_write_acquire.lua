@@ -4,6 +4,8 @@
 --         timeout keys
 -- KEYS[3] latchkey_rwlock_writers:{name}, the writers' marker: zset of
 --         waiting writers' entries -> deadline (ms, server clock)
+-- KEYS[4] latchkey_rwlock_token:{name}, the write holds' fencing counter
+--         (latchkey's own: Redisson's read-write lock keeps none)
 -- ARGV[1] lease in ms
 -- ARGV[2] the owner's write field, <owner>:write
 -- ARGV[3] owner id <uuid>:<n>
@@ -17,7 +19,11 @@
 -- lives, new latchkey readers wait behind it (writer preference); a writer
 -- that died costs them at most ARGV[5]. A writer that acquires, or finds
 -- that it would wait for itself, removes its entry.
--- Returns {1, n} when acquired, n being the owner's write holds now;
+-- Each acquisition draws the next fencing token, a re-entry too, as the
+-- mutex's does (see fence.lua); a read hold draws none: readers hold
+-- together, and a token orders one holder after another.
+-- Returns {1, n, token} when acquired, n being the owner's write holds
+-- now and token the hold's fencing token;
 -- {0, pttl} while others hold it (pttl is -1 if the key has no TTL);
 -- {-1, 0} when the owner itself holds a live read lock and no write lock:
 -- it would wait for itself forever (Redisson waits; latchkey refuses).
@@ -25,6 +31,9 @@
 -- uses fragment/replay.lua
 -- uses fragment/clock.lua
 -- uses fragment/ttl.lua
+local token = KEYS[4]
+-- uses fragment/fence.lua
+
 local function unmark()
   if ARGV[6] == '1' then
     redis.call('zrem', KEYS[3], ARGV[4])
@@ -33,16 +42,18 @@ end
 
 local mode = redis.call('hget', KEYS[1], 'mode')
 if not mode then
+  local t = fence()
   redis.call('hset', KEYS[1], 'mode', 'write', ARGV[2], 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
   unmark()
-  return once_record({1, 1})
+  return once_record({1, 1, t})
 end
 if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  local t = fence()
   local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
   extend(KEYS[1], ARGV[1])
   unmark()
-  return once_record({1, n})
+  return once_record({1, n, t})
 end
 local reads = tonumber(redis.call('hget', KEYS[1], ARGV[3])) or 0
 for i = 1, reads do
