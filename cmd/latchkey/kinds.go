@@ -58,10 +58,11 @@ func namesOf(name string) names {
 
 // detect tells the kind of name from what Redis holds: a hash with a mode
 // field is a read-write lock, another hash of owner fields a lock (a fair
-// one when Redisson's fair queue is beside it), an integer string with the
-// permit zset beside it a permit semaphore, any other integer string a
-// semaphore or a latch (kindCounter). With nothing under the name itself,
-// waiters queued for a lock still make it that lock.
+// one when Redisson's fair queue is beside it, or the fair lock's fencing
+// counter without the mutex's), an integer string with the permit zset
+// beside it a permit semaphore, any other integer string a semaphore or a
+// latch (kindCounter). With nothing under the name itself, waiters queued
+// for a lock, or a lock's fencing counter, still make it that lock.
 func detect(ctx context.Context, c *conn, name string) (string, error) {
 	n := namesOf(name)
 	exists := map[string]*redis.IntCmd{}
@@ -70,7 +71,8 @@ func detect(ctx context.Context, c *conn, name string) (string, error) {
 	_, err := c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		typ = p.Type(ctx, name)
 		mode = p.HExists(ctx, name, "mode")
-		for _, k := range []string{n.lock.FairQueue, n.lock.FairDeadlines, n.lock.Heartbeats, n.lock.Queue, n.sem.Leases, n.rw.Writers, n.lock.Token} {
+		for _, k := range []string{n.lock.FairQueue, n.lock.FairDeadlines, n.lock.Heartbeats, n.lock.Queue, n.sem.Leases, n.rw.Writers,
+			n.lock.Token, n.lock.FairToken, n.rw.Token} {
 			exists[k] = p.Exists(ctx, k)
 		}
 		return nil
@@ -86,7 +88,8 @@ func detect(ctx context.Context, c *conn, name string) (string, error) {
 		return "", c.keyErr(name, err)
 	}
 	has := func(k string) bool { return exists[k].Val() == 1 }
-	fair := has(n.lock.FairQueue) || has(n.lock.FairDeadlines) || has(n.lock.Heartbeats)
+	fair := has(n.lock.FairQueue) || has(n.lock.FairDeadlines) || has(n.lock.Heartbeats) ||
+		has(n.lock.FairToken) && !has(n.lock.Token)
 	switch typ.Val() {
 	case "hash":
 		switch {
@@ -114,14 +117,17 @@ func detect(ctx context.Context, c *conn, name string) (string, error) {
 		switch {
 		case has(n.lock.Queue):
 			return kindMutex, nil
-		case fair:
+		case fair: // queued for, or free with its counter left from earlier holds
 			return kindFairLock, nil
 		case has(n.rw.Writers):
 			return kindRWLock, nil
 		case has(n.sem.Leases):
 			return kindPermits, nil
+		// Free, its fencing counter left from earlier holds.
 		case has(n.lock.Token):
-			return kindMutex, nil // free, its fencing counter left from earlier holds
+			return kindMutex, nil
+		case has(n.rw.Token):
+			return kindRWLock, nil
 		}
 		return kindNone, nil
 	}

@@ -21,8 +21,12 @@ type State struct {
 	TTLms   int64    `json:"ttl_ms"`
 	Mode    string   `json:"mode,omitempty"` // rwlock: read or write
 	Holders []Holder `json:"holders"`
-	// Token is the fencing counter redisson_lock_token:{name}, which
-	// outlives the holds: the token of the latest acquisition.
+	// Token is the fencing counter, which outlives the holds: the token of
+	// the latest acquisition by latchkey. A mutex's is
+	// redisson_lock_token:{name}, a fair lock's latchkey_lock_token:{name};
+	// a read-write lock's, latchkey_rwlock_token:{name}, is shown only
+	// while a latchkey writer holds it, whose token it then is (read holds
+	// and Redisson's have none).
 	Token   *int64   `json:"token"`
 	Permits *int64   `json:"permits"` // semaphores: permits available
 	Leases  []Permit `json:"permit_ids,omitempty"`
@@ -128,14 +132,14 @@ func failed(c *conn, key string, cmds ...redis.Cmder) error {
 
 func readLock(ctx context.Context, c *conn, st *State) error {
 	n := namesOf(st.Name)
-	queue, deadlines := n.lock.Queue, n.lock.Deadlines
+	queue, deadlines, counter := n.lock.Queue, n.lock.Deadlines, n.lock.Token
 	if st.Kind == kindFairLock {
-		queue, deadlines = n.lock.FairQueue, n.lock.FairDeadlines
+		queue, deadlines, counter = n.lock.FairQueue, n.lock.FairDeadlines, n.lock.FairToken
 	}
 	p := c.client.Pipeline()
 	hash := p.HGetAll(ctx, st.Name)
 	pttl := p.PTTL(ctx, st.Name)
-	token := p.Get(ctx, n.lock.Token)
+	token := p.Get(ctx, counter)
 	entries := p.LRange(ctx, queue, 0, -1)
 	scores := p.ZRangeWithScores(ctx, deadlines, 0, -1)
 	grant := p.Get(ctx, n.lock.Grant)
@@ -195,9 +199,10 @@ func readRW(ctx context.Context, c *conn, st *State) error {
 	hash := p.HGetAll(ctx, st.Name)
 	pttl := p.PTTL(ctx, st.Name)
 	writers := p.ZRangeWithScores(ctx, n.rw.Writers, 0, -1)
+	token := p.Get(ctx, n.rw.Token)
 	now := p.Time(ctx)
 	_, _ = p.Exec(ctx)
-	if err := failed(c, st.Name, hash, pttl, writers, now); err != nil {
+	if err := failed(c, st.Name, hash, pttl, writers, token, now); err != nil {
 		return err
 	}
 	st.TTLms = ttl(pttl)
@@ -219,6 +224,9 @@ func readRW(ctx context.Context, c *conn, st *State) error {
 		}
 		h.Client = client(h.Owner)
 		st.Holders = append(st.Holders, h)
+		if t, err := token.Int64(); err == nil && h.Mode == "write" && h.Client == "latchkey" {
+			st.Token = &t
+		}
 	}
 	if len(leases) > 0 {
 		_, _ = p.Exec(ctx)
