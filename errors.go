@@ -58,4 +58,8 @@ var (
 	// permitsemaphore), and by a lock's Extend given a lease below
 	// MinLease. Such a call does no I/O and changes nothing.
 	ErrInvalidLease = lockerr.ErrInvalidLease
+
+	// ErrHeld is returned by a lock's Delete when someone holds the lock,
+	// which it then leaves as it is: ForceUnlock releases a hold first.
+	ErrHeld = lockerr.ErrHeld
 )

@@ -418,6 +418,9 @@ func TestNames_refusedBeforeIO(t *testing.T) {
 			"fairlock.Extend":           func(ctx context.Context) error { return f.Extend(ctx, time.Second) },
 			"ReadLock.Extend":           func(ctx context.Context) error { return rw.ReadLock().Extend(ctx, time.Second) },
 			"WriteLock.Extend":          func(ctx context.Context) error { return rw.WriteLock().Extend(ctx, time.Second) },
+			"mutex.Delete":              func(ctx context.Context) error { _, err := m.Delete(ctx); return err },
+			"fairlock.Delete":           func(ctx context.Context) error { _, err := f.Delete(ctx); return err },
+			"rwlock.Delete":             func(ctx context.Context) error { _, err := rw.Delete(ctx); return err },
 			"election.Campaign":         func(ctx context.Context) error { _, err := el.Campaign(ctx, "v"); return err },
 			"election.Leader":           func(ctx context.Context) error { _, err := el.Leader(ctx); return err },
 		}

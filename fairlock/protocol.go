@@ -21,6 +21,7 @@ var (
 	releaseScript = scripts.Get("fair_release")
 	dequeueScript = scripts.Get("fair_dequeue")
 	forceScript   = scripts.Get("fair_force")
+	deleteScript  = scripts.Get("fair_delete")
 )
 
 // The operations of the fair lock's scripts.
@@ -30,6 +31,7 @@ const (
 	opRelease = "release"
 	opDequeue = "dequeue"
 	opForce   = "force"
+	opDelete  = "delete"
 )
 
 // protocol is the fair lock's side of lockcore.Protocol: its scripts on
@@ -123,6 +125,10 @@ func (p *protocol) Force(ctx context.Context, pub string) scripts.Reply {
 	return p.exec(ctx, opForce, "", "", "", time.Now(), pub, "0", "")
 }
 
+func (p *protocol) Delete(ctx context.Context, pub string) scripts.Reply {
+	return p.exec(ctx, opDelete, "", "", "", time.Now(), pub, "0", "")
+}
+
 // exec runs the fair lock's operation op for owner id, waiting through the
 // Hub hub for letters to key ("" for a release or forced unlock), at time
 // now, recorded against req unless that is ""; reentry tells an
@@ -137,7 +143,7 @@ func (p *protocol) exec(ctx context.Context, op, id, hub, key string, now time.T
 // the script of op. It panics on an unknown op.
 func (p *protocol) write(op, id, hub, key string, now time.Time, pub, reentry, req string) scripts.Call {
 	w := scripts.Write{Keys: p.keys, Once: req}
-	if op != opForce {
+	if op != opForce && op != opDelete {
 		w.Sync = p.cfg.Sync.Timeout()
 	}
 	args := func(own ...any) []any {
@@ -158,6 +164,9 @@ func (p *protocol) write(op, id, hub, key string, now time.Time, pub, reentry, r
 	case opForce:
 		w.Args = args()
 		return scripts.Call{Script: forceScript, Write: w}
+	case opDelete:
+		w.Args = handoff.ScriptArgs(p.client, now, pub, p.cfg.liveness)
+		return scripts.Call{Script: deleteScript, Write: w}
 	}
 	panic("fairlock: unknown operation " + op)
 }

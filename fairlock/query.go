@@ -13,6 +13,15 @@ import (
 // Like Unlock, it is not cut short by ctx.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
 
+// Delete deletes every key of the lock, Redisson's and latchkey's
+// (Redisson's queue and deadlines, latchkey's heartbeats and fencing
+// counter), if nobody holds it, and reports whether any existed
+// (Redisson's delete). A held lock is left as it is, and Delete returns an
+// error matching latchkey.ErrHeld: ForceUnlock releases a hold first.
+// Waiters queued at that moment, Redisson's and latchkey's, are woken, and
+// queue anew. Tokens keep increasing after the counter is deleted.
+func (m *Mutex) Delete(ctx context.Context) (bool, error) { return m.l.Delete(ctx) }
+
 // IsLocked reports whether anyone holds the lock.
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }
 

@@ -90,6 +90,15 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 // Like Unlock, it is not cut short by ctx.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
 
+// Delete deletes every key of the lock, Redisson's and latchkey's (the
+// fencing counter, the waiter queue), if nobody holds it, and reports
+// whether any existed (Redisson's delete). A held lock is left as it is,
+// and Delete returns an error matching latchkey.ErrHeld: ForceUnlock
+// releases a hold first. Waiters queued at that moment, while the lock is
+// free, are told to look again, and queue anew. Tokens keep increasing
+// after the counter is deleted (see Token).
+func (m *Mutex) Delete(ctx context.Context) (bool, error) { return m.l.Delete(ctx) }
+
 // IsLocked reports whether anyone holds the lock.
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }
 

@@ -176,6 +176,10 @@ func (p *protocol) Force(ctx context.Context, pub string) scripts.Reply {
 	return p.exec(ctx, lockcore.OpForce, "", "", "0", time.Now(), pub, "")
 }
 
+func (p *protocol) Delete(ctx context.Context, pub string) scripts.Reply {
+	return p.exec(ctx, lockcore.OpDelete, "", "", "0", time.Now(), pub, "")
+}
+
 // exec runs the mutex's operation op for owner id waiting as the queue
 // entry entry, with the flag reentry (see lockcore.Waiter.Reentry), its
 // script sent at now, recorded against req unless that is "".

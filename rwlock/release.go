@@ -92,7 +92,10 @@ func (rw *RWMutex) releaseOnce(ctx context.Context, id string, s side) (int64, e
 	return res, nil
 }
 
-var forceScript = scripts.Get("lock_force_release")
+var (
+	forceScript  = scripts.Get("lock_force_release")
+	deleteScript = scripts.Get("lock_delete")
+)
 
 // ForceUnlock deletes the lock whoever holds it, readers and writer alike,
 // and reports whether it was held. It publishes Redisson's write-unlock
@@ -116,6 +119,31 @@ func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 	n, err := scripts.Int(forceScript.Run(ctx, rw.client, []string{rw.name, rw.layout.Channel}, pub, "1"))
 	if err != nil {
 		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
+	}
+	return n == 1, nil
+}
+
+// Delete deletes every key of the lock, Redisson's and latchkey's (the
+// waiting writers' marks, the epoch, the write holds' fencing counter), if
+// nobody holds it, for reading or writing, and reports whether any
+// existed (Redisson's delete). A held lock is left as it is, and Delete
+// returns an error matching latchkey.ErrHeld: ForceUnlock releases every
+// hold first. Tokens keep increasing after the counter is deleted.
+func (rw *RWMutex) Delete(ctx context.Context) (bool, error) {
+	if err := keys.Usable(rw.name, rw.client); err != nil {
+		return false, fmt.Errorf("rwlock: delete %s: %w", rw.name, err)
+	}
+	pub, err := rw.cfg.Publish(ctx, rw.client)
+	if err != nil {
+		return false, fmt.Errorf("rwlock: delete %s: %w", rw.name, err)
+	}
+	l := rw.layout
+	n, err := scripts.Int(deleteScript.Run(ctx, rw.client, []string{rw.name, l.Channel, l.Writers, l.Epoch, l.Token}, pub, "1"))
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("rwlock: delete %s: %w", rw.name, err)
+	case n < 0:
+		return false, fmt.Errorf("rwlock: delete %s: %w", rw.name, lockerr.ErrHeld)
 	}
 	return n == 1, nil
 }

@@ -94,6 +94,9 @@ type Protocol interface {
 	// Force deletes the lock whoever holds it, publishing with pub: 1 if it
 	// was held.
 	Force(ctx context.Context, pub string) scripts.Reply
+	// Delete deletes every key of the lock, publishing with pub, unless it
+	// is held: -1 held, 1 deleted, 0 nothing there.
+	Delete(ctx context.Context, pub string) scripts.Reply
 }
 
 // A Lock is one handle on a reentrant hash lock.

@@ -51,6 +51,7 @@ type fake struct {
 	release func(id string, reentrant bool) scripts.Reply
 	resolve func() (bool, error) // nil answers false, nil
 	force   scripts.Reply        // nil Cmd answers 1
+	del     scripts.Reply        // nil Cmd answers 1
 	gate    chan struct{}        // if set, Dequeue waits until it is closed
 
 	mu    sync.Mutex
@@ -130,6 +131,14 @@ func (f *fake) Force(ctx context.Context, pub string) scripts.Reply {
 		return reply(1, nil)
 	}
 	return f.force
+}
+
+func (f *fake) Delete(ctx context.Context, pub string) scripts.Reply {
+	f.note(call{op: "delete", pub: pub, ctxErr: ctx.Err()})
+	if f.del.Cmd == nil {
+		return reply(1, nil)
+	}
+	return f.del
 }
 
 // reply returns a script reply of v, or of err if it is not nil.

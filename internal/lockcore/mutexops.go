@@ -17,6 +17,7 @@ var (
 	mutexRelease = scripts.Get("mutex_release")
 	mutexDequeue = scripts.Get("mutex_dequeue")
 	mutexForce   = scripts.Get("mutex_force")
+	mutexDelete  = scripts.Get("mutex_delete")
 	// The fast paths of acquire and release, as scripts of their own that
 	// take only the keys and arguments they need: Redis parses every one
 	// of a call's, and the client writes them.
@@ -31,6 +32,7 @@ const (
 	OpRelease = "release"
 	OpDequeue = "dequeue"
 	OpForce   = "force"
+	OpDelete  = "delete"
 	// OpTakeFree tries once, as OpTry, but only takes a free lock: an owner
 	// that may re-enter, or a call that may have queued, tries with OpTry.
 	OpTakeFree = "take-free"
@@ -102,6 +104,9 @@ func (c MutexCall) Write(client redis.UniversalClient, ks []string) scripts.Call
 	case OpForce:
 		w.Args = args(handoff.Flag(c.Yield))
 		return scripts.Call{Script: mutexForce, Write: w}
+	case OpDelete:
+		w.Args = args()
+		return scripts.Call{Script: mutexDelete, Write: w}
 	}
 	panic("lockcore: unknown mutex operation " + c.Op)
 }

@@ -113,3 +113,23 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	}
 	return n == 1, nil
 }
+
+// Delete deletes every key of the lock, Redisson's and latchkey's, unless
+// someone holds it (lockerr.ErrHeld), and reports whether any existed.
+func (l *Lock) Delete(ctx context.Context) (bool, error) {
+	if err := keys.Usable(l.Name, l.Client); err != nil {
+		return false, l.errorf("delete", err)
+	}
+	pub, err := l.Cfg.Publish(ctx, l.Client)
+	if err != nil {
+		return false, l.errorf("delete", err)
+	}
+	n, err := scripts.Int(l.Proto.Delete(ctx, pub).Cmd)
+	switch {
+	case err != nil:
+		return false, l.errorf("delete", err)
+	case n < 0:
+		return false, l.errorf("delete", lockerr.ErrHeld)
+	}
+	return n == 1, nil
+}

@@ -24,4 +24,6 @@ var (
 	ErrCrossSlot = errors.New("latchkey: keys in different cluster hash slots")
 	// ErrInvalidLease: a lease that is negative or too short to outlive a round trip.
 	ErrInvalidLease = errors.New("latchkey: invalid lease")
+	// ErrHeld: a deletion of a lock that someone holds.
+	ErrHeld = errors.New("latchkey: held")
 )
