@@ -57,6 +57,7 @@ func TestCLI(t *testing.T) {
 	t.Run("fairlock", func(t *testing.T) { testFairLock(t, c, rdb) })
 	t.Run("rwlock", func(t *testing.T) { testRWLock(t, c, rdb) })
 	t.Run("tokens", func(t *testing.T) { testTokens(t, c, rdb) })
+	t.Run("election", func(t *testing.T) { testElection(t, c, rdb) })
 	t.Run("counters", func(t *testing.T) { testCounters(t, c, rdb) })
 	t.Run("redisson", func(t *testing.T) { testRedisson(t, c, rdb) })
 	t.Run("ls", func(t *testing.T) { testLs(t, c, rdb) })

@@ -51,7 +51,7 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"inspect": {runInspect, "inspect [-json] [-kind K] NAME...        show holders, TTL, token, waiters, permits, count"},
+	"inspect": {runInspect, "inspect [-json] [-kind K] NAME...        show holders, TTL, token, leader, waiters, permits, count"},
 	"ls":      {runLs, "ls [-json] [PATTERN]                     list the synchronizers present (SCAN, default *)"},
 	"watch":   {runWatch, "watch [-json] [-kind K] [-every D] NAME  print each change of NAME as it happens"},
 	"unlock":  {runUnlock, "unlock [-yes] [-kind K] NAME             force-unlock NAME, waking latchkey and Redisson waiters"},

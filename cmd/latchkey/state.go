@@ -39,7 +39,17 @@ type State struct {
 	// the grace.
 	Granted string   `json:"granted,omitempty"`
 	Grants  []Waiter `json:"grants,omitempty"`
-	Note    string   `json:"note,omitempty"`
+	// Leader is the election leader's record (package election), for a
+	// mutex whose holder campaigned: latchkey_election:{name}.
+	Leader *Leader `json:"leader,omitempty"`
+	Note   string  `json:"note,omitempty"`
+}
+
+// A Leader is the record of the leader of an election on a mutex.
+type Leader struct {
+	Owner string `json:"owner"`
+	Value string `json:"value"`
+	Term  int64  `json:"term"` // the fencing token of its hold
 }
 
 // A Holder is one owner holding a lock.
@@ -143,9 +153,14 @@ func readLock(ctx context.Context, c *conn, st *State) error {
 	entries := p.LRange(ctx, queue, 0, -1)
 	scores := p.ZRangeWithScores(ctx, deadlines, 0, -1)
 	grant := p.Get(ctx, n.lock.Grant)
+	leader := p.HGetAll(ctx, keys.ElectionOf(st.Name).Leader)
 	_, _ = p.Exec(ctx)
-	if err := failed(c, st.Name, hash, pttl, token, entries, scores, grant); err != nil {
+	if err := failed(c, st.Name, hash, pttl, token, entries, scores, grant, leader); err != nil {
 		return err
+	}
+	if rec := leader.Val(); rec["owner"] != "" && hash.Val()[rec["owner"]] != "" {
+		term, _ := strconv.ParseInt(rec["term"], 10, 64)
+		st.Leader = &Leader{Owner: rec["owner"], Value: rec["value"], Term: term}
 	}
 	st.TTLms = ttl(pttl)
 	for f, v := range hash.Val() {

@@ -66,6 +66,9 @@ func printState(out io.Writer, st *State) error {
 	if st.Granted != "" {
 		row(t, "GRANTED", st.Granted+" (not yet taken)")
 	}
+	if l := st.Leader; l != nil {
+		row(t, "LEADER", fmt.Sprintf("%q, term %d (election)", l.Value, l.Term))
+	}
 	for _, g := range st.Grants {
 		row(t, "GRANTED", fmt.Sprintf("%d to %s (not yet taken, grace ends in %dms)", g.Permits, g.Owner, g.InMs))
 	}
