@@ -30,9 +30,11 @@ end
 local function millis()
   return math.floor(micros() / 1000)
 end
--- fence.lua: the mutex's fencing token (RFencedLock's counter).
--- Reads the local token (the counter's key), which the script, or
--- mutex_keys.lua, defines before it.
+-- fence.lua: a lock's fencing token: the mutex's (RFencedLock's counter),
+-- a fair lock's or a write lock's (latchkey's own counters).
+-- Reads the local token (the counter's key), which the script, or the
+-- fragment that names its KEYS (mutex_keys.lua, fair_state.lua), defines
+-- before it.
 -- Defines fence().
 -- uses fragment/clock.lua
 
