@@ -20,6 +20,17 @@
 // are released, with a context that is not cancelled, before Lock or
 // TryLock returns.
 //
+// A hold of a MultiLock ends with the first of its members' holds to end
+// without the MultiLock's Unlock: its Done channel closes, and Err, as
+// well as the cause of the context LockContext returned, is an error
+// matching latchkey.ErrLost that names the member. A MultiLock learns this
+// from the members that are LossReporters, as every latchkey lock and
+// MultiLock is; the loss of another member goes unseen until Unlock. The
+// other members stay held, as in Redisson: the work under the hold may
+// still be winding down, and they keep guarding what it touched until the
+// caller's Unlock, which releases them and returns an error matching
+// latchkey.ErrNotHeld for the lost one. Only Unlock releases members.
+//
 // Ownership follows the members: with an owner in ctx (see
 // latchkey.WithOwner) the members are taken by that owner, reentrantly if
 // they support it; without one each member takes a plain hold, and Unlock

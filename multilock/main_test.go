@@ -3,6 +3,7 @@ package multilock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -93,6 +94,103 @@ func (f *fakeLock) Unlock(context.Context) error {
 func (f *fakeLock) held() bool { return len(f.token) == 1 }
 
 var errBroken = errors.New("broken member")
+
+// reporter is a fakeLock that reports its holds' ends, as a LossReporter
+// does; lose ends its hold as lost.
+type reporter struct {
+	*fakeLock
+	mu   sync.Mutex // orders the ends of holds
+	live bool
+	cur  atomic.Pointer[fakeHold] // the latest hold, replaced as it ends
+}
+
+// A fakeHold is what a reporter says of one hold.
+type fakeHold struct {
+	done chan struct{}
+	err  error
+}
+
+var _ multilock.LossReporter = (*reporter)(nil)
+
+func newReporter() *reporter {
+	r := &reporter{fakeLock: newFake()}
+	r.cur.Store(&fakeHold{done: make(chan struct{})})
+	close(r.cur.Load().done)
+	return r
+}
+
+func (r *reporter) Lock(ctx context.Context) error {
+	if err := r.fakeLock.Lock(ctx); err != nil {
+		return err
+	}
+	r.took()
+	return nil
+}
+
+func (r *reporter) TryLock(ctx context.Context, wait time.Duration) (bool, error) {
+	ok, err := r.fakeLock.TryLock(ctx, wait)
+	if ok {
+		r.took()
+	}
+	return ok, err
+}
+
+func (r *reporter) took() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.live = true
+	r.cur.Store(&fakeHold{done: make(chan struct{})})
+}
+
+func (r *reporter) Unlock(ctx context.Context) error {
+	if !r.end(nil) {
+		r.unlock.Add(1)
+		return latchkey.ErrNotHeld
+	}
+	return nil
+}
+
+// lose ends the hold as lost, if there is one, and reports whether there was.
+func (r *reporter) lose() bool {
+	return r.end(fmt.Errorf("fake: %w: dropped by the test", latchkey.ErrLost))
+}
+
+// end ends the live hold, if any, with err as its Err, and reports whether
+// there was one.
+func (r *reporter) end(err error) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.live {
+		return false
+	}
+	r.live = false
+	h := r.cur.Load()
+	r.cur.Store(&fakeHold{done: h.done, err: err})
+	close(h.done)
+	_ = r.fakeLock.Unlock(context.Background())
+	return true
+}
+
+func (r *reporter) Done() <-chan struct{} { return r.cur.Load().done }
+func (r *reporter) Err() error            { return r.cur.Load().err }
+
+// named is a reporter with a name.
+type named struct {
+	*reporter
+	name string
+}
+
+func (n named) Name() string { return n.name }
+
+// ended waits up to 5s for ch to close and reports whether it did.
+func ended(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	case <-time.After(5 * time.Second):
+		return false
+	}
+}
 
 // hammer runs, for each lock at once, rounds of Lock, a hold of the given
 // length and Unlock. It returns how many holds overlapped another, every

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/hold"
+	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/wait"
 )
 
@@ -18,7 +20,8 @@ import (
 //
 // TryLock must make a single attempt when wait is zero, and report running
 // out of wait as (false, nil). Lock and TryLock must leave the lock not
-// held when they fail.
+// held when they fail. A Member that is not also a [LossReporter] cannot
+// tell the MultiLock that its hold was lost.
 type Member interface {
 	Lock(ctx context.Context) error
 	TryLock(ctx context.Context, wait time.Duration) (bool, error)
@@ -42,7 +45,9 @@ const releaseTimeout = 5 * time.Second
 // nothing. It must be created with New. A MultiLock is safe for concurrent
 // use by many goroutines as far as its members are.
 type MultiLock struct {
-	locks []Member
+	locks     []Member
+	reporters []LossReporter // by member; nil for one that is not
+	holds     *hold.Table
 }
 
 // New returns a MultiLock over locks, taken in the order given. It does no
@@ -56,14 +61,24 @@ func New(locks ...Member) *MultiLock {
 			panic(fmt.Sprintf("multilock: New: lock %d is nil", i))
 		}
 	}
-	return &MultiLock{locks: append([]Member(nil), locks...)}
+	m := &MultiLock{
+		locks:     append([]Member(nil), locks...),
+		reporters: make([]LossReporter, len(locks)),
+		holds:     hold.New("multilock"),
+	}
+	for i, l := range locks {
+		m.reporters[i], _ = l.(LossReporter)
+	}
+	return m
 }
 
 // Lock acquires every lock of m, blocking until all are held at once or ctx
 // is done. It never waits while holding a member, so it cannot deadlock
 // with another MultiLock taking the same members in another order. On
 // failure Lock returns an error that matches ctx.Err() or wraps the first
-// member's error, and holds none of the members.
+// member's error, and holds none of the members. If the owner carried by
+// ctx (see latchkey.WithOwner) already holds m, each member is taken once
+// more, reentrantly, and m's hold count goes up by one.
 func (m *MultiLock) Lock(ctx context.Context) error {
 	_, err := m.lock(ctx, -1)
 	return err
@@ -76,49 +91,55 @@ func (m *MultiLock) Lock(ctx context.Context) error {
 // every failure none of the members is held. Other failures are as for
 // Lock.
 func (m *MultiLock) TryLock(ctx context.Context, wait time.Duration) (bool, error) {
-	return m.lock(ctx, max(wait, 0))
+	h, err := m.lock(ctx, max(wait, 0))
+	return h != nil, err
 }
 
-// lock runs acquisition rounds until all members are held; budget is as
-// for wait.Until (negative: none, zero: one round).
-func (m *MultiLock) lock(ctx context.Context, budget time.Duration) (bool, error) {
+// lock runs acquisition rounds until all members are held, and returns the
+// hold it booked (nil if none); budget is as for wait.Until (negative:
+// none, zero: one round).
+func (m *MultiLock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, error) {
 	var deadline time.Time
 	if budget >= 0 {
 		deadline = time.Now().Add(budget)
 	}
+	// The end of each member's hold, caught right after the member was
+	// taken: its Done moves on to any later hold of the handle.
+	seen := make([]<-chan struct{}, len(m.locks))
 	held := -1 // a member already taken by waiting for it
 	for round := 0; ; round++ {
-		taken, busy, err := m.tryAll(ctx, held)
+		taken, busy, err := m.tryAll(ctx, held, seen)
 		if busy < 0 && err == nil {
-			return true, nil
+			return m.book(ctx, seen), nil
 		}
 		if rerr := m.release(ctx, taken); rerr != nil {
-			return false, errors.Join(err, rerr)
+			return nil, errors.Join(err, rerr)
 		}
 		if err != nil {
-			return false, err
+			return nil, err
 		}
 		if budget == 0 {
-			return false, nil
+			return nil, nil
 		}
 		if round > 0 {
 			// We waited for a member and lost another right after: someone
 			// takes the same members in another order. Step aside for a
 			// random moment so that one of us gets through.
 			if ok, err := pause(ctx, backoff(round), deadline); !ok {
-				return false, err
+				return nil, err
 			}
 		}
-		if held, err = m.waitFor(ctx, busy, deadline); held < 0 {
-			return false, err
+		if held, err = m.waitFor(ctx, busy, deadline, seen); held < 0 {
+			return nil, err
 		}
 	}
 }
 
 // tryAll tries each member once, in order, starting with the one already
-// held (if held >= 0). It stops at the first member that is busy (returned
-// as busy, or -1 if none) or fails (err), and returns the members it holds.
-func (m *MultiLock) tryAll(ctx context.Context, held int) (taken []int, busy int, err error) {
+// held (if held >= 0), and notes in seen the end of each hold it takes. It
+// stops at the first member that is busy (returned as busy, or -1 if none)
+// or fails (err), and returns the members it holds.
+func (m *MultiLock) tryAll(ctx context.Context, held int, seen []<-chan struct{}) (taken []int, busy int, err error) {
 	if held >= 0 {
 		taken = append(taken, held)
 	}
@@ -128,20 +149,21 @@ func (m *MultiLock) tryAll(ctx context.Context, held int) (taken []int, busy int
 		}
 		ok, err := l.TryLock(ctx, 0)
 		if err != nil {
-			return taken, i, memberErr(ctx, i, err)
+			return taken, i, m.memberErr(ctx, i, err)
 		}
 		if !ok {
 			return taken, i, nil
 		}
+		seen[i] = m.doneOf(i)
 		taken = append(taken, i)
 	}
 	return taken, -1, nil
 }
 
 // waitFor waits, holding nothing else, until member i is acquired or the
-// deadline (zero: none) passes. It returns i once held, or -1 and the
-// error (nil when the deadline passed).
-func (m *MultiLock) waitFor(ctx context.Context, i int, deadline time.Time) (int, error) {
+// deadline (zero: none) passes, and notes in seen the end of its hold. It
+// returns i once held, or -1 and the error (nil when the deadline passed).
+func (m *MultiLock) waitFor(ctx context.Context, i int, deadline time.Time, seen []<-chan struct{}) (int, error) {
 	var (
 		ok  = true
 		err error
@@ -157,10 +179,11 @@ func (m *MultiLock) waitFor(ctx context.Context, i int, deadline time.Time) (int
 	}
 	switch {
 	case err != nil:
-		return -1, memberErr(ctx, i, err)
+		return -1, m.memberErr(ctx, i, err)
 	case !ok:
 		return -1, nil
 	}
+	seen[i] = m.doneOf(i)
 	return i, nil
 }
 
@@ -172,48 +195,73 @@ func (m *MultiLock) release(ctx context.Context, taken []int) error {
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
-	return m.unlock(rctx, taken)
+	return errors.Join(m.unlock(rctx, taken)...)
 }
 
-// Unlock releases every lock of m, concurrently, whichever goroutine locked
-// it. It returns nil if every member was released, and otherwise the
-// members' errors joined, each naming its member; a member that was not held
-// gives an error matching latchkey.ErrNotHeld. The other members are
-// released all the same.
+// Unlock releases one hold of m, that is one hold of every member,
+// concurrently, whichever goroutine locked it: with an owner in ctx that
+// owner's, without one the members' current plain holds. It returns nil if
+// every member was released, and otherwise the members' errors joined,
+// each naming its member; a member that was not held, its hold lost
+// included, gives an error matching latchkey.ErrNotHeld. The other members
+// are released all the same. A member found not held ends m's hold as
+// lost, if m had not seen the loss yet.
 //
 // Unlock is not cut short by ctx: see "Deadlines and clean-up" in the
 // latchkey package doc.
 func (m *MultiLock) Unlock(ctx context.Context) error {
 	ctx, cancel := wait.Detach(ctx, nil)
 	defer cancel()
+	// The hold leaves the books before any member is released, so that
+	// its watcher does not take this release for a loss.
+	h, last := m.detach(ctx)
 	all := make([]int, len(m.locks))
 	for i := range all {
 		all[i] = i
 	}
-	return m.unlock(ctx, all)
+	errs := m.unlock(ctx, all)
+	if h != nil {
+		m.settle(h, last, errs)
+	}
+	return errors.Join(errs...)
 }
 
-func (m *MultiLock) unlock(ctx context.Context, members []int) error {
+// detach takes one count of the hold an Unlock with ctx releases off the
+// books: the owner's, or the newest plain one. It returns that hold (nil if
+// m has none, such as after its loss) and whether the count was its last.
+func (m *MultiLock) detach(ctx context.Context) (*hold.Hold, bool) {
+	id, ok := owner.FromContext(ctx)
+	if !ok {
+		if id, ok = m.holds.ClaimPlain(hold.Any); !ok {
+			return nil, false
+		}
+	}
+	return m.holds.Detach(id)
+}
+
+// unlock releases the given members concurrently and returns their errors,
+// in the same order.
+func (m *MultiLock) unlock(ctx context.Context, members []int) []error {
 	errs := make([]error, len(members))
 	var wg sync.WaitGroup
 	for k, i := range members {
 		wg.Go(func() {
 			if err := m.locks[i].Unlock(ctx); err != nil {
-				errs[k] = fmt.Errorf("multilock: unlock member %d: %w", i, err)
+				errs[k] = fmt.Errorf("multilock: unlock %s: %w", m.label(i), err)
 			}
 		})
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return errs
 }
 
 // memberErr reports a member's failure: ctx's own error when ctx ended, so
 // that it matches ctx.Err() however the member wrapped it.
-func memberErr(ctx context.Context, i int, err error) error {
+func (m *MultiLock) memberErr(ctx context.Context, i int, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return fmt.Errorf("multilock: member %d: %w", i, err)
+	return fmt.Errorf("multilock: %s: %w", m.label(i), err)
 }
 
 // backoff returns a random pause for the given round (>= 1): up to
