@@ -11,16 +11,23 @@
 //     across processes.
 //   - fairlock: a first-come, first-served lock (RFairLock) whose queue
 //     serves Java and Go waiters in arrival order and skips crashed
-//     latchkey waiters within seconds.
+//     latchkey waiters within seconds; with a fencing token.
 //   - rwlock: a reentrant read-write lock with write-to-read downgrade
-//     (RReadWriteLock).
+//     (RReadWriteLock); write holds have a fencing token.
 //   - semaphore: a counting semaphore without owners (RSemaphore).
 //   - permitsemaphore: a semaphore whose permits have ids and leases, so a
 //     crashed holder's permits come back (RPermitExpirableSemaphore).
 //   - countdownlatch: a count-down latch (RCountDownLatch).
-//   - multilock: all or nothing over several locks (RedissonMultiLock).
+//   - multilock: all or nothing over several locks (RedissonMultiLock),
+//     which reports the first member lost.
 //   - redlock: a quorum lock over independent Redis masters that computes
 //     its validity (RedissonRedLock, done right).
+//   - election: leader election on a mutex, in the shape of etcd's
+//     concurrency.Election, each leadership's term a fencing token.
+//
+// Every lock reports a hold that ends without its unlock (Done, Err,
+// LockContext), tells how long its hold is known valid (Deadline), and,
+// taken with a fixed lease, can be extended (Extend).
 //
 // # Waiting
 //
