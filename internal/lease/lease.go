@@ -1,6 +1,7 @@
 // Package lease is the watchdog: a renewal scheduler, one per go-redis
 // client (package internal/shared keeps it), that keeps every lock held
-// without an explicit lease alive.
+// without an explicit lease alive, and every permit kept alive
+// (permitsemaphore's Permit.KeepAlive).
 //
 // Each hold is renewed every lease/3. Holds due together are renewed in
 // batches of at most MaxBatch per script call, grouped by renewal script,
@@ -32,6 +33,11 @@ type Kind struct {
 	Script      *scripts.Script
 	KeysPerItem int
 	ArgsPerItem int
+	// Clock puts the client's clock when the renewal is sent, in ms since
+	// the epoch, in ARGV[2], before the holds' values: a hold whose lease
+	// is a wall-clock time (a permit's) rather than a TTL is renewed to
+	// that plus the lease.
+	Clock bool
 }
 
 // HashLock renews Redisson hash locks: KEYS[i] = the lock, ARGV[i+1] = the

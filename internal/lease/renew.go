@@ -47,13 +47,23 @@ func (s *Scheduler) renew(due []*Hold) {
 
 func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
 	ks := make([]string, 0, len(hs)*k.kind.KeysPerItem)
-	args := make([]any, 1, 1+len(hs)*k.kind.ArgsPerItem)
+	args := make([]any, 1, 2+len(hs)*k.kind.ArgsPerItem)
 	args[0] = k.lease.Milliseconds()
+	if k.kind.Clock {
+		args = append(args, nil) // the clock, read below
+	}
 	for _, h := range hs {
 		ks = append(ks, h.Keys...)
 		args = append(args, h.Args...)
 	}
 	sent := time.Now()
+	if k.kind.Clock {
+		// The lease the script sets ends at this clock, in whole ms, plus
+		// the lease: the validity counts from there (Add keeps sent's
+		// monotonic reading, which timers go by).
+		args[1] = sent.UnixMilli()
+		sent = sent.Add(-time.Duration(sent.UnixNano() % int64(time.Millisecond)))
+	}
 	ctx, cancel := withTimeout(renewTimeout(k.lease) + k.sync)
 	res, err := s.call(ctx, k, ks, args)
 	cancel()
