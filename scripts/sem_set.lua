@@ -9,6 +9,7 @@
 --         (the count becomes ARGV[7]) or tryset (the same, only if the
 --         semaphore has no count yet)
 -- ARGV[7] permits
+-- ARGV[8] for tryset, the semaphore's TTL in ms, or 0 for none
 -- Returns, for add and set, the permits available after serving the
 -- queue; for tryset, 1 if set, 0 if the semaphore existed.
 -- A change is recorded against its request (see once.lua).
@@ -18,7 +19,7 @@
 local mode, n = ARGV[6], tonumber(ARGV[7])
 purge()
 if mode == 'tryset' then
-  if not redis.call('set', count, n, 'nx') then
+  if not try_set(count, n, ARGV[8]) then
     return 0
   end
 elseif mode == 'add' then
@@ -26,6 +27,8 @@ elseif mode == 'add' then
 else
   redis.call('set', count, n)
 end
+-- A SET drops the count's TTL, or sets it: the grants follow.
+follow(grants, count)
 restock()
 serve(nil)
 if mode == 'tryset' then

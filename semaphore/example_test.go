@@ -2,6 +2,7 @@ package semaphore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -99,4 +100,36 @@ func ExampleSemaphore_AddPermits() {
 	// Output:
 	// available: -3
 	// available: 5
+}
+
+// Delete ends a semaphore for good: a worker blocked in Acquire returns an
+// error matching semaphore.ErrDeleted instead of waiting for permits that
+// will never come.
+func ExampleSemaphore_Delete() {
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
+	ctx := context.Background()
+
+	sem := semaphore.New(rdb, "import-slots")
+	_ = sem.SetPermits(ctx, 0)
+	worker := make(chan error)
+	go func() { worker <- sem.Acquire(ctx, 1) }()
+	// Only so that the output is always the same: wait until the worker
+	// is in the semaphore's queue (see the package doc for its key).
+	for rdb.LLen(ctx, "latchkey_semaphore_queue:{import-slots}").Val() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	existed, _ := sem.Delete(ctx)
+	fmt.Println("existed:", existed)
+	fmt.Println("worker deleted:", errors.Is(<-worker, semaphore.ErrDeleted))
+	// Output:
+	// existed: true
+	// worker deleted: true
 }

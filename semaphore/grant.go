@@ -26,6 +26,7 @@ const (
 	opAdd     = "add"
 	opSet     = "set"
 	opTrySet  = "tryset"
+	opDelete  = "delete"
 )
 
 // abandon undoes what the Acquire call with request w and queue entry
@@ -91,8 +92,12 @@ func (s *Semaphore) write(op, entry string, n int64, pub, req string) scripts.Ca
 		w.Args = args(entry, s.ear())
 		return scripts.Call{Script: dequeueScript, Write: w}
 	case opAdd, opSet, opTrySet:
-		w.Args = args(op, n)
+		w.Args = args(op, n, 0) // ARGV[8], tryset's TTL, is the caller's
 		return scripts.Call{Script: setScript, Write: w}
+	case opDelete:
+		w.Args = args()
+		w.Sole = true // a delete's record is its own
+		return scripts.Call{Script: deleteScript, Write: w}
 	}
 	panic("semaphore: unknown operation " + op)
 }

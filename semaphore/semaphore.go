@@ -28,6 +28,7 @@ type Semaphore struct {
 	channel string   // Redisson's channel
 	hubs    string   // prefix of each Hub's channel, where grants are told
 	keys    []string // the semaphore scripts' KEYS
+	life    []string // the keys Expire and TTL take (see sem_expire.lua)
 	cfg     config
 }
 
@@ -55,6 +56,7 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
 		hubs:    l.Hubs,
 		cfg:     cfg,
 		keys:    []string{l.Name, l.Channel, l.Queue, l.Deadlines, l.Grants, l.Hubs, l.Listeners, l.Turn},
+		life:    []string{l.Name, l.Grants, l.Queue, l.Deadlines, l.Listeners, l.Turn},
 	}
 	return s
 }
@@ -72,7 +74,8 @@ func (s *Semaphore) Name() string { return s.name }
 // granted the permits, which are then given back in the background if the
 // request can be traced within its record's lifetime, and are otherwise
 // lost like a crashed holder's (see the package doc). Acquire returns an
-// error matching latchkey.ErrInvalidPermits if n < 1.
+// error matching latchkey.ErrInvalidPermits if n < 1, and one matching
+// ErrDeleted if the semaphore is deleted while it waits (see Delete).
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 	_, err := s.acquire(ctx, n, -1)
 	return err
@@ -115,9 +118,13 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 	// Redisson's channel, counting only those that leave enough permits
 	// for it; latchkey's leave none that the queue could use.
 	place := handoff.NewPlace(key, wait.Channel{Name: s.channel, Policy: available, Need: int(min(n, 1<<30))})
+	mail := &deletable{Place: place}
 	m := acquire.New(acquire.Steps{
 		Client: s.client,
 		Send: func(ctx context.Context) (acquire.Answer, error) {
+			if mail.deleted {
+				return acquire.Answer{Refused: ErrDeleted}, nil // nothing sent
+			}
 			// ARGV[1] now (see scripts/fragment/inputs.lua); ARGV[8] try
 			// once: so does an attempt whose letters nobody hears yet;
 			// ARGV[10] whether the waiter listens yet
@@ -139,10 +146,14 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 			// the wait loop's backstop covers a lost letter.
 			return acquire.Answer{Retry: scripts.Millis(vs[2]), Reply: rep}, nil
 		},
-		Undo:    func(ctx context.Context) { _ = s.release(ctx, n) },
-		Abandon: func(ctx context.Context, unsure bool) { s.abandon(ctx, w, entry, pub, n, unsure) },
+		Undo: func(ctx context.Context) { _ = s.release(ctx, n) },
+		Abandon: func(ctx context.Context, unsure bool) {
+			if !mail.deleted || unsure { // the delete took the entry and its grant
+				s.abandon(ctx, w, entry, pub, n, unsure)
+			}
+		},
 	})
-	ok, err := wait.Until(ctx, budget, place.Spec(s.client, "semaphore", s.name, hub, s.hubs, m))
+	ok, err := wait.Until(ctx, budget, mail.spec(place.Spec(s.client, "semaphore", s.name, hub, s.hubs, m)))
 	if err != nil {
 		return fail(err)
 	}

@@ -37,6 +37,7 @@
 -- granted().
 -- uses fragment/inputs.lua
 -- uses fragment/clock.lua
+-- uses fragment/lifetime.lua
 local count, shared, queue, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local grants, hubs, listeners, turn = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 
@@ -66,8 +67,10 @@ local function restock()
 end
 
 -- hand records the grant of entry e's permits, until the grace is over.
+-- The grants hold permits: they live as long as the count.
 local function hand(e)
   redis.call('zadd', grants, millis() + grace, e)
+  follow(grants, count)
   granting = true
 end
 

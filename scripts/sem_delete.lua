@@ -1,0 +1,15 @@
+-- sem_delete.lua: delete the semaphore (Delete): its count, and latchkey's
+-- queue, grants and notes beside it, waking every waiter (see erase.lua).
+-- KEYS[1..8] the semaphore's (see sem.lua): count, Redisson's channel,
+--         queue, deadlines, grants, Hub channel prefix, listeners, turn
+-- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
+--         (see inputs.lua)
+-- Returns 1 if the semaphore existed (a count, a grant or a waiter), else
+-- 0.
+-- A delete is recorded against its request (see once.lua), so a resend
+-- answers as the first run did.
+-- uses fragment/replay.lua
+-- uses fragment/sem.lua
+-- uses fragment/queue.lua
+-- uses fragment/erase.lua
+return once_record(erase({count, grants, queue, deadlines}, {listeners, turn}))
