@@ -14,6 +14,15 @@
 // held. Releasing or extending a permit whose lease ended, or one never
 // acquired, fails with latchkey.ErrNotHeld.
 //
+// A permit whose work may outlast any lease chosen in advance can be kept
+// alive instead (Permit.KeepAlive): the client's watchdog, the one that
+// renews its locks, resets the permit's lease every third of it, so that
+// a short lease bounds how long a dead holder keeps the permit from others
+// while a live holder keeps it as long as it works. Loss is never silent,
+// as for a lock: if the permit is found gone, or cannot be renewed in
+// time, Permit.Done closes and Permit.Err returns an error matching
+// latchkey.ErrLost that says why.
+//
 // Leases end by the holders' wall clocks, as in Redisson: a permit's
 // expiry is stored as a Unix time in milliseconds computed by the client
 // that acquired it, so every client of a semaphore needs a synchronised
@@ -56,6 +65,17 @@
 // 10ms, as in package semaphore (its doc says how a release tells that a
 // Redisson client waits, what each side can expect, and where a cluster
 // cannot tell).
+//
+// Delete ends a semaphore: it deletes the count, the permits held and every
+// key latchkey keeps beside them, and every Acquire waiting in the queue,
+// in any latchkey process, fails with an error matching ErrDeleted instead
+// of waiting for permits that may never come. Expire, TTL and
+// TrySetPermitsTTL give a semaphore a time to live, as Redisson's
+// RExpirable and trySetPermits with a TTL do: the permits held live
+// exactly as long as the count (Redisson copies the count's TTL to them
+// when a permit is acquired; latchkey keeps them equal whatever changes
+// it), and the waiter queue lasts as long as its waiters, unless Expire
+// sets it to expire too.
 //
 // Redis keys, as Redisson lays them out for a semaphore named N:
 //

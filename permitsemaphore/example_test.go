@@ -131,3 +131,44 @@ func ExampleSemaphore_AcquireN() {
 	// two more: false
 	// available: 4
 }
+
+// A job of unknown length keeps its permit alive: the lease is short, so
+// that the permit of a worker that dies comes back soon, and the client's
+// watchdog renews it while the worker lives. Done closes, and the job's
+// context is cancelled, if the permit is lost all the same.
+func ExamplePermit_KeepAlive() {
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb) // the shared pub/sub connection and the watchdog
+	ctx := context.Background()
+
+	sem := permitsemaphore.New(rdb, "renders")
+	_ = sem.SetPermits(ctx, 1)
+	p, err := sem.Acquire(ctx, permitsemaphore.Lease(200*time.Millisecond))
+	if err != nil {
+		panic(err)
+	}
+	if err := p.KeepAlive(); err != nil {
+		panic(err)
+	}
+	job := p.Context(ctx)
+	select {
+	case <-job.Done(): // the permit was lost: stop working
+		fmt.Println("lost:", context.Cause(job))
+	case <-time.After(700 * time.Millisecond): // the job, three leases and more
+		_, err := sem.LeaseTime(ctx, p.ID())
+		fmt.Println("still held:", err == nil)
+	}
+	_ = p.Release(ctx) // stops the renewals
+	<-p.Done()
+	fmt.Println("released:", p.Err())
+	// Output:
+	// still held: true
+	// released: <nil>
+}

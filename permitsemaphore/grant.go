@@ -27,6 +27,7 @@ const (
 	opAdd     = "add"
 	opSet     = "set"
 	opTrySet  = "tryset"
+	opDelete  = "delete"
 )
 
 // abandon undoes what the Acquire call with request w, queue entry entry
@@ -92,8 +93,12 @@ func (s *Semaphore) write(op, pub, entry string, arg any, req string, raw ...any
 		w.Args = args(entry, s.ear())
 		return scripts.Call{Script: dequeueScript, Write: w}
 	case opAdd, opSet, opTrySet:
-		w.Args = args(op, arg)
+		w.Args = args(op, arg, 0) // ARGV[8], tryset's TTL, is the caller's
 		return scripts.Call{Script: setScript, Write: w}
+	case opDelete:
+		w.Args = args()
+		w.Sole = true // a delete's record is its own
+		return scripts.Call{Script: deleteScript, Write: w}
 	}
 	panic("permitsemaphore: unknown operation " + op)
 }

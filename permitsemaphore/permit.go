@@ -5,9 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/handoff"
+	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/observe"
@@ -19,11 +21,23 @@ import (
 var leaseScript = scripts.Get("pes_lease")
 
 // A Permit is one permit taken from a Semaphore. Its ID releases it from
-// any goroutine or process, also through Semaphore.Release. A nil *Permit
-// holds nothing: its methods return an error matching latchkey.ErrNotHeld.
+// any goroutine or process, also through Semaphore.Release. A Permit is
+// safe for concurrent use. A nil *Permit holds nothing: its methods return
+// an error matching latchkey.ErrNotHeld.
 type Permit struct {
 	s  *Semaphore
 	id string // 32 lowercase hex characters
+
+	mu sync.Mutex
+	// The lease, as Acquire or Extend set it, by a request sent no sooner
+	// than since.
+	lease   Lease
+	since   time.Time
+	keep    hold.Keeping // while kept alive (see KeepAlive)
+	over    bool         // released through p, or lost
+	err     error        // why it ended: nil for a release
+	done    chan struct{}
+	cancels []context.CancelCauseFunc // of the contexts Context made
 }
 
 // newPermits returns n permits with fresh random ids, and those ids as the
@@ -60,7 +74,11 @@ func (p *Permit) ID() string {
 	return p.id
 }
 
-// Release gives the permit back, as Semaphore.Release does with its ID.
+// Release gives the permit back, as Semaphore.Release does with its ID,
+// and ends it: Done closes, and its renewals stop if it was kept alive.
+// A permit that was lost (see KeepAlive) is given back too, should the
+// server still hold it, and Release returns an error matching
+// latchkey.ErrNotHeld all the same: its holder was told it lost it.
 //
 // Release is not cut short by ctx: see "Deadlines and clean-up" in the
 // latchkey package doc.
@@ -68,20 +86,39 @@ func (p *Permit) Release(ctx context.Context) error {
 	if p == nil {
 		return fmt.Errorf("permitsemaphore: release a nil permit: %w", lockerr.ErrNotHeld)
 	}
-	return p.s.Release(ctx, p.id)
+	lost := p.Err()
+	err := p.s.Release(ctx, p.id)
+	if lost != nil {
+		return fmt.Errorf("permitsemaphore: release permit %s of %s: %w", p.id, p.s.name, notHeld(lost))
+	}
+	p.settle(err, true) // if not kept alive through p.s, which settled it
+	return err
 }
 
 // Extend sets the permit's lease to end lease from now, or makes it
 // permanent if lease is Forever. It returns an error matching
 // latchkey.ErrNotHeld if the permit is no longer held (released, or its
 // lease already ended), and one matching latchkey.ErrInvalidLease, changing
-// nothing, if lease is negative or below latchkey.MinLease.
+// nothing, if lease is negative or below latchkey.MinLease. A permit kept
+// alive (see KeepAlive) is not extended: the watchdog sets its lease, and
+// Extend returns an error and changes nothing.
 func (p *Permit) Extend(ctx context.Context, lease Lease) error {
 	if p == nil {
 		return fmt.Errorf("permitsemaphore: extend a nil permit: %w", lockerr.ErrNotHeld)
 	}
+	p.mu.Lock()
+	kept := p.keep != nil
+	p.mu.Unlock()
+	if kept {
+		return fmt.Errorf("permitsemaphore: extend permit %s of %s: %w", p.id, p.s.name, errKept)
+	}
+	sent := time.Now()
 	ok, err := p.s.UpdateLeaseTime(ctx, p.id, lease)
-	if err == nil && !ok {
+	if ok {
+		p.mu.Lock()
+		p.lease, p.since = lease, sent
+		p.mu.Unlock()
+	} else if err == nil {
 		err = fmt.Errorf("permitsemaphore: extend permit %s of %s: %w", p.id, p.s.name, lockerr.ErrNotHeld)
 	}
 	return err
@@ -101,7 +138,8 @@ func (s *Semaphore) Release(ctx context.Context, id string) error {
 
 // ReleaseAll gives back the permits with the given ids, all or none: if
 // one of them is not held it releases none and returns an error matching
-// latchkey.ErrNotHeld (Redisson's release of a list).
+// latchkey.ErrNotHeld (Redisson's release of a list). Permits kept alive
+// through s (see Permit.KeepAlive) end when released: their renewals stop.
 //
 // ReleaseAll is not cut short by ctx: see "Deadlines and clean-up" in the
 // latchkey package doc.
@@ -128,6 +166,9 @@ func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
 	}
 	if err == nil {
 		observe.Report(s.client, observe.Released, observe.Event{Kind: "permitsemaphore", Name: s.name})
+	}
+	for _, p := range s.kept.get(ids) {
+		p.settle(err, len(ids) == 1)
 	}
 	return err
 }
@@ -159,7 +200,9 @@ func (s *Semaphore) release(ctx context.Context, strict bool, raw ...any) (int64
 // reports whether the permit was held; if it was not (unknown id, released,
 // or its lease already ended) nothing changes. A negative lease, or one
 // below latchkey.MinLease, returns an error matching
-// latchkey.ErrInvalidLease and changes nothing.
+// latchkey.ErrInvalidLease and changes nothing. A permit kept alive (see
+// Permit.KeepAlive) gets its own lease back at its next renewal, unless
+// made permanent.
 func (s *Semaphore) UpdateLeaseTime(ctx context.Context, id string, lease Lease) (bool, error) {
 	if err := lease.check(); err != nil {
 		return false, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)

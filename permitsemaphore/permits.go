@@ -8,6 +8,7 @@ import (
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 )
@@ -42,25 +43,27 @@ func (s *Semaphore) Permits(ctx context.Context) (int64, error) {
 // whether it set them; if the semaphore was already set it changes
 // nothing. It returns an error matching latchkey.ErrInvalidPermits if n < 0.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
-	if err := keys.Usable(s.name, s.client); err != nil {
-		return false, fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, err)
+	return s.trySet(ctx, n, 0)
+}
+
+// TrySetPermitsTTL is TrySetPermits for a semaphore that lives ttl, as
+// Redisson's trySetPermits with a time to live: set, it expires ttl from
+// now, with the permits acquired meanwhile (see Expire). A ttl below
+// latchkey.MinLease, zero included, returns an error matching
+// latchkey.ErrInvalidLease and changes nothing.
+func (s *Semaphore) TrySetPermitsTTL(ctx context.Context, n int64, ttl time.Duration) (bool, error) {
+	if err := lockopt.CheckLease(ttl); err != nil {
+		return false, fmt.Errorf("permitsemaphore: set %d permits of %s for %v: %w", n, s.name, ttl, err)
 	}
+	return s.trySet(ctx, n, ttl)
+}
+
+func (s *Semaphore) trySet(ctx context.Context, n int64, ttl time.Duration) (bool, error) {
 	if n < 0 {
 		return false, fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
-	pub, err := s.cfg.Publish(ctx, s.client)
-	if err != nil {
-		return false, fmt.Errorf("permitsemaphore: set permits of %s: %w", s.name, err)
-	}
-	rep := s.resend(ctx, s.write(opTrySet, pub, "", n, keys.Once(s.name, owner.New())))
-	v, err := scripts.Int(rep.Cmd)
-	if err != nil {
-		return false, fmt.Errorf("permitsemaphore: set permits of %s: %w", s.name, err)
-	}
-	if err := rep.SyncErr(); err != nil && v == 1 {
-		return true, fmt.Errorf("permitsemaphore: set permits of %s: set on the master: %w", s.name, err)
-	}
-	return v == 1, nil
+	v, err := s.change(ctx, "set permits of", opTrySet, n, ttl)
+	return v == 1, err
 }
 
 // SetPermits sets the total number of permits, available and held, to n

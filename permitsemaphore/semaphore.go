@@ -34,7 +34,9 @@ type Semaphore struct {
 	channel string   // redisson_sc:{name}
 	hubs    string   // prefix of each Hub's channel, where grants are told
 	keys    []string // the permit semaphore scripts' KEYS
+	life    []string // the keys Expire and TTL take (see sem_expire.lua)
 	cfg     config
+	kept    kept // the permits kept alive through this handle
 }
 
 // New returns a Semaphore for the semaphore called name on client. It does
@@ -63,6 +65,7 @@ func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
 		hubs:    l.Hubs,
 		cfg:     cfg,
 		keys:    []string{l.Name, l.Leases, l.Channel, l.Queue, l.Deadlines, l.Hubs, l.Listeners, l.Turn},
+		life:    []string{l.Name, l.Leases, l.Queue, l.Deadlines, l.Listeners, l.Turn},
 	}
 	return s
 }
@@ -81,7 +84,9 @@ func (s *Semaphore) Name() string { return s.name }
 // failure the semaphore is left unchanged: a permit whose grant landed
 // while Acquire was giving up is released. Asking a semaphore for more
 // permits than it has in all, available and held, fails at once with an
-// error matching latchkey.ErrInvalidPermits rather than wait for AddPermits.
+// error matching latchkey.ErrInvalidPermits rather than wait for AddPermits,
+// and one deleted while Acquire waits fails it with an error matching
+// ErrDeleted (see Delete).
 func (s *Semaphore) Acquire(ctx context.Context, lease Lease) (*Permit, error) {
 	ps, _, err := s.acquire(ctx, 1, -1, lease)
 	if err != nil {
@@ -159,11 +164,15 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 	// the waiter hears them on Redisson's channel, counting the messages
 	// that say some permits are available.
 	place := handoff.NewPlace(ps[0].id, wait.Channel{Name: s.channel, Policy: available, Need: 1})
+	mail := &deletable{Place: place}
 	m := acquire.New(acquire.Steps{
 		Client: s.client,
 		Send: func(ctx context.Context) (acquire.Answer, error) {
 			if err := ctx.Err(); err != nil {
 				return acquire.Answer{Refused: err}, nil // nothing sent
+			}
+			if mail.deleted {
+				return acquire.Answer{Refused: ErrDeleted}, nil
 			}
 			sent := time.Now()
 			// ARGV[1] now, ARGV[7] lease end, ARGV[8] try once: so does
@@ -188,15 +197,24 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 			// takes the expired permit back even if nobody publishes.
 			return acquire.Answer{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
 		},
-		Undo:    func(ctx context.Context) { _, _ = s.release(ctx, false, raw...) },
-		Abandon: func(ctx context.Context, unsure bool) { s.abandon(ctx, w, pub, entry, raw, unsure) },
+		Undo: func(ctx context.Context) { _, _ = s.release(ctx, false, raw...) },
+		Abandon: func(ctx context.Context, unsure bool) {
+			if !mail.deleted || unsure { // the delete took the entry
+				s.abandon(ctx, w, pub, entry, raw, unsure)
+			}
+		},
 	})
-	ok, err := wait.Until(ctx, budget, place.Spec(s.client, "permitsemaphore", s.name, hub, s.hubs, m))
+	ok, err := wait.Until(ctx, budget, mail.spec(place.Spec(s.client, "permitsemaphore", s.name, hub, s.hubs, m)))
 	if err != nil {
 		return fail(err)
 	}
 	if !ok {
 		return nil, false, nil
+	}
+	// The lease was set by an attempt sent no sooner than m.Since(): a
+	// permit kept alive counts its validity from there.
+	for _, p := range ps {
+		p.lease, p.since = lease, m.Since()
 	}
 	return ps, true, nil
 }

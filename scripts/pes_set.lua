@@ -10,6 +10,7 @@
 --         in all, held ones included) or tryset (ARGV[7] permits, only if
 --         the semaphore has none set yet)
 -- ARGV[7] permits
+-- ARGV[8] for tryset, the semaphore's TTL in ms, or 0 for none
 -- Returns, for add and set, {available, held}; for tryset, 1 if set, 0 if
 -- the semaphore existed.
 -- A change is recorded against its request (see once.lua).
@@ -17,10 +18,8 @@
 -- uses fragment/pes.lua
 -- uses fragment/permits.lua
 local mode, arg = ARGV[6], ARGV[7]
-if mode == 'tryset' then
-  if not redis.call('set', count, arg, 'nx') then
-    return 0
-  end
+if mode == 'tryset' and not try_set(count, arg, ARGV[8]) then
+  return 0
 end
 refresh()
 local held = redis.call('zcard', timeout)
@@ -29,6 +28,8 @@ if mode == 'add' then
 elseif mode == 'set' then
   redis.call('set', count, tonumber(arg) - held)
 end
+-- A SET drops the count's TTL, or sets it: the leases follow.
+follow(timeout, count)
 serve(nil)
 if mode == 'tryset' then
   announce(available)

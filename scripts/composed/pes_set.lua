@@ -128,6 +128,42 @@ local function listening(key, hub, ms)
     redis.call('pexpire', key, 30 * ms)
   end
 end
+-- lifetime.lua: how long a semaphore's keys live.
+--
+-- The keys that hold permits (the grants of a semaphore, the leases of a
+-- permit semaphore) live as long as the count. Were such a key to outlive
+-- the count, the permits in it would come back into a count created anew
+-- when they are returned, and were it to expire first, they would be lost
+-- for good; so every script that writes it, or sets the count with SET
+-- (which drops its TTL, or sets one), has it follow the count.
+-- Reads no KEYS or ARGV. Defines follow(key, count) and
+-- try_set(count, n, ttl).
+
+-- follow gives key, a zset, the TTL of count: the same ms left, or none.
+-- A TTL is taken off by writing the zset anew rather than with PERSIST,
+-- which the least-privilege ACL in the latchkey package doc does not
+-- grant; it is rare (SetPermits on a semaphore that had a TTL).
+local function follow(key, count)
+  local ttl = redis.call('pttl', count)
+  if ttl > 0 then
+    redis.call('pexpire', key, ttl)
+  elseif ttl == -1 and redis.call('pttl', key) > 0 then
+    local members = redis.call('zrange', key, 0, -1, 'withscores')
+    redis.call('del', key)
+    for i = 1, #members, 2 do
+      redis.call('zadd', key, members[i + 1], members[i])
+    end
+  end
+end
+
+-- try_set sets count to n if it does not exist, to expire in ttl ms
+-- unless ttl is 0 (Redisson's trySetPermits), and reports whether it did.
+local function try_set(count, n, ttl)
+  if tonumber(ttl) > 0 then
+    return redis.call('set', count, n, 'nx', 'px', ttl) ~= false
+  end
+  return redis.call('set', count, n, 'nx') ~= false
+end
 -- pes.lua: the permit semaphore's KEYS, the entries of its waiter queue,
 -- and its permits' leases, on a Redisson RPermitExpirableSemaphore and
 -- latchkey's queue beside it.
@@ -168,6 +204,7 @@ end
 -- hand(e), granted(), announce(n), expire_now() and restock().
 -- uses fragment/inputs.lua
 -- uses fragment/listeners.lua
+-- uses fragment/lifetime.lua
 local count, timeout, shared = KEYS[1], KEYS[2], KEYS[3]
 local queue, deadlines, hubs = KEYS[4], KEYS[5], KEYS[6]
 local listeners, turn = KEYS[7], KEYS[8]
@@ -205,15 +242,14 @@ end
 -- restock is expire: permits come back when their lease ends.
 local restock = expire
 
--- hold acquires the permits list for lease end score, as Redisson does.
+-- hold acquires the permits list for lease end score, as Redisson does;
+-- the leases live as long as the count (where Redisson copies only a TTL,
+-- and leaves one that SET dropped from the count on the leases).
 local function hold(list, score)
   for _, id in ipairs(list) do
     redis.call('zadd', timeout, score, id)
   end
-  local ttl = redis.call('pttl', count)
-  if ttl > 0 then
-    redis.call('pexpire', timeout, ttl)
-  end
+  follow(timeout, count)
 end
 
 -- hand acquires entry e's permits for it, for the grace, and notes its
@@ -607,6 +643,7 @@ end
 --         in all, held ones included) or tryset (ARGV[7] permits, only if
 --         the semaphore has none set yet)
 -- ARGV[7] permits
+-- ARGV[8] for tryset, the semaphore's TTL in ms, or 0 for none
 -- Returns, for add and set, {available, held}; for tryset, 1 if set, 0 if
 -- the semaphore existed.
 -- A change is recorded against its request (see once.lua).
@@ -614,10 +651,8 @@ end
 -- uses fragment/pes.lua
 -- uses fragment/permits.lua
 local mode, arg = ARGV[6], ARGV[7]
-if mode == 'tryset' then
-  if not redis.call('set', count, arg, 'nx') then
-    return 0
-  end
+if mode == 'tryset' and not try_set(count, arg, ARGV[8]) then
+  return 0
 end
 refresh()
 local held = redis.call('zcard', timeout)
@@ -626,6 +661,8 @@ if mode == 'add' then
 elseif mode == 'set' then
   redis.call('set', count, tonumber(arg) - held)
 end
+-- A SET drops the count's TTL, or sets it: the leases follow.
+follow(timeout, count)
 serve(nil)
 if mode == 'tryset' then
   announce(available)

@@ -38,6 +38,7 @@
 -- hand(e), granted(), announce(n), expire_now() and restock().
 -- uses fragment/inputs.lua
 -- uses fragment/listeners.lua
+-- uses fragment/lifetime.lua
 local count, timeout, shared = KEYS[1], KEYS[2], KEYS[3]
 local queue, deadlines, hubs = KEYS[4], KEYS[5], KEYS[6]
 local listeners, turn = KEYS[7], KEYS[8]
@@ -75,15 +76,14 @@ end
 -- restock is expire: permits come back when their lease ends.
 local restock = expire
 
--- hold acquires the permits list for lease end score, as Redisson does.
+-- hold acquires the permits list for lease end score, as Redisson does;
+-- the leases live as long as the count (where Redisson copies only a TTL,
+-- and leaves one that SET dropped from the count on the leases).
 local function hold(list, score)
   for _, id in ipairs(list) do
     redis.call('zadd', timeout, score, id)
   end
-  local ttl = redis.call('pttl', count)
-  if ttl > 0 then
-    redis.call('pexpire', timeout, ttl)
-  end
+  follow(timeout, count)
 end
 
 -- hand acquires entry e's permits for it, for the grace, and notes its

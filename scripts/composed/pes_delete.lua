@@ -1,0 +1,447 @@
+-- once.lua: the request record, so that a request sent twice (go-redis
+-- resends a command whose reply was lost) is applied once and answered the
+-- same way both times.
+--
+-- Reads the last of KEYS and of ARGV, which the runner appends to those
+-- the script declares, and takes them off again, so the script sees its
+-- KEYS and ARGV as its header describes them:
+-- KEYS[#KEYS] latchkey_once:{name}:<request id>, the record of this request
+-- KEYS[#KEYS-n..#KEYS-1] records of the client's requests that were
+--             answered, and are done with, to delete (n is ARGV[#ARGV-1])
+-- ARGV[#ARGV] how long the record lives, in ms; 0 when repeating the
+--             request is harmless, and then nothing is read or written;
+--             negative to resolve a request its caller gave up on (below)
+-- ARGV[#ARGV-1] n, how many records to delete come before this one's
+-- A record holds the reply: "n<integer>" or "a<integer>,<integer>,...", or
+-- "x" for a request cancelled before it applied.
+-- Defines once_replay() and once_record(reply); a request to resolve is
+-- answered here, and the script does not run.
+local once_key = table.remove(KEYS)
+local once_ttl = tonumber(table.remove(ARGV))
+local done_with = tonumber(table.remove(ARGV))
+if done_with > 0 then
+  local old = {}
+  for i = 1, done_with do
+    old[i] = table.remove(KEYS)
+  end
+  redis.call('del', unpack(old))
+end
+
+-- once_decode turns a record back into the reply it holds; a cancelled
+-- request answers CANCELLED, and does nothing.
+local function once_decode(rec)
+  if rec == 'x' then
+    return redis.status_reply('CANCELLED')
+  end
+  local out = {}
+  for v in string.gmatch(string.sub(rec, 2), '[^,]+') do
+    out[#out + 1] = tonumber(v)
+  end
+  if string.sub(rec, 1, 1) == 'n' then
+    return out[1]
+  end
+  return out
+end
+
+-- A request to resolve answers with the record of the request, if it
+-- applied; otherwise it records the request as cancelled, so that a copy
+-- of it still on its way does nothing, and answers CANCELLED.
+if once_ttl < 0 then
+  local rec = redis.call('get', once_key)
+  if rec then
+    return once_decode(rec)
+  end
+  redis.call('set', once_key, 'x', 'px', -once_ttl)
+  return redis.status_reply('CANCELLED')
+end
+
+-- once_replay returns the reply recorded by an earlier run of this request,
+-- or nil when there is none.
+local function once_replay()
+  if once_ttl == 0 then
+    return nil
+  end
+  local rec = redis.call('get', once_key)
+  if not rec then
+    return nil
+  end
+  return once_decode(rec)
+end
+
+-- once_record records reply, an integer or an array of integers, as the
+-- answer to a resend of this request, and returns it.
+local function once_record(reply)
+  if once_ttl > 0 then
+    local rec
+    if type(reply) == 'table' then
+      local parts = {}
+      for i, v in ipairs(reply) do
+        parts[i] = string.format('%d', v)
+      end
+      rec = 'a' .. table.concat(parts, ',')
+    else
+      rec = 'n' .. string.format('%d', reply)
+    end
+    redis.call('set', once_key, rec, 'px', once_ttl)
+  end
+  return reply
+end
+-- replay.lua: answers a resent request as its first run did, first thing,
+-- for a script whose every run that changes state is recorded (see
+-- once.lua). A request not applied before goes on to the script.
+-- Reads no KEYS or ARGV of its own. Defines nothing.
+-- uses fragment/once.lua
+local replayed = once_replay()
+if replayed then
+  return replayed
+end
+-- inputs.lua: the inputs that every script of a queued primitive (mutex,
+-- fair lock, semaphore, permit semaphore) takes first, at the same
+-- positions, so that a fragment reads them wherever it is used. The
+-- script's own arguments follow, from ARGV[6].
+-- ARGV[1] now: ms since the epoch, the client's clock
+-- ARGV[2] PUBLISH or SPUBLISH
+-- ARGV[3] how long a queue entry lives unless its waiter attempts again,
+--         ms (the fair lock: how long a queued latchkey waiter's heartbeat
+--         lasts, its liveness timeout)
+-- ARGV[4] grace in ms: how long a grant waits for its waiter to take it
+-- ARGV[5] "1" if PUBLISH (or SPUBLISH) counts every receiver of a Hub's
+--         channel (a single server, or sharded pub/sub), "0" if not (a
+--         cluster's PUBLISH counts only the node's own)
+-- Defines now, pub, life (ARGV[3]), grace and counted (a boolean).
+local now, pub, life, grace = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local counted = ARGV[5] == '1'
+-- listeners.lua: notes of latchkey's Hubs that may listen on Redisson's
+-- channel of a semaphore (see yield.lua), in a zset of Hub id -> until
+-- when (ms, the clients' clocks, which are taken to agree within a
+-- Hub's linger).
+-- Reads ARGV[1] (see inputs.lua). Defines listening(key, hub, ms).
+-- uses fragment/inputs.lua
+
+-- listening notes in the zset key that the Hub hub may listen for ms from
+-- now. A Hub new to the zset also drops the notes that ran out, and gives
+-- the zset a life of 30 times ms from then: notes are read by their
+-- scores, and a steady set of Hubs keeps the zset a while.
+local function listening(key, hub, ms)
+  if redis.call('zadd', key, now + ms, hub) == 1 then
+    redis.call('zremrangebyscore', key, '-inf', now)
+    redis.call('pexpire', key, 30 * ms)
+  end
+end
+-- lifetime.lua: how long a semaphore's keys live.
+--
+-- The keys that hold permits (the grants of a semaphore, the leases of a
+-- permit semaphore) live as long as the count. Were such a key to outlive
+-- the count, the permits in it would come back into a count created anew
+-- when they are returned, and were it to expire first, they would be lost
+-- for good; so every script that writes it, or sets the count with SET
+-- (which drops its TTL, or sets one), has it follow the count.
+-- Reads no KEYS or ARGV. Defines follow(key, count) and
+-- try_set(count, n, ttl).
+
+-- follow gives key, a zset, the TTL of count: the same ms left, or none.
+-- A TTL is taken off by writing the zset anew rather than with PERSIST,
+-- which the least-privilege ACL in the latchkey package doc does not
+-- grant; it is rare (SetPermits on a semaphore that had a TTL).
+local function follow(key, count)
+  local ttl = redis.call('pttl', count)
+  if ttl > 0 then
+    redis.call('pexpire', key, ttl)
+  elseif ttl == -1 and redis.call('pttl', key) > 0 then
+    local members = redis.call('zrange', key, 0, -1, 'withscores')
+    redis.call('del', key)
+    for i = 1, #members, 2 do
+      redis.call('zadd', key, members[i + 1], members[i])
+    end
+  end
+end
+
+-- try_set sets count to n if it does not exist, to expire in ttl ms
+-- unless ttl is 0 (Redisson's trySetPermits), and reports whether it did.
+local function try_set(count, n, ttl)
+  if tonumber(ttl) > 0 then
+    return redis.call('set', count, n, 'nx', 'px', ttl) ~= false
+  end
+  return redis.call('set', count, n, 'nx') ~= false
+end
+-- pes.lua: the permit semaphore's KEYS, the entries of its waiter queue,
+-- and its permits' leases, on a Redisson RPermitExpirableSemaphore and
+-- latchkey's queue beside it.
+--
+-- The count and the timeout zset are Redisson's. Latchkey's waiters queue
+-- in order (see queue.lua): a waiter that finds too few permits, or others
+-- waiting, joins the queue. Whatever frees permits (a release, an
+-- addition, expired permits coming back, a waiter leaving the head) hands
+-- them at once to the waiters at the head, in order, as far as they go
+-- (see permits.lua). A waiter's entry carries the ids of the permits it
+-- asks for; a grant acquires them for it, as Redisson would (off the
+-- count, into the timeout zset), with a lease of the grace, and a letter
+-- "@<key> <permits> <server clock in µs>" on the channel of its client's
+-- pub/sub Hub tells it. The waiter then takes the grant with its next
+-- attempt, setting its own lease. A waiter that died costs the grace,
+-- after which its permits expire as any others do. Redisson's messages
+-- still go out on Redisson's channel, with the counts that the queue left;
+-- a release that a Redisson client may wait for leaves the permits to it
+-- for a moment (see yield.lua).
+--
+-- KEYS[1] semaphore name                      string: the permits available
+-- KEYS[2] {name}:timeout                      zset: permit id (16 raw bytes) -> lease
+--                                             end (ms, client clock; 922337203685477 = never)
+-- KEYS[3] redisson_sc:{name}                  Redisson's channel
+-- KEYS[4] latchkey_semaphore_queue:{name}     list of waiter entries, oldest first
+-- KEYS[5] latchkey_semaphore_timeout:{name}   zset: entry -> deadline (ms, client clock)
+-- KEYS[6] latchkey_semaphore__channel:{name}  prefix of each Hub's channel, <prefix>:<hub id>
+-- KEYS[7] latchkey_semaphore_listeners:{name} zset: Hub id -> until when it may listen on
+--                                             Redisson's channel (ms; see listeners.lua)
+-- KEYS[8] latchkey_semaphore_turn:{name}      set while Redisson's waiters have their turn
+-- (A script that only reads or sets leases takes the first three.)
+-- A waiter entry is <hub id>/<its permits' ids in hex>, the first id
+-- being its letters' address.
+-- Reads ARGV[1], ARGV[2] and ARGV[4] (see inputs.lua).
+-- Defines count, timeout, shared, queue, deadlines, hubs, listeners and
+-- turn (the KEYS),
+-- never, ids(e), need(e), address(e), expire(), hold(list, score),
+-- hand(e), granted(), announce(n), expire_now() and restock().
+-- uses fragment/inputs.lua
+-- uses fragment/listeners.lua
+-- uses fragment/lifetime.lua
+local count, timeout, shared = KEYS[1], KEYS[2], KEYS[3]
+local queue, deadlines, hubs = KEYS[4], KEYS[5], KEYS[6]
+local listeners, turn = KEYS[7], KEYS[8]
+local never = 922337203685477
+
+-- ids returns the raw ids of entry e.
+local function ids(e)
+  local out = {}
+  for h in string.gmatch(string.match(e, '/(%x+)$'), '%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x') do
+    out[#out + 1] = (string.gsub(h, '%x%x', function(b) return string.char(tonumber(b, 16)) end))
+  end
+  return out
+end
+
+-- need returns how many permits entry e asks for.
+local function need(e)
+  return #string.match(e, '/(%x+)$') / 32
+end
+
+-- address returns the Hub id and the letter key of entry e.
+local function address(e)
+  return string.match(e, '^([^/]*)/(' .. string.rep('%x', 32) .. ')')
+end
+
+-- expire returns permits whose lease ended to the pool; it returns how
+-- many, and if any, the permits available then.
+local function expire()
+  local n = redis.call('zremrangebyscore', timeout, '-inf', now)
+  if n > 0 then
+    return n, redis.call('incrby', count, n)
+  end
+  return 0
+end
+
+-- restock is expire: permits come back when their lease ends.
+local restock = expire
+
+-- hold acquires the permits list for lease end score, as Redisson does;
+-- the leases live as long as the count (where Redisson copies only a TTL,
+-- and leaves one that SET dropped from the count on the leases).
+local function hold(list, score)
+  for _, id in ipairs(list) do
+    redis.call('zadd', timeout, score, id)
+  end
+  follow(timeout, count)
+end
+
+-- hand acquires entry e's permits for it, for the grace, and notes its
+-- Hub among the listeners of Redisson's channel until then (see
+-- yield.lua): the queue no longer shows it, and granted() does not.
+local function hand(e)
+  hold(ids(e), now + grace)
+  listening(listeners, (address(e)), grace)
+end
+
+-- granted returns no entries: a grant is permits held (see hand).
+local function granted()
+  return {}
+end
+
+-- announce publishes n on Redisson's channel if it is positive (nobody
+-- can take fewer than one permit, and Redisson's listeners reject a
+-- negative count), and returns how many clients heard it, or nil if it
+-- published nothing.
+local function announce(n)
+  if n > 0 then
+    return redis.call(pub, shared, n)
+  end
+end
+
+-- expire_now returns permits whose lease ended to the pool, and publishes
+-- the permits then available if any came back.
+local function expire_now()
+  local n, available = expire()
+  if n > 0 then
+    announce(available)
+  end
+end
+-- letter.lua: letters to latchkey waiters, on the channel of each one's
+-- client's pub/sub Hub: "@<key> <body>", key being the waiter's address.
+-- Reads ARGV[2] and ARGV[5] (see inputs.lua), and the local hubs, the
+-- prefix of each Hub's channel (<prefix>:<hub id>), which the fragment that
+-- names the primitive's KEYS defines before it.
+-- Defines letter(hub, key, body).
+-- uses fragment/inputs.lua
+
+-- letter writes body to the waiter whose letters go to key on the channel
+-- of the Hub hub, and reports whether someone may read it: false when the
+-- server counts receivers and no connection heard it, so that the waiter's
+-- client is gone.
+local function letter(hub, key, body)
+  return redis.call(pub, hubs .. ':' .. hub, '@' .. key .. ' ' .. body) > 0 or not counted
+end
+-- queue.lua: latchkey's waiter queue beside a primitive's keys: a list of
+-- entries, oldest first, and a zset of entry -> deadline (ms, client
+-- clock). Every call purges the entries whose deadline passed; every
+-- attempt of a waiter refreshes its own. Redisson clients know nothing of
+-- the queue.
+-- Reads ARGV[1] and ARGV[3] (see inputs.lua), and the locals queue (the
+-- list) and deadlines (the zset), and address(e) (the Hub id and the
+-- letter key of entry e), which the fragment that names the primitive's
+-- KEYS defines before it.
+-- Redisson's waiters have a place in the queue too: the entry "redisson"
+-- (and, once their turn at a semaphore's permits began, "redisson:turn"),
+-- which a release puts at the tail when a Redisson client may be waiting
+-- (see mutex.lua and yield.lua). It has no letters.
+-- Defines redisson, redisson_turn, waiting(), purge(), join(e), leave(e),
+-- tell(e, body), tell_head(body, n) and tell_next(n).
+-- uses fragment/letter.lua
+
+local redisson, redisson_turn = 'redisson', 'redisson:turn'
+
+-- waiting reports whether anyone waits: whether the queue's keys exist.
+-- It is asked once, and only off the fast path, where a free lock or
+-- enough permits are taken by a caller that never queued.
+local known
+local function waiting()
+  if known == nil then
+    known = redis.call('exists', deadlines) == 1
+  end
+  return known
+end
+
+-- purge drops the entries whose deadline passed.
+local function purge()
+  if not waiting() then
+    return
+  end
+  for _, e in ipairs(redis.call('zrangebyscore', deadlines, '-inf', now)) do
+    redis.call('lrem', queue, 1, e)
+    redis.call('zrem', deadlines, e)
+  end
+end
+
+-- join queues e at the tail, unless it is queued, and sets its deadline
+-- ARGV[3] from now; it returns e's place in the queue, 0 at the head.
+local function join(e)
+  if redis.call('zadd', deadlines, now + life, e) == 1 then
+    redis.call('rpush', queue, e)
+  end
+  known = true
+  return redis.call('lpos', queue, e)
+end
+
+-- leave takes e out of the queue; it reports whether e was queued, and
+-- whether it was at the head.
+local function leave(e)
+  if not waiting() or redis.call('zrem', deadlines, e) == 0 then
+    return false, false
+  end
+  local head = redis.call('lindex', queue, 0) == e
+  redis.call('lrem', queue, 1, e)
+  return true, head
+end
+
+-- tell writes a letter to the waiter with queue entry e (see letter).
+-- Redisson's entry takes none, and is never gone.
+local function tell(e, body)
+  if e == redisson or e == redisson_turn then
+    return true
+  end
+  local hub, key = address(e)
+  return letter(hub, key, body)
+end
+
+-- tell_head writes body to the head of the queue; heads whose client is
+-- gone are dropped on the way, n at most. It returns the head told, if
+-- any, and how many were dropped.
+local function tell_head(body, n)
+  local dropped = 0
+  while dropped < n do
+    local head = redis.call('lindex', queue, 0)
+    if not head or tell(head, body) then
+      return head, dropped
+    end
+    redis.call('lpop', queue)
+    redis.call('zrem', deadlines, head)
+    dropped = dropped + 1
+  end
+  return nil, dropped
+end
+
+-- tell_next tells the head of the queue that it is next: should the grant
+-- just made never be taken, it tries once the grace is over. Heads whose
+-- client is gone are dropped on the way, n at most; it returns how many.
+local function tell_next(n)
+  local _, dropped = tell_head('next', n)
+  return dropped
+end
+-- erase.lua: deletes a semaphore or a permit semaphore (Delete), Redisson's
+-- keys and latchkey's beside them, and wakes whoever waits for it.
+--
+-- Every latchkey waiter in the queue, and every one granted permits that
+-- it has not come for (granted()), gets the letter "deleted": its Acquire
+-- fails, rather than wait on for permits that nobody may ever set again.
+-- Redisson's own delete publishes nothing, and leaves its waiters asleep;
+-- here they hear a count that wakes them all (Redisson's listeners wake as
+-- many of their waiters as the count says, and latchkey's head waiter
+-- attempts at it), find no permits, and wait on as for a semaphore that
+-- was never set.
+-- Reads ARGV[2] (see inputs.lua), the local shared (Redisson's channel),
+-- queue, and granted(), which the primitive's fragment defines before it,
+-- and tell(e, body) (see queue.lua).
+-- Defines erase(state, notes).
+
+-- erase tells the waiters, deletes the keys state (the count, the keys
+-- that hold permits, the queue) and notes (the listeners and the turn,
+-- whose lives are their own), and returns 1 if a key of state existed,
+-- else 0.
+local function erase(state, notes)
+  for _, list in ipairs({redis.call('lrange', queue, 0, -1), granted()}) do
+    for _, e in ipairs(list) do
+      tell(e, 'deleted')
+    end
+  end
+  local existed = redis.call('del', unpack(state)) > 0
+  redis.call('del', unpack(notes))
+  if not existed then
+    return 0
+  end
+  redis.call(pub, shared, 2147483647)
+  return 1
+end
+-- pes_delete.lua: delete the permit semaphore (Delete): its count and its
+-- permits' leases, and latchkey's queue and notes beside them, waking
+-- every waiter (see erase.lua).
+-- KEYS[1..8] the permit semaphore's (see pes.lua): count, timeout zset,
+--         Redisson's channel, queue, deadlines, Hub channel prefix,
+--         listeners, turn
+-- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
+--         (see inputs.lua)
+-- Returns 1 if the semaphore existed (a count, a permit held or a waiter),
+-- else 0.
+-- A delete is recorded against its request (see once.lua), so a resend
+-- answers as the first run did.
+-- uses fragment/replay.lua
+-- uses fragment/pes.lua
+-- uses fragment/queue.lua
+-- uses fragment/erase.lua
+return once_record(erase({count, timeout, queue, deadlines}, {listeners, turn}))

@@ -1,0 +1,17 @@
+-- pes_delete.lua: delete the permit semaphore (Delete): its count and its
+-- permits' leases, and latchkey's queue and notes beside them, waking
+-- every waiter (see erase.lua).
+-- KEYS[1..8] the permit semaphore's (see pes.lua): count, timeout zset,
+--         Redisson's channel, queue, deadlines, Hub channel prefix,
+--         listeners, turn
+-- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
+--         (see inputs.lua)
+-- Returns 1 if the semaphore existed (a count, a permit held or a waiter),
+-- else 0.
+-- A delete is recorded against its request (see once.lua), so a resend
+-- answers as the first run did.
+-- uses fragment/replay.lua
+-- uses fragment/pes.lua
+-- uses fragment/queue.lua
+-- uses fragment/erase.lua
+return once_record(erase({count, timeout, queue, deadlines}, {listeners, turn}))
