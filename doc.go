@@ -35,6 +35,8 @@
 // state changed, or until a bound that the data gives (the holder's TTL, a
 // permit's expiry) runs out; nothing polls on a fixed interval. All waiters
 // of a go-redis client share one subscriber connection, the pubsub.Hub.
+// Where the network refuses SUBSCRIBE, [SetPolling] makes a client's
+// waiters poll instead, on a schedule that keeps their queue's order.
 //
 // # Owners
 //

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/internal/shared"
 
 	"github.com/latchkey/latchkey/countdownlatch"
@@ -159,10 +160,10 @@ func cdlWire(t *testing.T, e *env, name string) {
 		t.Fatal(err)
 	}
 	var ps *redis.PubSub
-	if pub == "SPUBLISH" {
-		ps = c.SSubscribe(ctx, cdlChannel(name))
+	if eyes := e.observer(); pub == "SPUBLISH" {
+		ps = eyes.SSubscribe(ctx, cdlChannel(name))
 	} else {
-		ps = c.Subscribe(ctx, cdlChannel(name))
+		ps = eyes.Subscribe(ctx, cdlChannel(name))
 	}
 	defer ps.Close()
 	if _, err := ps.Receive(ctx); err != nil {
@@ -208,9 +209,13 @@ func cdlWaiters(t *testing.T, e *env, name string, clients, perClient int) []<-c
 	t.Helper()
 	var dones []<-chan error
 	var hubs []*pubsub.Hub
+	var looks []*locktest.Commands
 	for range clients {
 		c := e.Client()
 		hubs = append(hubs, pubsub.Shared(c))
+		gets := &locktest.Commands{Only: "get"}
+		c.AddHook(gets)
+		looks = append(looks, gets)
 		l := countdownlatch.New(c, name)
 		for range perClient {
 			done := make(chan error, 1)
@@ -219,6 +224,19 @@ func cdlWaiters(t *testing.T, e *env, name string, clients, perClient int) []<-c
 		}
 	}
 	deadline := time.Now().Add(2 * time.Second)
+	if e.Polling {
+		// No Hub registers them: each client's look at the count (GET),
+		// which its waiters share, says they looked, and now poll.
+		for _, gets := range looks {
+			for gets.N() == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("polling waiters never looked at the count")
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+		return dones
+	}
 	for _, h := range hubs {
 		for h.Stats().Waiters != perClient {
 			if time.Now().After(deadline) {

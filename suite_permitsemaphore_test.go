@@ -23,7 +23,7 @@ func init() {
 		if ok, err := sem.TrySetPermits(ctx, 3); !ok || err != nil {
 			t.Fatalf("TrySetPermits = %v, %v", ok, err)
 		}
-		ps := semSubscribe(t, c, "redisson_sc:{"+e.Name+"}")
+		ps := semSubscribe(t, e.observer(), "redisson_sc:{"+e.Name+"}")
 		leased, err := sem.Acquire(ctx, permitsemaphore.Lease(time.Minute))
 		semOK(t, err)
 		forever, err := sem.Acquire(ctx, 0)
@@ -103,7 +103,7 @@ func init() {
 		_, err := permitsemaphore.New(e.Client(), e.Name).Acquire(ctx, permitsemaphore.Lease(lease))
 		semOK(t, err)
 		leaseEnd := time.Now().Add(lease)
-		ps := semSubscribe(t, c, "redisson_sc:{"+e.Name+"}")
+		ps := semSubscribe(t, e.observer(), "redisson_sc:{"+e.Name+"}")
 		h := semHub(t, c)
 		sem := permitsemaphore.New(c, e.Name, permitsemaphore.WithHub(h))
 		p, ok, err := sem.TryAcquire(ctx, 2*time.Second, 0)

@@ -51,10 +51,10 @@ func redLayout(t *testing.T, e *env) {
 	}
 	channel := keys.LockChannel(e.Name)
 	var sub *redis.PubSub
-	if cc, ok := c.(*redis.ClusterClient); ok {
+	if cc, ok := e.observer().(*redis.ClusterClient); ok {
 		sub = cc.SSubscribe(ctx, channel)
 	} else {
-		sub = c.Subscribe(ctx, channel)
+		sub = e.observer().Subscribe(ctx, channel)
 	}
 	defer sub.Close()
 	if _, err := sub.Receive(ctx); err != nil {

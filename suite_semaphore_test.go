@@ -27,7 +27,7 @@ func init() {
 	register("semaphore/wire", func(t *testing.T, e *env) {
 		ctx := context.Background()
 		c := e.Client()
-		ps := semSubscribe(t, c, "redisson_sc:{"+e.Name+"}")
+		ps := semSubscribe(t, e.observer(), "redisson_sc:{"+e.Name+"}")
 		sem := semaphore.New(c, e.Name)
 		get := func(want string) {
 			t.Helper()
@@ -69,7 +69,7 @@ func init() {
 		}
 		cctx, cancel := context.WithCancel(ctx)
 		cancelled := semStart(func() error { return sem.Acquire(cctx, 2) })
-		semWaiters(t, h, 1)
+		semWaiters(t, e, h, 1)
 		cancel()
 		if err := <-cancelled; !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled Acquire = %v", err)
@@ -79,7 +79,7 @@ func init() {
 		}
 
 		done := semStart(func() error { return sem.Acquire(ctx, 2) })
-		semWaiters(t, h, 1)
+		semWaiters(t, e, h, 1)
 		semOK(t, semaphore.New(e.Client(), e.Name).Release(ctx, 1)) // another process
 		semDone(t, done)
 		if n, err := sem.AvailablePermits(ctx); n != 0 || err != nil {
@@ -143,9 +143,14 @@ func semHub(t *testing.T, c redis.UniversalClient) *pubsub.Hub {
 }
 
 // semWaiters waits until h has n waiters, each with two subscriptions:
-// letters to it, and Redisson's releases.
-func semWaiters(t *testing.T, h *pubsub.Hub, n int) {
+// letters to it, and Redisson's releases; polling waiters, which no Hub
+// registers, until n are queued on e's semaphore.
+func semWaiters(t *testing.T, e *env, h *pubsub.Hub, n int) {
 	t.Helper()
+	if e.Polling {
+		semQueued(t, e.observer(), e.Name, int64(n))
+		return
+	}
 	n *= 2
 	for deadline := time.Now().Add(2 * time.Second); h.Stats().Waiters != n; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {

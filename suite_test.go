@@ -27,6 +27,20 @@ type env struct {
 	Advance func(d time.Duration)
 	// Real reports a real server, where TTLs run by wall clock.
 	Real bool
+	// Polling reports clients that poll (latchkey.SetPolling) and may not
+	// subscribe: their waiters register with no Hub.
+	Polling bool
+	// Observer, if set, returns a client for the case's own eyes (its
+	// subscriptions), where Client's may not subscribe.
+	Observer func() redis.UniversalClient
+}
+
+// observer returns a client for the case's own subscriptions.
+func (e *env) observer() redis.UniversalClient {
+	if e.Observer != nil {
+		return e.Observer()
+	}
+	return e.Client()
 }
 
 type conformanceCase struct {

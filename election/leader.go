@@ -124,10 +124,11 @@ func (e *Election) observe(ctx context.Context, ch chan<- Leader) {
 	}
 	for {
 		ok, err := wait.Until(ctx, -1, wait.Spec{
-			// No Client: an observer acquires nothing for the hooks to hear.
-			Hub:  e.cfg.HubFor(e.client),
-			Wake: wait.Channel{Name: e.keys.Changes, Policy: notify.WakeAll},
-			Call: wait.Attempt(look),
+			Client: e.client,
+			Silent: true, // an observer acquires nothing for the hooks to hear
+			Hub:    e.cfg.HubFor(e.client),
+			Wake:   wait.Channel{Name: e.keys.Changes, Policy: notify.WakeAll},
+			Call:   wait.Attempt(look),
 		})
 		switch {
 		case ctx.Err() != nil:

@@ -63,7 +63,7 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	if w.Try {
 		op = opTry
 	}
-	rep := p.exec(ctx, op, w.ID, w.Hub.ID(), w.Key, w.Started, w.Pub, w.Reentry(), w.Req)
+	rep := p.exec(ctx, op, w.ID, w.HubID(), w.Key, w.Started, w.Pub, w.Reentry(), w.Req)
 	vs, err := scripts.Ints(rep.Cmd)
 	switch {
 	case err != nil:
@@ -107,14 +107,14 @@ func (ownChannel) Expect() int                     { return 1 }
 func (ownChannel) Heard(int) (bool, time.Duration) { return true, 0 }
 
 func (p *protocol) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
-	_, applied, err := p.write(opAcquire, w.ID, w.Hub.ID(), w.Key, w.Started, w.Pub, w.Reentry(), w.Req).Resolve(ctx, p.client)
+	_, applied, err := p.write(opAcquire, w.ID, w.HubID(), w.Key, w.Started, w.Pub, w.Reentry(), w.Req).Resolve(ctx, p.client)
 	return applied, err
 }
 
 // Dequeue leaves the queue at once, waking the next waiter if w was first,
 // rather than stalling it for the liveness timeout.
 func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
-	_ = p.exec(ctx, opDequeue, w.ID, w.Hub.ID(), w.Key, time.Now(), w.Pub, w.Reentry(), "").Err()
+	_ = p.exec(ctx, opDequeue, w.ID, w.HubID(), w.Key, time.Now(), w.Pub, w.Reentry(), "").Err()
 }
 
 func (p *protocol) Release(ctx context.Context, pub, id string, _ bool, req string) scripts.Reply {

@@ -48,7 +48,7 @@ func newProtocol(client redis.UniversalClient, name string, cfg *config) *protoc
 
 func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.Attempt, error) {
 	op := lockcore.OpAcquire
-	if w.Try || !w.Heard {
+	if w.Try || !w.Heard && !w.Polling {
 		// A single attempt never queues; nor does one whose letters
 		// nobody hears yet: a release would drop it (see wait.Mail.Live).
 		op = lockcore.OpTry
@@ -100,7 +100,7 @@ func (p *protocol) takeFree(ctx context.Context, w *lockcore.Waiter) (lockcore.A
 }
 
 // entry is w's entry in the waiter queue: its Hub, and its letters' key.
-func (p *protocol) entry(w *lockcore.Waiter) string { return w.Hub.ID() + "/" + w.Key }
+func (p *protocol) entry(w *lockcore.Waiter) string { return w.HubID() + "/" + w.Key }
 
 // Listen makes w sleep on its Hub's own channel, where a release by a
 // latchkey holder writes it a letter when it grants w the lock, or when it

@@ -154,7 +154,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 	for _, p := range ps {
 		ids.WriteString(p.id)
 	}
-	entry, op := hub.ID()+"/"+ids.String(), opAcquire
+	entry, op := handoff.EntryHub(s.client, hub)+"/"+ids.String(), opAcquire
 	if budget == 0 {
 		entry, op = "", opTry // a single attempt never queues
 	}

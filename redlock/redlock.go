@@ -18,6 +18,7 @@ import (
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
+	"github.com/latchkey/latchkey/internal/settings"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
@@ -136,8 +137,10 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 	if !reentrant {
 		id = owner.New() // goroutines sharing the handle exclude each other
 	}
+	// A Hub whose client polls (latchkey.SetPolling) has no queue: its
+	// waiters look again after a random delay, as without a Hub.
 	var q *queued
-	if m.queue >= 0 {
+	if m.queue >= 0 && !settings.Polling(m.cfg.Hub.Client()) {
 		q = &queued{key: id, single: budget == 0, rank: -1}
 		if reentrant {
 			q.key = id + "/" + owner.New() // one owner may wait in two calls

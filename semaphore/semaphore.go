@@ -106,7 +106,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 		return fail(err)
 	}
 	key := owner.New() // the letters' address: this call
-	entry, op := hub.ID()+"/"+strconv.FormatInt(n, 10)+"/"+key, opAcquire
+	entry, op := handoff.EntryHub(s.client, hub)+"/"+strconv.FormatInt(n, 10)+"/"+key, opAcquire
 	if budget == 0 {
 		entry, op = "", opTry // a single attempt never queues
 	}

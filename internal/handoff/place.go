@@ -5,6 +5,7 @@ import (
 
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/observe"
+	"github.com/latchkey/latchkey/internal/settings"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
@@ -22,6 +23,18 @@ type Place struct {
 	key      string
 	redisson wait.Channel
 	heard    bool
+	polling  bool // its client polls (see Spec)
+}
+
+// EntryHub is the Hub id that the queue entries of a waiter of client
+// waiting through hub carry, the channel its letters go to: none for a
+// client that polls (latchkey.SetPolling), whose waiters read what a letter
+// would say by their next attempt, and whom a release never takes for gone.
+func EntryHub(client redis.UniversalClient, hub *notify.Hub) string {
+	if settings.Polling(client) {
+		return ""
+	}
+	return hub.ID()
 }
 
 // NewPlace returns the place of a waiter whose letters go to key, counting
@@ -35,7 +48,9 @@ func NewPlace(key string, redisson wait.Channel) *Place {
 // the primitive kind named name on client, whose attempts are call, woken
 // on hub's own letter channel under the prefix hubs.
 func (p *Place) Spec(client redis.UniversalClient, kind, name string, hub *notify.Hub, hubs string, call wait.Call) wait.Spec {
+	p.polling = settings.Polling(client)
 	return wait.Spec{
+		Rank:   func() int64 { return p.Rank },
 		Client: client,
 		Event:  observe.Event{Kind: kind, Name: name},
 		Hub:    hub,
@@ -64,8 +79,9 @@ func (p *Place) Live(heard bool) { p.heard = heard }
 
 // Queue reports whether the waiter's attempt may join the queue: not
 // before its letters can reach it, since a release that grants to a
-// waiter nobody hears drops it (see wait.Mail.Live).
-func (p *Place) Queue() bool { return p.heard }
+// waiter nobody hears drops it (see wait.Mail.Live), unless it polls, and
+// has no letters (see EntryHub).
+func (p *Place) Queue() bool { return p.heard || p.polling }
 
 // Channel returns Redisson's channel, counted.
 func (p *Place) Channel() wait.Channel { return p.redisson }

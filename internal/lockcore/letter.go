@@ -20,6 +20,15 @@ func (w *Waiter) Reentry() string {
 	return "0"
 }
 
+// HubID is the Hub id w's queue entries carry, the channel its letters go
+// to: none for a polling waiter.
+func (w *Waiter) HubID() string {
+	if w.Polling {
+		return ""
+	}
+	return w.Hub.ID()
+}
+
 // ServerTime notes that an attempt sent at sent ran when the server's
 // clock read micros (see handoff.Clock).
 func (w *Waiter) ServerTime(micros int64, sent time.Time) { w.clock.ServerTime(micros, sent) }

@@ -20,6 +20,7 @@ import (
 	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
+	"github.com/latchkey/latchkey/internal/settings"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
@@ -60,6 +61,11 @@ type Waiter struct {
 	// confirmed (see wait.Mail.Live). A protocol whose releases drop a
 	// waiter nobody hears must not queue it before.
 	Heard bool
+	// Polling: the waiter's client polls (see latchkey.SetPolling). Its
+	// queue entries name no Hub (see HubID), so releases write them no
+	// letters and never take them for gone: it queues at once, and finds
+	// a grant by its next look.
+	Polling bool
 
 	grantedAt  time.Time // when the grant was made, at the soonest (see Letter)
 	grantToken int64
@@ -147,7 +153,7 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 	if err := keys.Usable(l.Name, l.Client); err != nil {
 		return nil, false, l.errorf("lock", err)
 	}
-	w := &Waiter{Try: budget == 0, Hub: l.Cfg.HubFor(l.Client)}
+	w := &Waiter{Try: budget == 0, Hub: l.Cfg.HubFor(l.Client), Polling: settings.Polling(l.Client)}
 	w.ID, w.Reentrant = owner.FromContext(ctx)
 	if !w.Reentrant {
 		// A fresh id per plain Lock: goroutines sharing the handle exclude
@@ -172,7 +178,8 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 		token int64
 		holds int64 // the owner's holds on the server after the acquisition
 	)
-	spec := wait.Spec{Client: l.Client, Event: observe.Event{Kind: l.Pkg, Name: l.Name, Reentered: w.Holding}, Hub: w.Hub}
+	spec := wait.Spec{Client: l.Client, Event: observe.Event{Kind: l.Pkg, Name: l.Name, Reentered: w.Holding}, Hub: w.Hub,
+		Rank: func() int64 { return w.Rank }}
 	l.Proto.Listen(w, &spec)
 	m := acquire.New(acquire.Steps{
 		Client: l.Client,

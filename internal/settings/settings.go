@@ -1,6 +1,7 @@
 // Package settings keeps what users set per go-redis client that the call
-// machinery below the runtime reads on every call: today the outage
-// ride-out (see latchkey.SetRideOut). It lives in the client's runtime
+// machinery below the runtime reads on every call: the outage ride-out
+// (see latchkey.SetRideOut) and polling instead of pub/sub (see
+// latchkey.SetPolling). It lives in the client's runtime
 // (internal/perclient), and goes with it.
 package settings
 

@@ -8,6 +8,7 @@ import (
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/settings"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -53,6 +54,9 @@ func newRestarts(c redis.UniversalClient, hub *notify.Hub, recheck func()) *rest
 // loop only for a cluster's new key, whose master may not be watched yet.
 // A watch of a key no longer held stays until the loop looks again.
 func (r *restarts) Watch(key string) {
+	if settings.Polling(r.client) {
+		return // its Hub must not subscribe: renewals find a restart
+	}
 	r.mu.Lock()
 	r.keys[key]++
 	poke := r.cluster && r.keys[key] == 1

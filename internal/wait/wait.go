@@ -10,7 +10,9 @@
 // the attempt's own bound runs out (the holder's TTL, the next permit
 // expiry), ctx ends or the wait budget ends, and attempts again. Nobody
 // polls on a fixed interval: Backstop only caps a sleep that has no bound or
-// a very long one, in case a message is lost.
+// a very long one, in case a message is lost. A client set to poll
+// (latchkey.SetPolling) has no messages: its waiters never subscribe, and
+// look again on a schedule (see poller) within the same bounds.
 package wait
 
 import (
@@ -115,6 +117,24 @@ type Spec struct {
 	// of an attempt to ride out (see Retry). RedLock sets it: a node down
 	// is what its quorum is for, and no quorum is an answer, not an outage.
 	Transient func(error) bool
+	// Rank, if set, tells a polling waiter's place in its queue after its
+	// latest attempt (0 at the head; see poller). Without it, or without
+	// a queue, the waiter schedules its looks as a head would.
+	Rank func() int64
+	// Silent keeps the call out of the client's hooks: it acquires nothing
+	// (an election's observer).
+	Silent bool
+}
+
+// polling reports whether s's waiter polls (see latchkey.SetPolling): its
+// client must never subscribe.
+func (s *Spec) polling() bool { return settings.Polling(s.Client) }
+
+func (s *Spec) rank() int64 {
+	if s.Rank == nil {
+		return 0
+	}
+	return s.Rank()
 }
 
 // Until runs s until an attempt succeeds, ctx ends, or the budget wait runs
@@ -125,8 +145,12 @@ type Spec struct {
 // ended ctx returns an error matching ctx.Err(); a closed Hub returns an
 // error matching ErrClosed.
 func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error) {
-	if observe.For(s.Client) != nil {
+	if !s.Silent && observe.For(s.Client) != nil {
 		defer s.report(time.Now(), wait)(&ok, &err)
+	}
+	var poll *poller
+	if s.polling() {
+		s.Hub, s.Mail, s.Hint, poll = nil, nil, nil, &poller{}
 	}
 	defer func() {
 		if !ok {
@@ -193,6 +217,9 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 			continue
 		}
 		sleep := nap(retry)
+		if poll != nil {
+			sleep = min(sleep, poll.next(s.rank()))
+		}
 		if wait > 0 {
 			left := time.Until(deadline)
 			if left <= 0 {

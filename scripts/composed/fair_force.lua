@@ -369,8 +369,12 @@ end
 -- letter writes body to the waiter whose letters go to key on the channel
 -- of the Hub hub, and reports whether someone may read it: false when the
 -- server counts receivers and no connection heard it, so that the waiter's
--- client is gone.
+-- client is gone. A waiter without a Hub (hub ''), whose client polls,
+-- gets no letter: it finds what a letter would say by its next look.
 local function letter(hub, key, body)
+  if hub == '' then
+    return true
+  end
   return redis.call(pub, hubs .. ':' .. hub, '@' .. key .. ' ' .. body) > 0 or not counted
 end
 -- ttl.lua: a key's TTL raised, never shortened.
