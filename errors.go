@@ -55,11 +55,19 @@ var (
 
 	// ErrInvalidLease is returned by a call given a permit lease that is
 	// negative, or positive but below MinLease (see package
-	// permitsemaphore), and by a lock's Extend given a lease below
-	// MinLease. Such a call does no I/O and changes nothing.
+	// permitsemaphore), and by a lock's Extend, an Expire or a
+	// TrySetPermitsTTL given a lease or TTL below MinLease. Such a call
+	// does no I/O and changes nothing.
 	ErrInvalidLease = lockerr.ErrInvalidLease
 
 	// ErrHeld is returned by a lock's Delete when someone holds the lock,
 	// which it then leaves as it is: ForceUnlock releases a hold first.
 	ErrHeld = lockerr.ErrHeld
+
+	// ErrDeleted is returned by an Acquire that was waiting in a
+	// semaphore's queue when Delete deleted the semaphore (packages
+	// semaphore and permitsemaphore), rather than wait for permits that
+	// may never come; a permit kept alive through the handle that deleted
+	// it is lost with it (its Err matches both ErrLost and ErrDeleted).
+	ErrDeleted = lockerr.ErrDeleted
 )

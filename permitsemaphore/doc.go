@@ -67,15 +67,14 @@
 // cannot tell).
 //
 // Delete ends a semaphore: it deletes the count, the permits held and every
-// key latchkey keeps beside them, and every Acquire waiting in the queue,
-// in any latchkey process, fails with an error matching ErrDeleted instead
-// of waiting for permits that may never come. Expire, TTL and
-// TrySetPermitsTTL give a semaphore a time to live, as Redisson's
-// RExpirable and trySetPermits with a TTL do: the permits held live
-// exactly as long as the count (Redisson copies the count's TTL to them
-// when a permit is acquired; latchkey keeps them equal whatever changes
-// it), and the waiter queue lasts as long as its waiters, unless Expire
-// sets it to expire too.
+// key latchkey keeps beside them, and every Acquire waiting in the queue, in
+// any latchkey process, fails with an error matching latchkey.ErrDeleted
+// instead of waiting for permits that may never come. Expire, TTL and
+// TrySetPermitsTTL give a semaphore a time to live, as Redisson's RExpirable
+// and trySetPermits with a TTL do: the permits held live exactly as long as
+// the count (Redisson copies the count's TTL to them when a permit is
+// acquired; latchkey keeps them equal whatever changes it), and the waiter
+// queue lasts as long as its waiters, unless Expire sets it to expire too.
 //
 // Redis keys, as Redisson lays them out for a semaphore named N:
 //

@@ -142,7 +142,7 @@ func TestPermit_KeepAlive_ends(t *testing.T) {
 	if !closedWithin(mine.Done(), 0) {
 		t.Fatal("Delete did not end the permit kept through its handle")
 	}
-	if err := mine.Err(); !errors.Is(err, latchkey.ErrLost) || !errors.Is(err, permitsemaphore.ErrDeleted) {
+	if err := mine.Err(); !errors.Is(err, latchkey.ErrLost) || !errors.Is(err, latchkey.ErrDeleted) {
 		t.Errorf("Err = %v, want ErrLost and ErrDeleted", err)
 	}
 	if !closedWithin(theirs.Done(), 2*time.Second) { // a renewal every third of a second

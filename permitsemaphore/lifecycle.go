@@ -2,7 +2,6 @@ package permitsemaphore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -15,13 +14,6 @@ import (
 	"github.com/latchkey/latchkey/internal/wait"
 )
 
-// ErrDeleted is returned, wrapped, by an Acquire (or AcquireN, TryAcquire,
-// TryAcquireN) that was waiting in the semaphore's queue when Delete
-// deleted the semaphore; Err of a permit kept alive through the handle
-// that deleted it matches it too, beside latchkey.ErrLost. Match it with
-// errors.Is.
-var ErrDeleted = errors.New("permitsemaphore: deleted")
-
 var (
 	deleteScript = scripts.Get("pes_delete")
 	// Package semaphore's: the keys are laid out alike.
@@ -30,23 +22,23 @@ var (
 )
 
 // Delete deletes the semaphore, whatever its permits: Redisson's keys (the
-// count and the permits held) and every key latchkey keeps beside them
-// (see the package doc). It reports whether the semaphore existed: it had
-// a count, permits held, or waiters. Every Acquire waiting in the queue,
-// in any latchkey process, then fails with an error matching ErrDeleted,
-// rather than wait for permits that nobody may ever set again. Redisson's
-// waiters, whom Redisson's own delete leaves asleep, are woken; they find
-// no permits and wait on, as on a semaphore that was never set. So does a
-// latchkey waiter that was not queued yet (its client's Hub did not listen
-// yet), whose client missed the news (a broken connection), or that was
-// granted permits and had not come for them yet (its attempt finds them
-// gone). The permits held are gone: releasing or extending one fails with
-// latchkey.ErrNotHeld, and a permit kept alive is lost (see
+// count and the permits held) and every key latchkey keeps beside them (see
+// the package doc). It reports whether the semaphore existed: it had a
+// count, permits held, or waiters. Every Acquire waiting in the queue, in
+// any latchkey process, then fails with an error matching
+// latchkey.ErrDeleted, rather than wait for permits that nobody may ever set
+// again. Redisson's waiters, whom Redisson's own delete leaves asleep, are
+// woken; they find no permits and wait on, as on a semaphore that was never
+// set. So does a latchkey waiter that was not queued yet (its client's Hub
+// did not listen yet), whose client polls (latchkey.SetPolling) or missed the news (a broken connection),
+// or that was granted permits and had not come for them yet (its attempt
+// finds them gone). The permits held are gone: releasing or extending one
+// fails with latchkey.ErrNotHeld, and a permit kept alive is lost (see
 // Permit.KeepAlive), at once if it was kept through this handle.
 func (s *Semaphore) Delete(ctx context.Context) (bool, error) {
 	v, err := s.change(ctx, "delete", opDelete, 0, 0)
 	if err == nil || v == 1 {
-		s.kept.drop(fmt.Errorf("%w: %w", lockerr.ErrLost, ErrDeleted))
+		s.kept.drop(fmt.Errorf("%w: %w", lockerr.ErrLost, lockerr.ErrDeleted))
 	}
 	return v == 1, err
 }
@@ -118,8 +110,9 @@ func (s *Semaphore) change(ctx context.Context, what, op string, n int64, ttl ti
 	})
 }
 
-// deletable is a waiter's place in the queue that also reads the letter
-// of Delete, after which the waiter's next attempt fails with ErrDeleted.
+// deletable is a waiter's place in the queue that also reads the letter of
+// Delete, after which the waiter's next attempt fails with
+// latchkey.ErrDeleted.
 type deletable struct {
 	*handoff.Place
 	deleted bool // for the wait loop's goroutine only

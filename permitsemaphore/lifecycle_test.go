@@ -66,7 +66,7 @@ func TestSemaphore_Delete(t *testing.T) {
 	for range cap(errs) {
 		select {
 		case err := <-errs:
-			if !errors.Is(err, permitsemaphore.ErrDeleted) {
+			if !errors.Is(err, latchkey.ErrDeleted) {
 				t.Errorf("Acquire = %v, want an error matching ErrDeleted", err)
 			}
 		case <-time.After(2 * time.Second):

@@ -86,7 +86,7 @@ func (s *Semaphore) Name() string { return s.name }
 // permits than it has in all, available and held, fails at once with an
 // error matching latchkey.ErrInvalidPermits rather than wait for AddPermits,
 // and one deleted while Acquire waits fails it with an error matching
-// ErrDeleted (see Delete).
+// latchkey.ErrDeleted (see Delete).
 func (s *Semaphore) Acquire(ctx context.Context, lease Lease) (*Permit, error) {
 	ps, _, err := s.acquire(ctx, 1, -1, lease)
 	if err != nil {
@@ -172,7 +172,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 				return acquire.Answer{Refused: err}, nil // nothing sent
 			}
 			if mail.deleted {
-				return acquire.Answer{Refused: ErrDeleted}, nil
+				return acquire.Answer{Refused: lockerr.ErrDeleted}, nil
 			}
 			sent := time.Now()
 			// ARGV[1] now, ARGV[7] lease end, ARGV[8] try once: so does

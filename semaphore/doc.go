@@ -83,16 +83,16 @@
 // Redisson's waiters get no place, and may wait as long as latchkey's
 // waiters keep the semaphore busy: use sharded pub/sub there (Redis 7).
 //
-// Delete ends a semaphore, as Redisson's delete does, and more: it
-// deletes the count and every key latchkey keeps beside it, and every
-// Acquire waiting in the queue, in any latchkey process, fails with an
-// error matching ErrDeleted instead of waiting for permits that may never
-// come. Expire, TTL and TrySetPermitsTTL give a semaphore a time to live,
-// as Redisson's RExpirable and trySetPermits with a TTL do. The permits
-// granted to waiters and not taken yet live exactly as long as the count,
-// so that none comes back into a semaphore set anew after it expired, and
-// none is lost while it lives; the waiter queue lasts as long as its
-// waiters, and only Expire also sets it to expire.
+// Delete ends a semaphore, as Redisson's delete does, and more: it deletes
+// the count and every key latchkey keeps beside it, and every Acquire
+// waiting in the queue, in any latchkey process, fails with an error
+// matching latchkey.ErrDeleted instead of waiting for permits that may never
+// come. Expire, TTL and TrySetPermitsTTL give a semaphore a time to live, as
+// Redisson's RExpirable and trySetPermits with a TTL do. The permits granted
+// to waiters and not taken yet live exactly as long as the count, so that
+// none comes back into a semaphore set anew after it expired, and none is
+// lost while it lives; the waiter queue lasts as long as its waiters, and
+// only Expire also sets it to expire.
 //
 // Redis keys, as Redisson lays them out for a semaphore named N:
 //

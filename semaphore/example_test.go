@@ -103,7 +103,7 @@ func ExampleSemaphore_AddPermits() {
 }
 
 // Delete ends a semaphore for good: a worker blocked in Acquire returns an
-// error matching semaphore.ErrDeleted instead of waiting for permits that
+// error matching latchkey.ErrDeleted instead of waiting for permits that
 // will never come.
 func ExampleSemaphore_Delete() {
 	// An in-process Redis for the example; a program dials its server's address.
@@ -128,7 +128,7 @@ func ExampleSemaphore_Delete() {
 	}
 	existed, _ := sem.Delete(ctx)
 	fmt.Println("existed:", existed)
-	fmt.Println("worker deleted:", errors.Is(<-worker, semaphore.ErrDeleted))
+	fmt.Println("worker deleted:", errors.Is(<-worker, latchkey.ErrDeleted))
 	// Output:
 	// existed: true
 	// worker deleted: true

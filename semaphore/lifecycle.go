@@ -2,7 +2,6 @@ package semaphore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -14,29 +13,24 @@ import (
 	"github.com/latchkey/latchkey/internal/wait"
 )
 
-// ErrDeleted is returned, wrapped, by an Acquire or TryAcquire that was
-// waiting in the semaphore's queue when Delete deleted the semaphore.
-// Match it with errors.Is.
-var ErrDeleted = errors.New("semaphore: deleted")
-
 var (
 	deleteScript = scripts.Get("sem_delete")
 	expireScript = scripts.Get("sem_expire") // shared with package permitsemaphore
 	ttlScript    = scripts.Get("sem_ttl")
 )
 
-// Delete deletes the semaphore, whatever its count: Redisson's key and
-// every key latchkey keeps beside it (see the package doc). It reports
-// whether the semaphore existed: it had a count, permits granted to a
-// waiter, or waiters. Every Acquire waiting in the queue, in any latchkey
-// process, then fails with an error matching ErrDeleted, rather than wait
-// for permits that nobody may ever set again. Redisson's waiters, whom
+// Delete deletes the semaphore, whatever its count: Redisson's key and every
+// key latchkey keeps beside it (see the package doc). It reports whether the
+// semaphore existed: it had a count, permits granted to a waiter, or
+// waiters. Every Acquire waiting in the queue, in any latchkey process, then
+// fails with an error matching latchkey.ErrDeleted, rather than wait for
+// permits that nobody may ever set again. Redisson's waiters, whom
 // Redisson's own delete leaves asleep, are woken; they find no permits and
 // wait on, as on a semaphore that was never set. So does a latchkey waiter
 // that was not queued yet (its client's Hub did not listen yet) or whose
-// client missed the news (a broken connection). Permits acquired before
-// are not affected: releasing them creates the semaphore anew, as in
-// Redisson.
+// client polls (latchkey.SetPolling) or missed the news (a broken
+// connection). Permits acquired before are not affected: releasing them
+// creates the semaphore anew, as in Redisson.
 func (s *Semaphore) Delete(ctx context.Context) (bool, error) {
 	v, err := s.change(ctx, "delete", opDelete, 0, 0)
 	return v == 1, err
@@ -115,8 +109,8 @@ func (s *Semaphore) change(ctx context.Context, what, op string, n int64, ttl ti
 	return v, nil
 }
 
-// deletable is a waiter's place in the queue that also reads the letter
-// of Delete: the waiter's next attempt then fails with ErrDeleted.
+// deletable is a waiter's place in the queue that also reads the letter of
+// Delete: the waiter's next attempt then fails with latchkey.ErrDeleted.
 type deletable struct {
 	*handoff.Place
 	deleted bool // read by the wait loop's goroutine only

@@ -68,7 +68,7 @@ func TestSemaphore_Delete_wakesWaiters(t *testing.T) {
 	for range waiters {
 		select {
 		case err := <-errs:
-			if !errors.Is(err, semaphore.ErrDeleted) {
+			if !errors.Is(err, latchkey.ErrDeleted) {
 				t.Errorf("Acquire = %v, want an error matching ErrDeleted", err)
 			}
 		case <-time.After(2 * time.Second):
@@ -279,7 +279,7 @@ func TestSemaphore_Delete_cluster(t *testing.T) {
 	}
 	select {
 	case err := <-done:
-		if !errors.Is(err, semaphore.ErrDeleted) {
+		if !errors.Is(err, latchkey.ErrDeleted) {
 			t.Errorf("Acquire = %v, want ErrDeleted", err)
 		}
 	case <-time.After(2 * time.Second):

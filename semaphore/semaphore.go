@@ -75,7 +75,8 @@ func (s *Semaphore) Name() string { return s.name }
 // request can be traced within its record's lifetime, and are otherwise
 // lost like a crashed holder's (see the package doc). Acquire returns an
 // error matching latchkey.ErrInvalidPermits if n < 1, and one matching
-// ErrDeleted if the semaphore is deleted while it waits (see Delete).
+// latchkey.ErrDeleted if the semaphore is deleted while it waits (see
+// Delete).
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 	_, err := s.acquire(ctx, n, -1)
 	return err
@@ -123,7 +124,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 		Client: s.client,
 		Send: func(ctx context.Context) (acquire.Answer, error) {
 			if mail.deleted {
-				return acquire.Answer{Refused: ErrDeleted}, nil // nothing sent
+				return acquire.Answer{Refused: lockerr.ErrDeleted}, nil // nothing sent
 			}
 			// ARGV[1] now (see scripts/fragment/inputs.lua); ARGV[8] try
 			// once: so does an attempt whose letters nobody hears yet;

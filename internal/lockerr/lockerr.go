@@ -26,4 +26,6 @@ var (
 	ErrInvalidLease = errors.New("latchkey: invalid lease")
 	// ErrHeld: a deletion of a lock that someone holds.
 	ErrHeld = errors.New("latchkey: held")
+	// ErrDeleted: a wait for something that was deleted meanwhile.
+	ErrDeleted = errors.New("latchkey: deleted")
 )
