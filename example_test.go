@@ -145,3 +145,35 @@ func ExamplePreload() {
 	fmt.Println("ready")
 	// Output: ready
 }
+
+// SetPolling serves a network that refuses SUBSCRIBE: the client's waiters
+// poll, in queue order, and the client never subscribes.
+func ExampleSetPolling() {
+	// An in-process Redis for the example; a program dials its server's address.
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb)
+	latchkey.SetPolling(rdb, true) // before the client's first call
+	ctx := context.Background()
+
+	holder, waiter := mutex.New(rdb, "report"), mutex.New(rdb, "report")
+	if err := holder.Lock(ctx); err != nil {
+		panic(err)
+	}
+	got := make(chan error)
+	go func() { got <- waiter.Lock(ctx) }() // queues, then looks every few ms
+	if err := holder.Unlock(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Println("waiter took it:", <-got == nil)
+	fmt.Println("channels subscribed:", len(mr.PubSubChannels("*"))+mr.PubSubNumPat())
+	_ = waiter.Unlock(ctx)
+	// Output:
+	// waiter took it: true
+	// channels subscribed: 0
+}
