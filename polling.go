@@ -14,12 +14,13 @@ import (
 // same keys and messages.
 //
 // A blocked call looks again on a schedule of its own instead of a message,
-// within the bounds the data gives (the holder's TTL): the head of a queue,
-// or a waiter that has none, after 10ms, backing off to 200ms, and the
-// waiters behind the head every 500ms, each give or take a quarter, so
-// that a waiter finds a grant made to it well inside its grace (1s). A
-// handoff then costs up to the head's sleep rather than a message's trip,
-// and a waiter a few looks a second. What only a letter says does not
+// within the bounds the data gives (the holder's TTL): a waiter r places
+// behind the head of a queue after (r+1) times 10ms, doubling while its
+// place stays the same, up to 200ms at the head (or without a queue) and
+// 500ms behind it, each give or take a quarter, so that a waiter finds a
+// grant made to it well inside its grace (1s). A handoff then costs a
+// look rather than a message's trip: on the bench's hotlock, 9ms against
+// 0.5ms, at a sixth of the acquisitions a second. What only a letter says does not
 // reach a polling waiter: a semaphore's Delete leaves its polling waiters
 // waiting, as on a semaphore never set. The setting is kept per client, like
 // the hooks, until Close. Set it before the client's first call: a Hub
