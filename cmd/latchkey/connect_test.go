@@ -58,9 +58,9 @@ func testPassword(t *testing.T, bin string) {
 		code int
 	}{
 		{"no password", cli{bin: bin, conn: conn}, 1},
-		{"REDISCLI_AUTH", cli{bin: bin, conn: conn, env: []string{authEnv + "=s3cret"}}, 0},
+		{"REDISCLI_AUTH", cli{bin: bin, conn: conn, env: []string{authEnv + "=s3cret"}}, exitNothing}, // in, and nothing there
 		{"a wrong REDISCLI_AUTH", cli{bin: bin, conn: conn, env: []string{authEnv + "=wrong"}}, 1},
-		{"-password over REDISCLI_AUTH", cli{bin: bin, conn: append(conn, "-password", "s3cret"), env: []string{authEnv + "=wrong"}}, 0},
+		{"-password over REDISCLI_AUTH", cli{bin: bin, conn: append(conn, "-password", "s3cret"), env: []string{authEnv + "=wrong"}}, exitNothing},
 	} {
 		if _, errOut, code := c.cli.run(t, "inspect", "some-lock"); code != c.code {
 			t.Errorf("%s: exit %d, want %d (%s)", c.what, code, c.code, errOut)

@@ -56,7 +56,6 @@ func readCounter(ctx context.Context, c *conn, st *State) error {
 		st.Count = &v
 		st.Note = "a plain integer: pass -kind semaphore or -kind countdownlatch"
 	case kindPermits:
-		st.Leases = []Permit{}
 		for _, z := range leases.Val() {
 			pm := Permit{ID: hex.EncodeToString([]byte(z.Member.(string))), ExpiresMs: int64(z.Score), TTLms: -1}
 			if pm.ExpiresMs >= permanent {

@@ -23,7 +23,7 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 	if err := checkKind(*kind); err != nil {
 		return err
 	}
-	c, err := e.conn.open()
+	c, err := e.dial(ctx)
 	if err != nil {
 		return err
 	}
@@ -31,10 +31,14 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 	ctx, cancel := e.withTimeout(ctx)
 	defer cancel()
 	enc := json.NewEncoder(e.stdout)
+	nothing := false // a name with nothing under it: exit status 3
 	for i, name := range names {
 		st, err := read(ctx, c, name, *kind)
 		if err != nil {
 			return err
+		}
+		if st.Kind == kindNone {
+			nothing = true
 		}
 		sortState(st)
 		if *asJSON {
@@ -49,6 +53,9 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 		if err := printState(e.stdout, st); err != nil {
 			return err
 		}
+	}
+	if nothing {
+		return &statusError{code: exitNothing} // stdout says which
 	}
 	return nil
 }

@@ -66,6 +66,7 @@ func TestCLI(t *testing.T) {
 	t.Run("usage", func(t *testing.T) { testUsage(t, c) })
 	t.Run("cluster", func(t *testing.T) { testCluster(t, c.bin) })
 	t.Run("awkward name", func(t *testing.T) { testAwkwardName(t, c, rdb) })
+	t.Run("exit codes", func(t *testing.T) { testExitCodes(t, c, rdb) })
 }
 
 // A name with an unbalanced brace is served on a single server, as the
@@ -138,8 +139,8 @@ func testMutex(t *testing.T, c cli, rdb redis.UniversalClient) {
 	t.Logf("inspect -json:\n%s", raw)
 
 	// Without -yes and no terminal, unlock refuses.
-	if _, errOut, code := c.run(t, "unlock", name); code != 2 {
-		t.Fatalf("unlock without -yes: exit %d (%s), want 2", code, errOut)
+	if _, errOut, code := c.run(t, "unlock", name); code != exitNotConfirmed {
+		t.Fatalf("unlock without -yes: exit %d (%s), want 5", code, errOut)
 	}
 	if ok, _ := m.IsLocked(ctx); !ok {
 		t.Fatal("unlock without -yes unlocked")

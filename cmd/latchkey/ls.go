@@ -30,7 +30,7 @@ func runLs(ctx context.Context, e *env, args []string) error {
 	if len(rest) == 1 {
 		pattern = rest[0]
 	}
-	c, err := e.conn.open()
+	c, err := e.dial(ctx)
 	if err != nil {
 		return err
 	}
@@ -52,6 +52,9 @@ func runLs(ctx context.Context, e *env, args []string) error {
 		}
 		sortState(st)
 		states = append(states, st)
+	}
+	if len(states) == 0 {
+		return nothingHere("no synchronizer matches %q", pattern)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)

@@ -27,8 +27,22 @@
 // "released", "handoff" or "changed", "state": the object inspect -json
 // prints}.
 //
-// Exit status: 0 on success, 1 on a runtime error (Redis unreachable, a
-// command failed), 2 on a usage error.
+// In JSON output every list (holders, queue, permit_ids, grants) is [],
+// never null, when it is empty. ttl_ms is -1 for a key without a TTL and 0
+// for a key that does not exist.
+//
+// Exit status, for scripts:
+//
+//	0  success
+//	1  a runtime error: Redis unreachable, a command failed
+//	2  a usage error, among them a node of a Redis Cluster reached without
+//	   -cluster (it holds only some of the keys)
+//	3  nothing here: no synchronizer under a name given (inspect, and the
+//	   commands that change one), no name matching ls's pattern, or no
+//	   waiter or permit with the id given
+//	4  not locked: unlock of a lock nobody holds
+//	5  not confirmed: the prompt was answered no, or a command that asks
+//	   ran without -yes on a stdin that is not a terminal; nothing was done
 package main
 
 import (
@@ -70,6 +84,29 @@ type env struct {
 	stderr io.Writer
 }
 
+// The exit statuses (see the package doc).
+const (
+	exitError        = 1
+	exitUsage        = 2
+	exitNothing      = 3
+	exitNotLocked    = 4
+	exitNotConfirmed = 5
+)
+
+// A statusError ends a command with an exit status of its own; msg, if
+// not "", goes to stderr (what stdout says may be enough).
+type statusError struct {
+	code int
+	msg  string
+}
+
+func (e *statusError) Error() string { return e.msg }
+
+// nothingHere is the status of a command that found nothing to show or act on.
+func nothingHere(format string, args ...any) error {
+	return &statusError{exitNothing, fmt.Sprintf(format, args...)}
+}
+
 // usageError is a mistake in the command line: exit status 2.
 type usageError struct{ msg string }
 
@@ -97,11 +134,11 @@ func run(ctx context.Context, args []string, e *env) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		return 2
+		return exitUsage
 	}
 	if fs.NArg() == 0 {
 		usage(e.stderr, fs)
-		return 2
+		return exitUsage
 	}
 	name := fs.Arg(0)
 	if name == "help" {
@@ -112,21 +149,27 @@ func run(ctx context.Context, args []string, e *env) int {
 	if !ok {
 		fmt.Fprintf(e.stderr, "latchkey: unknown command %q\n", name)
 		usage(e.stderr, fs)
-		return 2
+		return exitUsage
 	}
 	err := c.run(ctx, e, fs.Args()[1:])
 	var ue *usageError
+	var se *statusError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, &se):
+		if se.msg != "" {
+			fmt.Fprintf(e.stderr, "latchkey %s: %s\n", name, se.msg)
+		}
+		return se.code
 	case errors.As(err, &ue):
 		fmt.Fprintf(e.stderr, "latchkey %s: %v\n", name, err)
-		return 2
+		return exitUsage
 	case errors.Is(err, errFlags):
-		return 2 // the flag package has said what was wrong
+		return exitUsage // the flag package has said what was wrong
 	}
 	fmt.Fprintf(e.stderr, "latchkey %s: %v\n", name, err)
-	return 1
+	return exitError
 }
 
 // errFlags is a command's flag parse error, already reported by package flag.
@@ -151,7 +194,10 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 	for _, name := range order {
 		fmt.Fprintf(w, "  %s\n", commands[name].summary)
 	}
-	fmt.Fprintf(w, "\nKinds (-kind): %s.\n\nConnection flags (also accepted after the command):\n", kindList)
+	fmt.Fprintf(w, "\nKinds (-kind): %s.\n", kindList)
+	fmt.Fprintf(w, "\nExit status: 0 success, 1 error, 2 usage (or a cluster node without -cluster),\n"+
+		"3 nothing here (no such synchronizer, waiter or permit), 4 not locked, 5 not confirmed.\n")
+	fmt.Fprintf(w, "\nConnection flags (also accepted after the command):\n")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 }

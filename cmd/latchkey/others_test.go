@@ -281,7 +281,6 @@ func testUsage(t *testing.T, c cli) {
 		{"inspect", "-kind", "spinlock", "x"},
 		{"ls", "a", "b"},
 		{"watch"},
-		{"unlock", "x"}, // no terminal, no -yes
 		{"inspect", "-nosuchflag", "x"},
 	} {
 		if _, errOut, code := c.run(t, args...); code != 2 {
@@ -332,6 +331,7 @@ func testCluster(t *testing.T, bin string) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the waiter did not get the lock after a cluster unlock")
 	}
+	testClusterGuard(t, bin, cl)
 	// A name whose keys a cluster would split is refused, saying why.
 	if _, errOut, code := c.run(t, "unlock", "-yes", "a}b"+prefix); code != 2 || !strings.Contains(errOut, "non-empty hash tag") {
 		t.Errorf("cluster unlock of a}b...: exit %d: %s; want 2 and how to fix the name", code, errOut)

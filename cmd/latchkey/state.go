@@ -28,9 +28,9 @@ type State struct {
 	// while a latchkey writer holds it, whose token it then is (read holds
 	// and Redisson's have none).
 	Token   *int64   `json:"token"`
-	Permits *int64   `json:"permits"` // semaphores: permits available
-	Leases  []Permit `json:"permit_ids,omitempty"`
-	Count   *int64   `json:"count"` // countdownlatch: the count
+	Permits *int64   `json:"permits"`    // semaphores: permits available
+	Leases  []Permit `json:"permit_ids"` // permitsemaphore: permits held
+	Count   *int64   `json:"count"`      // countdownlatch: the count
 	Queue   []Waiter `json:"queue"`
 	// Granted is the owner a release granted a mutex or fair lock to, not
 	// taken yet; Grants are a semaphore's queue entries granted permits
@@ -38,7 +38,7 @@ type State struct {
 	// A permit semaphore's grant is a permit among Leases whose lease is
 	// the grace.
 	Granted string   `json:"granted,omitempty"`
-	Grants  []Waiter `json:"grants,omitempty"`
+	Grants  []Waiter `json:"grants"`
 	// Leader is the election leader's record (package election), for a
 	// mutex whose holder campaigned: latchkey_election:{name}.
 	Leader *Leader `json:"leader,omitempty"`
@@ -93,7 +93,7 @@ func read(ctx context.Context, c *conn, name, kind string) (*State, error) {
 			return nil, err
 		}
 	}
-	st := &State{Name: name, Kind: kind, Holders: []Holder{}, Queue: []Waiter{}}
+	st := &State{Name: name, Kind: kind, Holders: []Holder{}, Queue: []Waiter{}, Leases: []Permit{}, Grants: []Waiter{}}
 	var err error
 	switch kind {
 	case kindMutex, kindFairLock:

@@ -1,18 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"os"
-	"strings"
 
-	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/fairlock"
-	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/latchkey/latchkey/rwlock"
 )
@@ -34,51 +27,44 @@ func runUnlock(ctx context.Context, e *env, args []string) error {
 	if err := checkKind(*kind); err != nil {
 		return err
 	}
-	if !*yes && !terminal(e.stdin) {
-		return usagef("stdin is not a terminal: pass -yes to force-unlock %q without confirmation", name)
+	if err := mayAsk(e, *yes, fmt.Sprintf("force-unlock %q", name)); err != nil {
+		return err
 	}
-	c, err := e.conn.open()
+	t, err := e.open(ctx, name, *kind)
 	if err != nil {
 		return err
 	}
-	defer c.client.Close()
-	defer latchkey.Close(c.client) // the shared pub/sub Hub the publish command came from
-	if err := keys.Usable(name, c.client); err != nil {
-		return usagef("%v", err) // a name the library refuses on a cluster
-	}
-	ctx, cancel := e.withTimeout(ctx)
-	defer cancel()
-	st, err := read(ctx, c, name, *kind)
-	if err != nil {
-		return err
-	}
+	defer t.close()
+	c, st := t.c, t.st
 	switch st.Kind {
-	case kindNone:
-		fmt.Fprintf(e.stdout, "%s: not locked\n", name)
-		return nil
 	case kindMutex, kindFairLock, kindRWLock:
 	default:
 		return fmt.Errorf("%s: key %q is a %s: only locks (mutex, fairlock, rwlock) can be force-unlocked", c.server, name, st.Kind)
 	}
-	if !*yes {
-		ok, err := confirm(e, fmt.Sprintf("Force-unlock %s %q on %s, held by %s? [y/N] ", st.Kind, name, c.server, holdersCell(st.Holders)))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errors.New("not confirmed: nothing done")
-		}
+	if len(st.Holders) == 0 {
+		return notLocked(e, name)
 	}
+	q := fmt.Sprintf("Force-unlock %s %q on %s, held by %s? [y/N] ", st.Kind, name, c.server, holdersCell(st.Holders))
+	if err := approve(e, *yes, q); err != nil {
+		return err
+	}
+	ctx, cancel := e.withTimeout(ctx)
+	defer cancel()
 	held, err := force(ctx, c, st)
 	if err != nil {
 		return err
 	}
 	if !held {
-		fmt.Fprintf(e.stdout, "%s: not locked\n", name)
-		return nil
+		return notLocked(e, name)
 	}
 	fmt.Fprintf(e.stdout, "%s: force-unlocked %s (was held by %s); %d waiting\n", name, st.Kind, holdersCell(st.Holders), len(st.Queue))
 	return nil
+}
+
+// notLocked says that name is not locked, with its exit status.
+func notLocked(e *env, name string) error {
+	fmt.Fprintf(e.stdout, "%s: not locked\n", name)
+	return &statusError{code: exitNotLocked}
 }
 
 // force deletes the lock and publishes what wakes its waiters, through the
@@ -100,34 +86,4 @@ func force(ctx context.Context, c *conn, st *State) (bool, error) {
 		return false, c.keyErr(st.Name, err)
 	}
 	return held, nil
-}
-
-// terminal reports whether r is a terminal: a character device other
-// than the null device (which is where a program started without a
-// stdin reads from).
-func terminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return false
-	}
-	null, err := os.Stat(os.DevNull)
-	return err != nil || !os.SameFile(fi, null)
-}
-
-// confirm asks question on stderr and reads a yes or no from stdin.
-func confirm(e *env, question string) (bool, error) {
-	fmt.Fprint(e.stderr, question)
-	line, err := bufio.NewReader(e.stdin).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return false, err
-	}
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
-		return true, nil
-	}
-	return false, nil
 }

@@ -35,7 +35,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	if *every <= 0 {
 		return usagef("-every must be positive")
 	}
-	c, err := e.conn.open()
+	c, err := e.dial(ctx)
 	if err != nil {
 		return err
 	}
