@@ -67,6 +67,7 @@ func TestCLI(t *testing.T) {
 	t.Run("cluster", func(t *testing.T) { testCluster(t, c.bin) })
 	t.Run("awkward name", func(t *testing.T) { testAwkwardName(t, c, rdb) })
 	t.Run("exit codes", func(t *testing.T) { testExitCodes(t, c, rdb) })
+	t.Run("evict", func(t *testing.T) { testEvict(t, c, rdb) })
 }
 
 // A name with an unbalanced brace is served on a single server, as the

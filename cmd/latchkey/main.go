@@ -12,6 +12,7 @@
 //	ls [-json] [PATTERN]                     list the synchronizers present (SCAN)
 //	watch [-json] [-kind K] [-every D] NAME  follow a synchronizer as it changes
 //	unlock [-yes] [-kind K] NAME             force-unlock a lock, waking its waiters
+//	evict [-yes] [-kind K] NAME WAITER       remove a waiter from a queue, waking those it held back
 //	version                                  print the version of latchkey
 //
 // The connection flags (also accepted after the command) are -redis ADDR
@@ -21,6 +22,18 @@
 // through Redis Sentinel to the master called NAME), -user, -password and
 // -timeout. Without -password or a password in the URL, the password is
 // taken from $REDISCLI_AUTH, as redis-cli does, which keeps it out of ps.
+//
+// The commands that change a synchronizer (unlock, evict) show what they
+// will do and ask for confirmation on a terminal; -yes skips the question,
+// and is required when stdin is not a terminal. Each wakes whoever its
+// change frees, latchkey's and Redisson's waiters alike, on the channels
+// they listen on, by the library's own scripts. evict takes a waiter out
+// of a queue (a mutex's, a fair lock's, a semaphore's or a permit
+// semaphore's, or a read-write lock's waiting writers) as if it had given
+// up: for a waiter that died queued, which would otherwise hold up those
+// behind it until its deadline (a fair lock's Redisson waiter: Redisson's
+// fairLockWaitTimeout, 5 minutes by default; pass -wait-timeout if the
+// Java clients set another, for the deadlines behind it move up by it).
 //
 // With -json, watch prints one JSON object per line for each change:
 // {"time": RFC 3339 time, "event": "now" (the first look), "acquired",
@@ -69,11 +82,12 @@ var commands = map[string]command{
 	"ls":      {runLs, "ls [-json] [PATTERN]                     list the synchronizers present (SCAN, default *)"},
 	"watch":   {runWatch, "watch [-json] [-kind K] [-every D] NAME  print each change of NAME as it happens"},
 	"unlock":  {runUnlock, "unlock [-yes] [-kind K] NAME             force-unlock NAME, waking latchkey and Redisson waiters"},
+	"evict":   {runEvict, "evict [-yes] [-kind K] NAME WAITER       remove WAITER (an id as inspect shows it) from NAME's queue"},
 	"version": {runVersion, "version                                  print the version of latchkey"},
 }
 
 // order is the order in which usage lists the commands.
-var order = []string{"inspect", "ls", "watch", "unlock", "version"}
+var order = []string{"inspect", "ls", "watch", "unlock", "evict", "version"}
 
 // env is what every command shares: the connection settings and the
 // process's standard streams.

@@ -89,7 +89,6 @@ func testCounters(t *testing.T, c cli, rdb redis.UniversalClient) {
 // checks that inspect shows it, and that unlock wakes Redisson's waiters.
 func testRedisson(t *testing.T, c cli, rdb redis.UniversalClient) {
 	ctx := t.Context()
-	const java = "5b0e2a4c-3d8f-4c1e-9a7b-2f6d8e1c0a93"
 	name := testName(t, "java")
 	rdb.HSet(ctx, name, java+":41", 3)
 	rdb.PExpire(ctx, name, 20*time.Second)

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/latchkey/latchkey/fairlock"
+	"github.com/latchkey/latchkey/internal/handoff"
+	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/internal/scripts"
+	"github.com/latchkey/latchkey/internal/shared"
+	"github.com/redis/go-redis/v9"
+)
+
+// runEvict removes one waiter, by the owner id that inspect shows, from a
+// synchronizer's queue, as if it had given up.
+func runEvict(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("evict", flag.ContinueOnError)
+	yes := fs.Bool("yes", false, "do not ask for confirmation (required when stdin is not a terminal)")
+	kind := fs.String("kind", "", "the kind NAME is, instead of detecting it: "+kindList)
+	wt := fs.Duration("wait-timeout", fairlock.DefaultWaitTimeout, "fair lock: Redisson's fairLockWaitTimeout, by which the deadlines behind the waiter move up")
+	rest, err := e.parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 2 {
+		return usagef("want NAME and the WAITER to evict, got %d arguments", len(rest))
+	}
+	name, id := rest[0], rest[1]
+	if err := checkKind(*kind); err != nil {
+		return err
+	}
+	if *wt < time.Millisecond {
+		return usagef("-wait-timeout must be at least 1ms")
+	}
+	if id == "redisson" || id == "redisson:turn" {
+		return usagef("%q is the place in line of Redisson's waiters, who do not queue one by one", id)
+	}
+	if err := mayAsk(e, *yes, fmt.Sprintf("evict %q from %q", id, name)); err != nil {
+		return err
+	}
+	t, err := e.open(ctx, name, *kind)
+	if err != nil {
+		return err
+	}
+	defer t.close()
+	st := t.st
+	pos := -1
+	for i, w := range st.Queue {
+		if w.Owner == id {
+			pos = i
+			break
+		}
+	}
+	if pos < 0 {
+		return nothingHere("%s: no waiter %q in the queue of %s %q", t.c.server, id, st.Kind, name)
+	}
+	q := fmt.Sprintf("Evict waiter %s (#%d of %d, %s) from %s %q on %s? [y/N] ", id, pos+1, len(st.Queue), deadline(st.Queue[pos]), st.Kind, name, t.c.server)
+	if err := approve(e, *yes, q); err != nil {
+		return err
+	}
+	ctx, cancel := e.withTimeout(ctx)
+	defer cancel()
+	n, err := evict(ctx, t.c, st, id, *wt)
+	if err != nil {
+		return t.c.keyErr(name, err)
+	}
+	if n == 0 {
+		return nothingHere("%s: waiter %q left the queue of %q meanwhile", t.c.server, id, name)
+	}
+	fmt.Fprintf(e.stdout, "%s: evicted %s, #%d of %d waiting", name, id, pos+1, len(st.Queue))
+	if pos == 0 {
+		fmt.Fprint(e.stdout, "; the next in line was told")
+	}
+	fmt.Fprintln(e.stdout)
+	return nil
+}
+
+// evict runs the dequeue script of st's kind for every queue entry of the
+// waiter id, and returns how many it took out. These are the scripts by
+// which a waiter that gives up leaves a queue: each takes it out and
+// hands on what it held back (the lock of a free mutex or fair lock to the
+// next in line, permits to those behind it, readers past a writer that
+// no longer waits), waking them on the channels they listen on; evict
+// runs them for a waiter that will never give up by itself.
+func evict(ctx context.Context, c *conn, st *State, id string, wt time.Duration) (int, error) {
+	pub, err := shared.Publish(ctx, c.client, nil)
+	if err != nil {
+		return 0, err
+	}
+	n, now := namesOf(st.Name), time.Now()
+	args := func(life time.Duration, own ...any) []any {
+		return handoff.ScriptArgs(c.client, now, pub, life, own...)
+	}
+	// How long an evicted waiter's Hub may go on listening on Redisson's
+	// channel, as if its waiter had left by itself (see handoff.Ear).
+	ear := scripts.Ms(handoff.Ear(shared.Hub(c.client)))
+	var run func(entry string) *redis.Cmd
+	queue := ""
+	switch st.Kind {
+	case kindFairLock: // the owner id is the entry; the script finds its heartbeat
+		l := n.lock
+		ks := []string{l.Name, l.FairQueue, l.FairDeadlines, l.Heartbeats, l.Channel, l.Grant, l.Hubs, l.FairToken}
+		a := args(fairlock.DefaultLivenessTimeout, id, scripts.Ms(fairlock.DefaultWatchdogTimeout), scripts.Ms(wt), "", "")
+		return count(scripts.Get("fair_dequeue").Exec(ctx, c.client, scripts.Write{Keys: ks, Args: a}).Cmd)
+	case kindRWLock: // a waiting writer's mark is its entry
+		return count(scripts.Get("rw_write_withdraw").Run(ctx, c.client, []string{n.rw.Writers, st.Name, n.rw.Channel}, id, pub))
+	case kindMutex:
+		queue = n.lock.Queue
+		run = func(entry string) *redis.Cmd {
+			call := lockcore.MutexCall{Op: lockcore.OpDequeue, Entry: entry, Now: now, Pub: pub, Yield: true}
+			return call.Write(c.client, lockcore.MutexKeys(st.Name)).Exec(ctx, c.client).Cmd
+		}
+	case kindSemaphore, kindCounter:
+		s := n.sem
+		queue = s.Queue
+		ks := []string{s.Name, s.Channel, s.Queue, s.Deadlines, s.Grants, s.Hubs, s.Listeners, s.Turn}
+		run = func(entry string) *redis.Cmd {
+			return scripts.Get("sem_dequeue").Exec(ctx, c.client, scripts.Write{Keys: ks, Args: args(handoff.QueueTimeout, entry, ear)}).Cmd
+		}
+	case kindPermits:
+		s := n.sem
+		queue = s.Queue
+		ks := []string{s.Name, s.Leases, s.Channel, s.Queue, s.Deadlines, s.Hubs, s.Listeners, s.Turn}
+		run = func(entry string) *redis.Cmd {
+			return scripts.Get("pes_dequeue").Exec(ctx, c.client, scripts.Write{Keys: ks, Args: args(handoff.QueueTimeout, entry, ear)}).Cmd
+		}
+	default:
+		return 0, fmt.Errorf("a %s has no waiter queue", st.Kind)
+	}
+	entries, err := c.client.LRange(ctx, queue, 0, -1).Result()
+	if err != nil {
+		return 0, err
+	}
+	out := 0
+	for _, entry := range entries {
+		if waiterID(st.Kind, entry) != id {
+			continue
+		}
+		if err := run(entry).Err(); err != nil {
+			return out, err
+		}
+		out++
+	}
+	return out, nil
+}
+
+// waiterID is the id inspect shows for the queue entry of a kind.
+func waiterID(kind, entry string) string {
+	if kind == kindMutex {
+		return entryOwner(entry)
+	}
+	return semWaiter(kind, entry, 0, 0).Owner
+}
+
+// count decodes a dequeue script's 0 or 1 as how many entries it took out.
+func count(cmd *redis.Cmd) (int, error) {
+	n, err := scripts.Int(cmd)
+	return int(n), err
+}
