@@ -2,12 +2,56 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 )
+
+// changing holds the flags that every command that changes a
+// synchronizer takes: -yes and -kind.
+type changing struct {
+	fs   *flag.FlagSet
+	yes  *bool
+	kind *string
+}
+
+// newChanging makes the flag set of command cmd, whose NAME may be of
+// the kinds listed.
+func newChanging(cmd, kinds string) *changing {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	return &changing{
+		fs:   fs,
+		yes:  fs.Bool("yes", false, "do not ask for confirmation (required when stdin is not a terminal)"),
+		kind: fs.String("kind", "", "the kind NAME is, instead of detecting it: "+kinds),
+	}
+}
+
+// parse parses args and returns the n arguments, which want describes,
+// after checking -kind.
+func (ch *changing) parse(e *env, args []string, n int, want string) ([]string, error) {
+	rest, err := e.parseFlags(ch.fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) != n {
+		return nil, usagef("want %s, got %d arguments", want, len(rest))
+	}
+	return rest, checkKind(*ch.kind)
+}
+
+// open refuses to go on without -yes when nobody could answer the
+// question, then opens name (see env.open); what says what the command
+// would do.
+func (ch *changing) open(ctx context.Context, e *env, name, what string) (*target, error) {
+	if err := mayAsk(e, *ch.yes, what); err != nil {
+		return nil, err
+	}
+	return e.open(ctx, name, *ch.kind)
+}
 
 // mayAsk refuses, before any I/O, a command that would ask for
 // confirmation (no -yes) on a stdin that is not a terminal: nobody could

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"time"
 
@@ -17,31 +16,20 @@ import (
 // runEvict removes one waiter, by the owner id that inspect shows, from a
 // synchronizer's queue, as if it had given up.
 func runEvict(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("evict", flag.ContinueOnError)
-	yes := fs.Bool("yes", false, "do not ask for confirmation (required when stdin is not a terminal)")
-	kind := fs.String("kind", "", "the kind NAME is, instead of detecting it: "+kindList)
-	wt := fs.Duration("wait-timeout", fairlock.DefaultWaitTimeout, "fair lock: Redisson's fairLockWaitTimeout, by which the deadlines behind the waiter move up")
-	rest, err := e.parseFlags(fs, args)
+	ch := newChanging("evict", kindList)
+	wt := ch.fs.Duration("wait-timeout", fairlock.DefaultWaitTimeout, "fair lock: Redisson's fairLockWaitTimeout, by which the deadlines behind the waiter move up")
+	rest, err := ch.parse(e, args, 2, "NAME and the WAITER to evict")
 	if err != nil {
 		return err
 	}
-	if len(rest) != 2 {
-		return usagef("want NAME and the WAITER to evict, got %d arguments", len(rest))
-	}
 	name, id := rest[0], rest[1]
-	if err := checkKind(*kind); err != nil {
-		return err
-	}
 	if *wt < time.Millisecond {
 		return usagef("-wait-timeout must be at least 1ms")
 	}
 	if id == "redisson" || id == "redisson:turn" {
 		return usagef("%q is the place in line of Redisson's waiters, who do not queue one by one", id)
 	}
-	if err := mayAsk(e, *yes, fmt.Sprintf("evict %q from %q", id, name)); err != nil {
-		return err
-	}
-	t, err := e.open(ctx, name, *kind)
+	t, err := ch.open(ctx, e, name, fmt.Sprintf("evict %q from %q", id, name))
 	if err != nil {
 		return err
 	}
@@ -58,7 +46,7 @@ func runEvict(ctx context.Context, e *env, args []string) error {
 		return nothingHere("%s: no waiter %q in the queue of %s %q", t.c.server, id, st.Kind, name)
 	}
 	q := fmt.Sprintf("Evict waiter %s (#%d of %d, %s) from %s %q on %s? [y/N] ", id, pos+1, len(st.Queue), deadline(st.Queue[pos]), st.Kind, name, t.c.server)
-	if err := approve(e, *yes, q); err != nil {
+	if err := approve(e, *ch.yes, q); err != nil {
 		return err
 	}
 	ctx, cancel := e.withTimeout(ctx)

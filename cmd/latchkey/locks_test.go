@@ -68,6 +68,8 @@ func TestCLI(t *testing.T) {
 	t.Run("awkward name", func(t *testing.T) { testAwkwardName(t, c, rdb) })
 	t.Run("exit codes", func(t *testing.T) { testExitCodes(t, c, rdb) })
 	t.Run("evict", func(t *testing.T) { testEvict(t, c, rdb) })
+	t.Run("release", func(t *testing.T) { testRelease(t, c, rdb) })
+	t.Run("countdown", func(t *testing.T) { testCountdown(t, c, rdb) })
 }
 
 // A name with an unbalanced brace is served on a single server, as the

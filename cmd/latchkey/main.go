@@ -13,6 +13,8 @@
 //	watch [-json] [-kind K] [-every D] NAME  follow a synchronizer as it changes
 //	unlock [-yes] [-kind K] NAME             force-unlock a lock, waking its waiters
 //	evict [-yes] [-kind K] NAME WAITER       remove a waiter from a queue, waking those it held back
+//	release [-yes] [-n N | -id ID] NAME      give permits back, serving waiters (alias give)
+//	countdown [-yes] [-n N] NAME             count a latch down, releasing its waiters at zero
 //	version                                  print the version of latchkey
 //
 // The connection flags (also accepted after the command) are -redis ADDR
@@ -23,17 +25,24 @@
 // -timeout. Without -password or a password in the URL, the password is
 // taken from $REDISCLI_AUTH, as redis-cli does, which keeps it out of ps.
 //
-// The commands that change a synchronizer (unlock, evict) show what they
-// will do and ask for confirmation on a terminal; -yes skips the question,
-// and is required when stdin is not a terminal. Each wakes whoever its
-// change frees, latchkey's and Redisson's waiters alike, on the channels
-// they listen on, by the library's own scripts. evict takes a waiter out
-// of a queue (a mutex's, a fair lock's, a semaphore's or a permit
-// semaphore's, or a read-write lock's waiting writers) as if it had given
-// up: for a waiter that died queued, which would otherwise hold up those
-// behind it until its deadline (a fair lock's Redisson waiter: Redisson's
-// fairLockWaitTimeout, 5 minutes by default; pass -wait-timeout if the
-// Java clients set another, for the deadlines behind it move up by it).
+// The commands that change a synchronizer (unlock, evict, release,
+// countdown) show what they will do and ask for confirmation on a
+// terminal; -yes skips the question, and is required when stdin is not a
+// terminal. Each wakes whoever its change frees, latchkey's and Redisson's
+// waiters alike, on the channels they listen on, through the library.
+//
+// evict takes a waiter out of a queue (a mutex's, a fair lock's, a
+// semaphore's or a permit semaphore's, or a read-write lock's waiting
+// writers) as if it had given up: for a waiter that died queued, which
+// would otherwise hold up those behind it until its deadline (a fair
+// lock's Redisson waiter: Redisson's fairLockWaitTimeout, 5 minutes by
+// default; pass -wait-timeout if the Java clients set another, for the
+// deadlines behind it move up by it). release (or give) gives back the
+// permits of holders that died: -n N to a semaphore, -id ID one permit of
+// a permit semaphore. countdown counts a latch down. A semaphore and a
+// latch are both a plain integer: release and countdown want -kind
+// semaphore or -kind countdownlatch for one, unless latchkey waiters
+// queue on it (then it is a semaphore).
 //
 // With -json, watch prints one JSON object per line for each change:
 // {"time": RFC 3339 time, "event": "now" (the first look), "acquired",
@@ -78,16 +87,19 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"inspect": {runInspect, "inspect [-json] [-kind K] NAME...        show holders, TTL, token, leader, waiters, permits, count"},
-	"ls":      {runLs, "ls [-json] [PATTERN]                     list the synchronizers present (SCAN, default *)"},
-	"watch":   {runWatch, "watch [-json] [-kind K] [-every D] NAME  print each change of NAME as it happens"},
-	"unlock":  {runUnlock, "unlock [-yes] [-kind K] NAME             force-unlock NAME, waking latchkey and Redisson waiters"},
-	"evict":   {runEvict, "evict [-yes] [-kind K] NAME WAITER       remove WAITER (an id as inspect shows it) from NAME's queue"},
-	"version": {runVersion, "version                                  print the version of latchkey"},
+	"inspect":   {runInspect, "inspect [-json] [-kind K] NAME...        show holders, TTL, token, leader, waiters, permits, count"},
+	"ls":        {runLs, "ls [-json] [PATTERN]                     list the synchronizers present (SCAN, default *)"},
+	"watch":     {runWatch, "watch [-json] [-kind K] [-every D] NAME  print each change of NAME as it happens"},
+	"unlock":    {runUnlock, "unlock [-yes] [-kind K] NAME             force-unlock NAME, waking latchkey and Redisson waiters"},
+	"evict":     {runEvict, "evict [-yes] [-kind K] NAME WAITER       remove WAITER (an id as inspect shows it) from NAME's queue"},
+	"release":   {runRelease, "release [-yes] [-n N | -id ID] NAME      give N permits back to semaphore NAME, or release permit ID"},
+	"give":      {runRelease, "give [-yes] [-n N | -id ID] NAME         the same as release"},
+	"countdown": {runCountdown, "countdown [-yes] [-n N] NAME             count latch NAME down N times (default 1)"},
+	"version":   {runVersion, "version                                  print the version of latchkey"},
 }
 
 // order is the order in which usage lists the commands.
-var order = []string{"inspect", "ls", "watch", "unlock", "evict", "version"}
+var order = []string{"inspect", "ls", "watch", "unlock", "evict", "release", "countdown", "version"}
 
 // env is what every command shares: the connection settings and the
 // process's standard streams.

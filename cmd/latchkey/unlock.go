@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 
 	"github.com/latchkey/latchkey/fairlock"
@@ -13,24 +12,13 @@ import (
 // runUnlock force-unlocks a lock whoever holds it, through the library's
 // own forced unlock, which wakes latchkey's and Redisson's waiters alike.
 func runUnlock(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("unlock", flag.ContinueOnError)
-	yes := fs.Bool("yes", false, "do not ask for confirmation (required when stdin is not a terminal)")
-	kind := fs.String("kind", "", "the kind of lock NAME is, instead of detecting it: mutex, fairlock or rwlock")
-	rest, err := e.parseFlags(fs, args)
+	ch := newChanging("unlock", "mutex, fairlock or rwlock")
+	rest, err := ch.parse(e, args, 1, "exactly one NAME")
 	if err != nil {
 		return err
 	}
-	if len(rest) != 1 {
-		return usagef("want exactly one NAME, got %d", len(rest))
-	}
 	name := rest[0]
-	if err := checkKind(*kind); err != nil {
-		return err
-	}
-	if err := mayAsk(e, *yes, fmt.Sprintf("force-unlock %q", name)); err != nil {
-		return err
-	}
-	t, err := e.open(ctx, name, *kind)
+	t, err := ch.open(ctx, e, name, fmt.Sprintf("force-unlock %q", name))
 	if err != nil {
 		return err
 	}
@@ -45,7 +33,7 @@ func runUnlock(ctx context.Context, e *env, args []string) error {
 		return notLocked(e, name)
 	}
 	q := fmt.Sprintf("Force-unlock %s %q on %s, held by %s? [y/N] ", st.Kind, name, c.server, holdersCell(st.Holders))
-	if err := approve(e, *yes, q); err != nil {
+	if err := approve(e, *ch.yes, q); err != nil {
 		return err
 	}
 	ctx, cancel := e.withTimeout(ctx)
