@@ -86,6 +86,16 @@ func runSuite(t *testing.T, cfg Config) (*Report, string) {
 		if runtime.GOOS == "linux" && r.ClientCPUUsPerAcq < 0 {
 			t.Errorf("%s/%s: no client CPU", r.Scenario, r.Impl)
 		}
+		// The election measured every case: the leader killed, paused,
+		// cut off, and resigning.
+		if r.Scenario == "election" {
+			series, _ := electionCharts()
+			for _, name := range series {
+				if r.Series[name].N == 0 {
+					t.Errorf("%s/%s: no %q measured", r.Scenario, r.Impl, name)
+				}
+			}
+		}
 		// Waiters that sleep until the unlock message always take over
 		// from a release; pollers may miss every one in a short run.
 		if r.Scenario == "hotlock" && r.Impl == "latchkey" && r.Handoff.N == 0 {

@@ -24,6 +24,10 @@ type Env struct {
 	ClusterEnv *Env
 	Ops        *atomic.Int64 // acquisitions so far, for the progress line
 	seq        *atomic.Int64
+
+	// Rounds is the invocation's, and Round (from 1) the one running: a
+	// scenario that counts its trials spreads them over the rounds.
+	Rounds, Round int
 }
 
 func newEnv() *Env {

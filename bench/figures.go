@@ -50,6 +50,18 @@ func figuresFor(rep *Report, si scenInfo, rs []*Result) []figure {
 			}))
 			add("renewals", "renewal round trips", barChart(s))
 		}
+		if si.Name == "election" {
+			series, charts := electionCharts()
+			for i, name := range series {
+				s := spec(name+": p50, from the fault (or Resign call) to the successor's Campaign return", charts[i],
+					onlyPositive(bars(func(r *Result) (float64, float64, string) {
+						d := r.Series[name]
+						return d.P50, 0, fmt.Sprintf("p50 %s, max %s (n=%d)", durLabel(d.P50), durLabel(d.Max), d.N)
+					})))
+				s.tick = durLabel
+				add(charts[i], name, barChart(s))
+			}
+		}
 		return out
 	}
 

@@ -57,6 +57,7 @@ const (
 	KindLatch     Kind = "latch"
 	KindWatchdog  Kind = "watchdog" // a mutex kept alive while held
 	KindRedlock   Kind = "redlock"
+	KindElection  Kind = "election" // a leader election: an Elector
 )
 
 // An Impl is one implementation of a primitive, configured as its users

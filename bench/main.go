@@ -36,6 +36,7 @@ import (
 )
 
 func main() {
+	candidateMain() // a child of the election scenario runs only that
 	var cfg Config
 	flag.StringVar(&cfg.Redis, "redis", "", "address of an existing Redis `ADDR` (default: start a throwaway redis-server)")
 	flag.BoolVar(&cfg.Mini, "miniredis", false, "use an in-process miniredis even if redis-server is installed")

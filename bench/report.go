@@ -35,7 +35,7 @@ func writeReport(dir string, rep *Report) (int, error) {
 		p("\n## !!! MUTUAL EXCLUSION VIOLATIONS: %d !!!\n\n", rep.Violations)
 	}
 
-	p("## Targets for %s\n\nFrom issues 5, 12, 13 and 18; reported, never asserted. Margin: how far inside (+) or "+
+	p("## Targets for %s\n\nFrom issues 5, 12, 13, 18 and 20; reported, never asserted. Margin: how far inside (+) or "+
 		"outside (−) the bound the figure is, relative to the bound.\n\n", targetImpl)
 	p("| status | issue | target | want | got | margin |\n|---|---|---|---|---|---|\n")
 	for _, t := range rep.Targets {

@@ -81,6 +81,7 @@ func run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, er
 	}
 	defer b.stop()
 	env := b.env
+	env.Rounds = cfg.Rounds
 
 	rep := &Report{
 		When: time.Now(), Command: cfg.Command, Machine: machine(), GoVersion: runtime.Version(),
@@ -125,6 +126,7 @@ func run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, er
 					continue
 				}
 				prog.start(si.Name, im.Name, round, cfg.Rounds, per)
+				env.Round = round
 				r, err := si.scen.Run(ctx, env, im, per)
 				prog.done(r)
 				if ctx.Err() != nil {
