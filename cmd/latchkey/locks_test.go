@@ -70,6 +70,7 @@ func TestCLI(t *testing.T) {
 	t.Run("evict", func(t *testing.T) { testEvict(t, c, rdb) })
 	t.Run("release", func(t *testing.T) { testRelease(t, c, rdb) })
 	t.Run("countdown", func(t *testing.T) { testCountdown(t, c, rdb) })
+	t.Run("clear", func(t *testing.T) { testClear(t, c, rdb) })
 }
 
 // A name with an unbalanced brace is served on a single server, as the

@@ -15,6 +15,7 @@
 //	evict [-yes] [-kind K] NAME WAITER       remove a waiter from a queue, waking those it held back
 //	release [-yes] [-n N | -id ID] NAME      give permits back, serving waiters (alias give)
 //	countdown [-yes] [-n N] NAME             count a latch down, releasing its waiters at zero
+//	clear [-yes] [-kind K] NAME              delete a free lock's leftovers: dead waiters' queues
 //	version                                  print the version of latchkey
 //
 // The connection flags (also accepted after the command) are -redis ADDR
@@ -26,7 +27,7 @@
 // taken from $REDISCLI_AUTH, as redis-cli does, which keeps it out of ps.
 //
 // The commands that change a synchronizer (unlock, evict, release,
-// countdown) show what they will do and ask for confirmation on a
+// countdown, clear) show what they will do and ask for confirmation on a
 // terminal; -yes skips the question, and is required when stdin is not a
 // terminal. Each wakes whoever its change frees, latchkey's and Redisson's
 // waiters alike, on the channels they listen on, through the library.
@@ -42,7 +43,9 @@
 // a permit semaphore. countdown counts a latch down. A semaphore and a
 // latch are both a plain integer: release and countdown want -kind
 // semaphore or -kind countdownlatch for one, unless latchkey waiters
-// queue on it (then it is a semaphore).
+// queue on it (then it is a semaphore). clear deletes every key of a lock
+// nobody holds: what waiters that died left queued (those keys have no
+// TTL), and the fencing counter; live waiters are told to queue again.
 //
 // With -json, watch prints one JSON object per line for each change:
 // {"time": RFC 3339 time, "event": "now" (the first look), "acquired",
@@ -95,11 +98,12 @@ var commands = map[string]command{
 	"release":   {runRelease, "release [-yes] [-n N | -id ID] NAME      give N permits back to semaphore NAME, or release permit ID"},
 	"give":      {runRelease, "give [-yes] [-n N | -id ID] NAME         the same as release"},
 	"countdown": {runCountdown, "countdown [-yes] [-n N] NAME             count latch NAME down N times (default 1)"},
+	"clear":     {runClear, "clear [-yes] [-kind K] NAME              delete every key of free lock NAME: dead waiters' queues"},
 	"version":   {runVersion, "version                                  print the version of latchkey"},
 }
 
 // order is the order in which usage lists the commands.
-var order = []string{"inspect", "ls", "watch", "unlock", "evict", "release", "countdown", "version"}
+var order = []string{"inspect", "ls", "watch", "unlock", "evict", "release", "countdown", "clear", "version"}
 
 // env is what every command shares: the connection settings and the
 // process's standard streams.

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/fairlock"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/latchkey/latchkey/rwlock"
@@ -24,13 +26,11 @@ func runUnlock(ctx context.Context, e *env, args []string) error {
 	}
 	defer t.close()
 	c, st := t.c, t.st
-	switch st.Kind {
-	case kindMutex, kindFairLock, kindRWLock:
-	default:
-		return fmt.Errorf("%s: key %q is a %s: only locks (mutex, fairlock, rwlock) can be force-unlocked", c.server, name, st.Kind)
+	if err := t.lock("force-unlocked"); err != nil {
+		return err
 	}
 	if len(st.Holders) == 0 {
-		return notLocked(e, name)
+		return notLocked(e, st)
 	}
 	q := fmt.Sprintf("Force-unlock %s %q on %s, held by %s? [y/N] ", st.Kind, name, c.server, holdersCell(st.Holders))
 	if err := approve(e, *ch.yes, q); err != nil {
@@ -43,35 +43,97 @@ func runUnlock(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if !held {
-		return notLocked(e, name)
+		return notLocked(e, st)
 	}
 	fmt.Fprintf(e.stdout, "%s: force-unlocked %s (was held by %s); %d waiting\n", name, st.Kind, holdersCell(st.Holders), len(st.Queue))
 	return nil
 }
 
-// notLocked says that name is not locked, with its exit status.
-func notLocked(e *env, name string) error {
-	fmt.Fprintf(e.stdout, "%s: not locked\n", name)
+// notLocked says that st's lock is not locked, with its exit status,
+// and how to clear what its dead waiters left.
+func notLocked(e *env, st *State) error {
+	fmt.Fprintf(e.stdout, "%s: not locked", st.Name)
+	if n := len(st.Queue); n > 0 {
+		fmt.Fprintf(e.stdout, "; %d waiting (if they are dead: latchkey evict, or latchkey clear %s)", n, st.Name)
+	}
+	fmt.Fprintln(e.stdout)
 	return &statusError{code: exitNotLocked}
 }
 
-// force deletes the lock and publishes what wakes its waiters, through the
-// packages' own ForceUnlock (a mutex's or fair lock's also grants the lock
-// to a queued latchkey waiter; a read-write lock's wakes every reader and
-// writer).
-func force(ctx context.Context, c *conn, st *State) (bool, error) {
-	var held bool
-	var err error
-	switch st.Kind {
-	case kindMutex:
-		held, err = mutex.New(c.client, st.Name).ForceUnlock(ctx)
-	case kindFairLock:
-		held, err = fairlock.New(c.client, st.Name).ForceUnlock(ctx)
-	case kindRWLock:
-		held, err = rwlock.New(c.client, st.Name).ForceUnlock(ctx)
+// lock returns an error unless t is a lock, which can be what.
+func (t *target) lock(what string) error {
+	switch t.st.Kind {
+	case kindMutex, kindFairLock, kindRWLock:
+		return nil
 	}
+	return fmt.Errorf("%s: key %q is a %s: only locks (mutex, fairlock, rwlock) can be %s", t.c.server, t.st.Name, t.st.Kind, what)
+}
+
+// A lock is what unlock and clear act on, of any kind: the packages' own
+// ForceUnlock (a mutex's or fair lock's also grants the lock to a queued
+// latchkey waiter; a read-write lock's wakes every reader and writer) and
+// Delete (every key of a free lock; its waiters are told to look again).
+type lock interface {
+	ForceUnlock(ctx context.Context) (bool, error)
+	Delete(ctx context.Context) (bool, error)
+}
+
+// lockOf returns the lock of st's kind.
+func lockOf(c *conn, st *State) lock {
+	switch st.Kind {
+	case kindFairLock:
+		return fairlock.New(c.client, st.Name)
+	case kindRWLock:
+		return rwlock.New(c.client, st.Name)
+	}
+	return mutex.New(c.client, st.Name)
+}
+
+// force force-unlocks st's lock and reports whether it was held.
+func force(ctx context.Context, c *conn, st *State) (bool, error) {
+	held, err := lockOf(c, st).ForceUnlock(ctx)
 	if err != nil {
 		return false, c.keyErr(st.Name, err)
 	}
 	return held, nil
+}
+
+// runClear deletes what a lock nobody holds left behind (the queues of
+// waiters that died, the fencing counter), through the packages' Delete,
+// which refuses a held lock.
+func runClear(ctx context.Context, e *env, args []string) error {
+	ch := newChanging("clear", "mutex, fairlock or rwlock")
+	rest, err := ch.parse(e, args, 1, "exactly one NAME")
+	if err != nil {
+		return err
+	}
+	t, err := ch.open(ctx, e, rest[0], fmt.Sprintf("clear %q", rest[0]))
+	if err != nil {
+		return err
+	}
+	defer t.close()
+	st := t.st
+	if err := t.lock("cleared"); err != nil {
+		return err
+	}
+	if len(st.Holders) > 0 {
+		return fmt.Errorf("%s: %s %q is held by %s: clear deletes only a free lock's keys (force-unlock first: latchkey unlock)", t.c.server, st.Kind, st.Name, holdersCell(st.Holders))
+	}
+	q := fmt.Sprintf("Delete every key of free %s %q on %s (%d in its queue)? [y/N] ", st.Kind, st.Name, t.c.server, len(st.Queue))
+	if err := approve(e, *ch.yes, q); err != nil {
+		return err
+	}
+	ctx, cancel := e.withTimeout(ctx)
+	defer cancel()
+	existed, err := lockOf(t.c, st).Delete(ctx)
+	switch {
+	case errors.Is(err, latchkey.ErrHeld):
+		return fmt.Errorf("%s: %q was locked meanwhile: nothing deleted", t.c.server, st.Name)
+	case err != nil:
+		return t.c.keyErr(st.Name, err)
+	case !existed:
+		return nothingHere("%s: %q was gone meanwhile", t.c.server, st.Name)
+	}
+	fmt.Fprintf(e.stdout, "%s: cleared %s, its queue of %d and its fencing counter\n", st.Name, st.Kind, len(st.Queue))
+	return nil
 }
