@@ -91,7 +91,7 @@ func (e *Election) Campaign(ctx context.Context, value string) (context.Context,
 		<-e.turn
 		return nil, e.errorf("campaign", err)
 	}
-	lctx, end := context.WithCancelCause(context.WithoutCancel(ctx))
+	lctx, end := context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), termKey{}, term))
 	e.mu.Lock()
 	e.id, e.term = id, term
 	e.mu.Unlock()
@@ -117,7 +117,10 @@ func (e *Election) lead(done <-chan struct{}, end context.CancelCauseFunc) {
 // Resign gives the leadership up: the lock goes to the next candidate in
 // line, and the leader's record is deleted. It returns an error matching
 // latchkey.ErrNotHeld if this handle does not lead, including when its
-// leadership was lost. Like an Unlock, Resign is not cut short by ctx.
+// leadership was lost. The loss of a leadership is signalled as soon as
+// its validity may have ended, which can happen while a Resign is on its
+// way: a nil Resign then says that the release went through all the same.
+// Like an Unlock, Resign is not cut short by ctx.
 func (e *Election) Resign(ctx context.Context) error {
 	e.mu.Lock()
 	id := e.id
@@ -187,12 +190,24 @@ func (e *Election) proclaim(ctx context.Context, id, value string, term int64) e
 // Term returns the term of this handle's leadership: the fencing token of
 // its hold, which strictly increases with every leadership of the
 // election, by any handle or process. It returns 0 if the handle does not
-// lead. Give it to every write the leader makes, so that a store can
-// refuse a leader that lost the leadership without knowing it yet.
+// lead; the context Campaign returned keeps its term (see TermOf). Give it
+// to every write the leader makes, so that a store can refuse a leader
+// that lost the leadership without knowing it yet.
 func (e *Election) Term() int64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.term
+}
+
+// termKey is the key of a leadership context's term.
+type termKey struct{}
+
+// TermOf returns the term of the leadership whose context Campaign
+// returned, ctx or a context derived from it, and whether ctx is one; it
+// keeps the term after the leadership ended, when Term returns 0.
+func TermOf(ctx context.Context) (int64, bool) {
+	t, ok := ctx.Value(termKey{}).(int64)
+	return t, ok
 }
 
 func (e *Election) errorf(op string, err error) error {

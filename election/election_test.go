@@ -175,6 +175,12 @@ func TestElection_loss(t *testing.T) {
 	if a.Term() != 0 {
 		t.Errorf("Term after loss = %d, want 0", a.Term())
 	}
+	if got, ok := election.TermOf(lctx); !ok || got != term {
+		t.Errorf("TermOf the lost leadership's context = %d, %v; want %d", got, ok, term)
+	}
+	if _, ok := election.TermOf(ctx); ok {
+		t.Error("TermOf a context that is no leadership's says it is")
+	}
 	if err := a.Resign(ctx); !errors.Is(err, latchkey.ErrNotHeld) {
 		t.Errorf("Resign after loss = %v, want ErrNotHeld", err)
 	}
