@@ -16,6 +16,28 @@ import (
 // subscription.
 func init() {
 	aclBackends = append(aclBackends, backend{"redis-polling", pollingEnv})
+	backends = append(backends, backend{"cluster-polling", clusterPollingEnv})
+}
+
+// clusterPollingEnv is the cluster backend with polling clients; the
+// cases' own eyes subscribe through a client that does not poll.
+func clusterPollingEnv(t *testing.T) *env {
+	c := redistest.SharedCluster(t)
+	client := func() *redis.ClusterClient {
+		return closeLater(t, redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()}))
+	}
+	return &env{
+		Name: uniqueName(t),
+		Client: func() redis.UniversalClient {
+			cc := client()
+			latchkey.SetPolling(cc, true)
+			return cc
+		},
+		Advance:  time.Sleep,
+		Real:     true,
+		Polling:  true,
+		Observer: func() redis.UniversalClient { return client() },
+	}
 }
 
 func pollingEnv(t *testing.T) *env {

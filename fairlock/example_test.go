@@ -161,3 +161,31 @@ func ExampleMutex_Done() {
 	// true
 	// true
 }
+
+// Token fences a resource: each hold of the fair lock gets a token above
+// every earlier one, so a store can refuse a writer that lost its turn.
+func ExampleMutex_Token() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer client.Close()
+	defer latchkey.Close(client)
+	ctx := context.Background()
+
+	m := fairlock.New(client, "ledger")
+	var last int64 // what the store remembers
+	for range 2 {
+		if err := m.Lock(ctx); err != nil {
+			panic(err)
+		}
+		fmt.Println("write accepted:", m.Token() > last)
+		last = m.Token()
+		_ = m.Unlock(ctx)
+	}
+	// Output:
+	// write accepted: true
+	// write accepted: true
+}

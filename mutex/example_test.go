@@ -176,3 +176,28 @@ func ExampleMutex_Locker() {
 	l.Unlock()
 	// Output: locked
 }
+
+// Delete clears every key of a lock nobody holds, and leaves a held one
+// alone.
+func ExampleMutex_Delete() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	defer latchkey.Close(rdb)
+	ctx := context.Background()
+
+	m := mutex.New(rdb, "retired-job")
+	_ = m.Lock(ctx)
+	_, err = m.Delete(ctx)
+	fmt.Println("held:", errors.Is(err, latchkey.ErrHeld))
+	_ = m.Unlock(ctx)
+	deleted, _ := m.Delete(ctx) // the fencing counter was left
+	fmt.Println("deleted:", deleted, mr.Exists("redisson_lock_token:{retired-job}"))
+	// Output:
+	// held: true
+	// deleted: true false
+}

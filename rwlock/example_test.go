@@ -166,3 +166,31 @@ func ExampleRWMutex_RLocker() {
 	// read-locked: true
 	// locked: false
 }
+
+// A write hold taken with a fixed lease is extended while the work goes on,
+// and its fencing token goes with every write.
+func ExampleWriteLock_Extend() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer client.Close()
+	defer latchkey.Close(client)
+	ctx := context.Background()
+
+	w := rwlock.New(client, "catalog", rwlock.WithLease(10*time.Second)).WriteLock()
+	if err := w.Lock(ctx); err != nil {
+		panic(err)
+	}
+	defer w.Unlock(ctx)
+	if err := w.Extend(ctx, time.Minute); err != nil {
+		panic(err)
+	}
+	fmt.Println("valid for over 50s:", time.Until(w.Deadline()) > 50*time.Second)
+	fmt.Println("token:", w.Token() > 0)
+	// Output:
+	// valid for over 50s: true
+	// token: true
+}
