@@ -8,6 +8,7 @@ import (
 
 	"github.com/latchkey/latchkey/fairlock"
 	"github.com/latchkey/latchkey/mutex"
+	"github.com/latchkey/latchkey/permitsemaphore"
 	"github.com/latchkey/latchkey/rwlock"
 	"github.com/latchkey/latchkey/semaphore"
 	"github.com/redis/go-redis/v9"
@@ -25,6 +26,7 @@ func testEvict(t *testing.T, c cli, rdb redis.UniversalClient) {
 	t.Run("fairlock", func(t *testing.T) { testEvictFair(t, c, rdb) })
 	t.Run("mutex", func(t *testing.T) { testEvictMutex(t, c, rdb) })
 	t.Run("semaphore", func(t *testing.T) { testEvictSemaphore(t, c, rdb) })
+	t.Run("permitsemaphore", func(t *testing.T) { testEvictPermits(t, c, rdb) })
 	t.Run("rwlock", func(t *testing.T) { testEvictWriter(t, c, rdb) })
 }
 
@@ -85,11 +87,7 @@ func testEvictFair(t *testing.T, c cli, rdb redis.UniversalClient) {
 	deadline := time.Now().Add(5 * time.Minute).UnixMilli()
 	rdb.RPush(ctx, l.FairQueue, dead, next)
 	rdb.ZAdd(ctx, l.FairDeadlines, redis.Z{Score: float64(deadline), Member: dead}, redis.Z{Score: float64(deadline + 300000), Member: next})
-	sub := rdb.Subscribe(ctx, l.Channel+":"+next)
-	defer sub.Close()
-	if _, err := sub.Receive(ctx); err != nil {
-		t.Fatal(err)
-	}
+	sub := subscribe(t, rdb, l.Channel+":"+next)
 	c.evicted(t, name, dead)
 	select {
 	case msg := <-sub.Channel():
@@ -151,6 +149,35 @@ func testEvictSemaphore(t *testing.T, c cli, rdb redis.UniversalClient) {
 	got(t, w, "the waiter for 1 permit behind a dead waiter for 2", soon)
 }
 
+// The same for a permit semaphore, whose dead waiter's entry names the
+// ids of the 2 permits it asked for.
+func testEvictPermits(t *testing.T, c cli, rdb redis.UniversalClient) {
+	ctx := t.Context()
+	name := testName(t, "pes")
+	s := permitsemaphore.New(rdb, name)
+	if _, err := s.TrySetPermits(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	l := namesOf(name).sem
+	first := strings.Repeat("ab", 16)
+	entry := "deadhub/" + first + strings.Repeat("cd", 16)
+	rdb.RPush(ctx, l.Queue, entry)
+	rdb.ZAdd(ctx, l.Deadlines, redis.Z{Score: float64(time.Now().Add(time.Minute).UnixMilli()), Member: entry})
+	w := wait(func(ctx context.Context) error {
+		_, err := s.Acquire(ctx, permitsemaphore.Lease(time.Minute))
+		return err
+	}, func(context.Context) error { return nil })
+	defer w.stop()
+	queued(t, rdb, l.Queue, 2)
+	// With no permit held, its layout is a plain integer's but for the
+	// queue: inspect wants -kind, evict reads the queue's entries.
+	if st := c.inspect(t, name, "-kind", "permitsemaphore"); len(st.Queue) != 2 || st.Queue[0].Owner != first || st.Queue[0].Permits != 2 {
+		t.Fatalf("inspect: %+v", st.Queue)
+	}
+	c.evicted(t, name, first)
+	got(t, w, "the waiter for 1 permit behind a dead waiter for 2", soon)
+}
+
 // A dead writer's mark holds new readers back.
 func testEvictWriter(t *testing.T, c cli, rdb redis.UniversalClient) {
 	ctx := t.Context()
@@ -172,4 +199,21 @@ func testEvictWriter(t *testing.T, c cli, rdb redis.UniversalClient) {
 	}
 	c.evicted(t, name, "deadwriter")
 	got(t, w, "the reader held back by a dead writer", soon)
+}
+
+// subscribe listens on channel as a Redisson client does: SSUBSCRIBE on a
+// cluster (Redis 7 and later, as the tests' servers are), else SUBSCRIBE.
+func subscribe(t *testing.T, rdb redis.UniversalClient, channel string) *redis.PubSub {
+	t.Helper()
+	var sub *redis.PubSub
+	if _, ok := rdb.(*redis.ClusterClient); ok {
+		sub = rdb.SSubscribe(t.Context(), channel)
+	} else {
+		sub = rdb.Subscribe(t.Context(), channel)
+	}
+	t.Cleanup(func() { _ = sub.Close() })
+	if _, err := sub.Receive(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return sub
 }

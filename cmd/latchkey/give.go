@@ -11,14 +11,6 @@ import (
 	"github.com/latchkey/latchkey/semaphore"
 )
 
-// counterKind settles the kind of a plain integer where its layout can:
-// a semaphore if latchkey waiters queue on it, since a latch has no queue.
-func counterKind(st *State) {
-	if st.Kind == kindCounter && len(st.Queue) > 0 {
-		st.Kind = kindSemaphore
-	}
-}
-
 // runRelease gives permits back to a semaphore whose holders died without
 // releasing them (-n), or releases one permit of a permit semaphore by its
 // id (-id), as the holder's own release would: through the library, which
@@ -41,7 +33,6 @@ func runRelease(ctx context.Context, e *env, args []string) error {
 	}
 	defer t.close()
 	st := t.st
-	counterKind(st)
 	what := fmt.Sprintf("permit %s", *id)
 	switch {
 	case st.Kind == kindCounter:
@@ -95,7 +86,6 @@ func runCountdown(ctx context.Context, e *env, args []string) error {
 	}
 	defer t.close()
 	st := t.st
-	counterKind(st)
 	switch st.Kind {
 	case kindLatch:
 	case kindCounter:

@@ -43,7 +43,9 @@
 // a permit semaphore. countdown counts a latch down. A semaphore and a
 // latch are both a plain integer: release and countdown want -kind
 // semaphore or -kind countdownlatch for one, unless latchkey waiters
-// queue on it (then it is a semaphore). clear deletes every key of a lock
+// queue on it (then their entries tell a semaphore from a permit
+// semaphore, which is a plain integer too while none of its permits is
+// held). clear deletes every key of a lock
 // nobody holds: what waiters that died left queued (those keys have no
 // TTL), and the fencing counter; live waiters are told to queue again.
 //

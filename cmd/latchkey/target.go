@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"strings"
 
 	"github.com/latchkey/latchkey"
@@ -57,7 +58,8 @@ func (t *target) close() {
 
 // open makes the checks every changing command makes (the name is usable,
 // a cluster node is reached with -cluster) and reads name's state as kind
-// ("" to detect), within the -timeout; the change gets a -timeout of its
+// ("" to detect; a plain integer with waiters queued is read as the kind
+// of its queue), within the -timeout; the change gets a -timeout of its
 // own, after the prompt. A name with nothing under it is the nothing-here
 // status. The caller closes the target.
 func (e *env) open(ctx context.Context, name, kind string) (*target, error) {
@@ -76,9 +78,32 @@ func (e *env) open(ctx context.Context, name, kind string) (*target, error) {
 		t.close()
 		return nil, err
 	}
+	if k := counterKind(t.st); k != t.st.Kind {
+		if t.st, err = read(rctx, c, name, k); err != nil {
+			t.close()
+			return nil, err
+		}
+	}
 	if t.st.Kind == kindNone {
 		t.close()
 		return nil, nothingHere("%s: nothing here on %s", name, c.server)
 	}
 	return t, nil
+}
+
+// counterKind returns the kind of a plain integer where its queue tells
+// (else st.Kind): a latch has none, and a permit semaphore's entries
+// <hub id>/<permit ids in hex> differ from a semaphore's
+// <hub id>/<permits>/<key>, which readCounter parsed already.
+func counterKind(st *State) string {
+	if st.Kind != kindCounter || len(st.Queue) == 0 {
+		return st.Kind
+	}
+	for _, w := range st.Queue {
+		_, ids, ok := strings.Cut(w.Owner, "/")
+		if _, err := hex.DecodeString(ids); ok && err == nil && len(ids) > 0 && len(ids)%32 == 0 {
+			return kindPermits
+		}
+	}
+	return kindSemaphore
 }
