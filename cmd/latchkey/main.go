@@ -54,9 +54,33 @@
 // "released", "handoff" or "changed", "state": the object inspect -json
 // prints}.
 //
-// In JSON output every list (holders, queue, permit_ids, grants) is [],
-// never null, when it is empty. ttl_ms is -1 for a key without a TTL and 0
-// for a key that does not exist.
+// inspect -json and ls -json print one object per synchronizer:
+//
+//	name, kind      the name; mutex, fairlock, rwlock, semaphore,
+//	                permitsemaphore, countdownlatch,
+//	                "semaphore|countdownlatch" (a plain integer: -kind
+//	                says which), "none" (nothing here) or "other"
+//	ttl_ms          the main key's time to live: -1 none, 0 no such key
+//	mode            rwlock: "read" or "write" (omitted otherwise)
+//	holders         [{owner, count, mode, client, ttl_ms}]: client is
+//	                "latchkey" or "redisson" (by the owner id's shape);
+//	                mode and ttl_ms (the longest read hold's) for rwlock
+//	token           the fencing counter, or null
+//	permits, count  semaphores: permits available; latch: the count (a
+//	                plain integer: both); null for the other kinds
+//	permit_ids      permitsemaphore: [{id, expires_ms, ttl_ms}], -1 for a
+//	                permanent permit
+//	queue           waiters, first in line first: [{owner, client, mode,
+//	                permits, deadline_ms, in_ms}]; deadline_ms is when the
+//	                entry lapses unless its waiter comes back (epoch ms),
+//	                in_ms how long until then (negative: overdue)
+//	granted, grants a lock's grant to a waiter, not taken yet (owner); a
+//	                semaphore's ([] of queue entries, deadline_ms the end
+//	                of the grace)
+//	leader, note    an election's leader {owner, value, term}; a remark
+//
+// Every list is [], never null, when it is empty; evict takes a waiter's
+// owner as queue shows it, release -id a permit_ids id.
 //
 // Exit status, for scripts:
 //
