@@ -121,7 +121,7 @@ var commands = map[string]command{
 	"watch":     {runWatch, "watch [-json] [-kind K] [-every D] NAME  print each change of NAME as it happens"},
 	"unlock":    {runUnlock, "unlock [-yes] [-kind K] NAME             force-unlock NAME, waking latchkey and Redisson waiters"},
 	"evict":     {runEvict, "evict [-yes] [-kind K] NAME WAITER       remove WAITER (an id as inspect shows it) from NAME's queue"},
-	"release":   {runRelease, "release [-yes] [-n N | -id ID] NAME      give N permits back to semaphore NAME, or release permit ID"},
+	"release":   {runRelease, "release [-yes] [-n N | -id ID] NAME      give N permits back to semaphore NAME (alias give), or release permit ID"},
 	"give":      {runRelease, "give [-yes] [-n N | -id ID] NAME         the same as release"},
 	"countdown": {runCountdown, "countdown [-yes] [-n N] NAME             count latch NAME down N times (default 1)"},
 	"clear":     {runClear, "clear [-yes] [-kind K] NAME              delete every key of free lock NAME: dead waiters' queues"},
