@@ -37,7 +37,10 @@ func init() {
 			return rwlock.New(e.Client(), e.Name, rwlock.WithLease(lease)).WriteLock()
 		}},
 		{"redlock", func(e *env) extendable {
-			return redlock.New([]redis.UniversalClient{e.Client()}, e.Name, redlock.WithLease(lease))
+			// The default node timeout, a twentieth of the lease (20ms),
+			// is too short for a loaded machine's cluster.
+			return redlock.New([]redis.UniversalClient{e.Client()}, e.Name, redlock.WithLease(lease),
+				redlock.WithNodeTimeout(lease/2))
 		}},
 	} {
 		register("contract/"+kind.name+" extend", func(t *testing.T, e *env) {
