@@ -60,7 +60,7 @@ func (p *Permit) KeepAlive() error {
 		return nil
 	case p.lease == Forever:
 		return fail(fmt.Errorf("%w: a permanent permit has no lease to renew", lockerr.ErrInvalidLease))
-	case !time.Now().Before(p.since.Add(d - lease.Drift(d))):
+	case !time.Now().Before(lease.ValidUntil(p.since, d)):
 		return fail(fmt.Errorf("%w: its lease of %v may have run out", lockerr.ErrNotHeld, d))
 	}
 	raw, _ := rawID(p.id)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/lockopt"
@@ -54,7 +55,7 @@ func (m *Mutex) Extend(ctx context.Context, d time.Duration) error {
 	gone := len(rs) - renewed - failed
 	quorum := renewed >= m.quorum
 	switch {
-	case quorum && time.Now().Before(sent.Add(d-drift(d))):
+	case quorum && time.Now().Before(lease.ValidUntil(sent, d)):
 		k.Extend(sent, d, true)
 		return nil
 	case len(rs)-gone < m.quorum:

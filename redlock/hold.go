@@ -62,24 +62,23 @@ type held struct {
 	att   *attempt
 	lost  func(error)
 
-	mu       sync.Mutex
-	until    time.Time     // when its validity runs out
-	answered time.Time     // when the latest extension was answered
-	expiry   *time.Timer   // fires then
-	stop     chan struct{} // stops the watchdog; nil with a fixed lease
-	stopped  bool
+	mu      sync.Mutex
+	valid   hold.Validity // when its validity runs out
+	expiry  *time.Timer   // fires then
+	stop    chan struct{} // stops the watchdog; nil with a fixed lease
+	stopped bool
 }
 
 func (k keeper) Keep(id string, started time.Time, lost func(error)) hold.Keeping {
 	m := k.m
-	h := &held{m: m, owner: id, att: k.att, lost: lost, until: m.validUntil(started), answered: started}
+	h := &held{m: m, owner: id, att: k.att, lost: lost, valid: hold.NewValidity(started, m.cfg.TTL())}
 	why := "validity ran out without a quorum renewal"
 	if m.cfg.Fixed > 0 {
 		why = fmt.Sprintf("validity of its %v lease ran out", m.cfg.Fixed)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.expiry = time.AfterFunc(time.Until(h.until), func() {
+	h.expiry = time.AfterFunc(time.Until(h.valid.Until()), func() {
 		h.lose(fmt.Errorf("%w: %s", lockerr.ErrLost, why))
 	})
 	if m.cfg.Fixed == 0 {
@@ -132,39 +131,27 @@ func (h *held) extend(t time.Time) bool {
 	if h.stopped {
 		return false
 	}
-	h.until = h.m.validUntil(t)
-	h.expiry.Reset(time.Until(h.until))
+	h.expiry.Reset(time.Until(h.valid.Set(t, h.m.cfg.TTL(), true)))
 	return true
 }
 
 // Extend moves the validity to that of an extension to d sent at sent,
-// confirmed by a quorum if sure. One that overlapped another, or that may
-// have applied on some nodes only, can only shorten it: the nodes may have
-// applied the requests in either order.
+// confirmed by a quorum if sure (see hold.Validity: one that may have
+// applied on some nodes only can only shorten it).
 func (h *held) Extend(sent time.Time, d time.Duration, sure bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopped {
 		return
 	}
-	until := sent.Add(d - drift(d))
-	if !sure || sent.Before(h.answered) {
-		if h.until.Before(until) {
-			until = h.until
-		}
-	}
-	if sure {
-		h.answered = time.Now()
-	}
-	h.until = until
-	h.expiry.Reset(time.Until(until))
+	h.expiry.Reset(time.Until(h.valid.Set(sent, d, sure)))
 }
 
 // Until returns when the validity runs out.
 func (h *held) Until() time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.until
+	return h.valid.Until()
 }
 
 // Done returns a channel that is closed when the current hold of m ends,
@@ -195,13 +182,3 @@ func (m *Mutex) Deadline() time.Time {
 	}
 	return h.Keeping().Until()
 }
-
-// validUntil is when a hold confirmed by a quorum of requests sent at t
-// stops being valid.
-func (m *Mutex) validUntil(t time.Time) time.Time {
-	return t.Add(m.cfg.TTL() - m.drift())
-}
-
-// drift is the allowance a lease of d loses to the clocks' rates and the
-// nodes' millisecond expiry (see lease.Drift).
-func drift(d time.Duration) time.Duration { return d/100 + 2*time.Millisecond }

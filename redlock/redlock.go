@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/hold"
+	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/shared"
@@ -309,7 +310,7 @@ func (m *Mutex) undoOne(ctx context.Context, id string, node int, g *grantGate) 
 
 // drift is the clock drift allowance subtracted from every validity:
 // 1% of the lease plus 2ms (redlock-rb's).
-func (m *Mutex) drift() time.Duration { return drift(m.cfg.TTL()) }
+func (m *Mutex) drift() time.Duration { return lease.Drift(m.cfg.TTL()) }
 
 func (m *Mutex) nodeTimeout() time.Duration {
 	if m.cfg.nodeTimeout > 0 {

@@ -35,7 +35,7 @@ type Granted struct {
 
 // Keep starts keeping owner id's granted hold (a hold.Keeper).
 func (g Granted) Keep(id string, _ time.Time, lost func(error)) hold.Keeping {
-	k := &taking{g: g, id: id, lost: lost, until: g.At.Add(Grace - lease.Drift(Grace))}
+	k := &taking{g: g, id: id, lost: lost, until: lease.ValidUntil(g.At, Grace)}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.expiry = time.AfterFunc(time.Until(k.until), func() {
@@ -172,7 +172,7 @@ func (k *taking) Extend(sent time.Time, d time.Duration, sure bool) {
 	case k.inner != nil:
 		k.inner.Extend(sent, d, sure)
 	case !sure:
-		if end := sent.Add(d - lease.Drift(d)); end.Before(k.until) {
+		if end := lease.ValidUntil(sent, d); end.Before(k.until) {
 			k.until = end
 			k.expiry.Reset(time.Until(end))
 		}

@@ -47,10 +47,10 @@ func (f Fixed) Keep(id string, started time.Time, lost func(error)) Keeping {
 	d := time.Duration(f)
 	// The acquisition's answer came after started; any request sent after
 	// Keep was sent later still.
-	k := &fixed{lease: d, until: validUntil(started, d), set: d, answered: started}
+	k := &fixed{lease: d, valid: NewValidity(started, d), set: d}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.t = time.AfterFunc(time.Until(k.until), func() {
+	k.t = time.AfterFunc(time.Until(k.valid.Until()), func() {
 		k.mu.Lock()
 		set := k.set
 		k.mu.Unlock()
@@ -59,21 +59,14 @@ func (f Fixed) Keep(id string, started time.Time, lost func(error)) Keeping {
 	return k
 }
 
-// fixed is the Keeping of a Fixed lease. Requests that change the TTL may
-// overlap, and the server may apply them in any order: the TTL then ends
-// no sooner than the earliest of theirs, which is what it keeps.
+// fixed is the Keeping of a Fixed lease.
 type fixed struct {
 	lease time.Duration // what an acquisition sets
 
-	mu       sync.Mutex
-	t        *time.Timer
-	until    time.Time
-	set      time.Duration // the lease the latest request set
-	answered time.Time     // when the latest answer came
-}
-
-func validUntil(sent time.Time, d time.Duration) time.Time {
-	return sent.Add(d - lease.Drift(d))
+	mu    sync.Mutex
+	t     *time.Timer
+	valid Validity
+	set   time.Duration // the lease the latest request set
 }
 
 func (f *fixed) Again(started time.Time) { f.Extend(started, f.lease, true) }
@@ -81,32 +74,17 @@ func (f *fixed) Again(started time.Time) { f.Extend(started, f.lease, true) }
 func (f *fixed) Extend(sent time.Time, d time.Duration, sure bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	until := validUntil(sent, d)
-	if !sure || sent.Before(f.answered) {
-		// It may have run before a request answered since it was sent.
-		until = minTime(until, f.until)
-	}
-	if sure {
-		f.answered = time.Now()
-	}
-	f.until, f.set = until, d
-	f.t.Reset(time.Until(until))
+	f.set = d
+	f.t.Reset(time.Until(f.valid.Set(sent, d, sure)))
 }
 
 func (f *fixed) Until() time.Time {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.until
+	return f.valid.Until()
 }
 
 func (f *fixed) Stop() { f.t.Stop() }
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
 
 // A Watchdog keeps holds alive with the client's watchdog (see package
 // lease): each is renewed by Kind with the Keys and Args it gives the hold's

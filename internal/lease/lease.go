@@ -75,6 +75,10 @@ type Hold struct {
 // rates, Redis's millisecond expiry and the time a timer takes to fire.
 func Drift(lease time.Duration) time.Duration { return lease/100 + 2*time.Millisecond }
 
+// ValidUntil is how long a hold whose lease a request sent at sent set to
+// d may be relied on: the server set the TTL after the send, less Drift.
+func ValidUntil(sent time.Time, d time.Duration) time.Time { return sent.Add(d - Drift(d)) }
+
 // deadline is when the hold is declared lost unless renewed before: its
 // key expires no sooner than valid, as the server set its TTL after the
 // renewal was sent.
