@@ -178,8 +178,10 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 		token int64
 		holds int64 // the owner's holds on the server after the acquisition
 	)
-	spec := wait.Spec{Client: l.Client, Event: observe.Event{Kind: l.Pkg, Name: l.Name, Reentered: w.Holding}, Hub: w.Hub,
-		Rank: func() int64 { return w.Rank }}
+	spec := wait.Spec{Client: l.Client, Event: observe.Event{Kind: l.Pkg, Name: l.Name, Reentered: w.Holding}, Hub: w.Hub}
+	if w.Polling {
+		spec.Rank = func() int64 { return w.Rank }
+	}
 	l.Proto.Listen(w, &spec)
 	m := acquire.New(acquire.Steps{
 		Client: l.Client,
