@@ -93,7 +93,10 @@ func (s *Semaphore) write(op, pub, entry string, arg any, req string, raw ...any
 		w.Args = args(entry, s.ear())
 		return scripts.Call{Script: dequeueScript, Write: w}
 	case opAdd, opSet, opTrySet:
-		w.Args = args(op, arg, 0) // ARGV[8], tryset's TTL, is the caller's
+		// ARGV[8], tryset's TTL, is the caller's; a change of the count
+		// has a record of its own.
+		w.Args = args(op, arg, 0)
+		w.Sole = true
 		return scripts.Call{Script: setScript, Write: w}
 	case opDelete:
 		w.Args = args()

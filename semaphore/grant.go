@@ -92,7 +92,10 @@ func (s *Semaphore) write(op, entry string, n int64, pub, req string) scripts.Ca
 		w.Args = args(entry, s.ear())
 		return scripts.Call{Script: dequeueScript, Write: w}
 	case opAdd, opSet, opTrySet:
-		w.Args = args(op, n, 0) // ARGV[8], tryset's TTL, is the caller's
+		// ARGV[8], tryset's TTL, is the caller's; a change of the count
+		// has a record of its own.
+		w.Args = args(op, n, 0)
+		w.Sole = true
 		return scripts.Call{Script: setScript, Write: w}
 	case opDelete:
 		w.Args = args()

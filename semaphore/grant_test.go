@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/handoff"
+	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/semaphore"
@@ -279,5 +281,57 @@ func TestGrant_deadWaiter(t *testing.T) {
 	}
 	if v := raw.Get(ctx, name).Val(); v != "1" {
 		t.Errorf("count at the end = %q, want \"1\"", v)
+	}
+}
+
+// An acquisition's request record goes once the call has its permits,
+// whether it took them at once or after a release granted them: no
+// record of a finished call is left to its TTL. The clients pause 500ms
+// before a resend, so that a loaded machine's slow answers still count as
+// answered at their only send.
+func TestSemaphore_acquisitionRecordsGo(t *testing.T) {
+	s := server(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	name := semName(t)
+	patient := func() *redis.Client {
+		c := s.Client(t, func(o *redis.Options) { o.MinRetryBackoff, o.MaxRetryBackoff = 500*time.Millisecond, time.Second })
+		t.Cleanup(func() { _ = latchkey.Close(c) })
+		return c
+	}
+	holder := semaphore.New(patient(), name)
+	c := patient()
+	h := hub(t, c)
+	waiter := semaphore.New(c, name, semaphore.WithHub(h))
+	if ok, err := holder.TrySetPermits(ctx, 1); !ok || err != nil {
+		t.Fatalf("TrySetPermits = %v, %v", ok, err)
+	}
+	if err := holder.Acquire(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() { got <- waiter.Acquire(ctx, 1) }()
+	waitWaiters(t, h, 1)
+	if err := holder.Release(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if err := waiter.Release(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	records := keys.Once(name, "*")
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		left, err := s.Client(t).Keys(ctx, records).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("request records left 5s after the calls: %q", left)
+		}
 	}
 }

@@ -106,7 +106,7 @@ func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
 	if err := keys.Usable(s.name, s.client); err != nil {
 		return 0, fmt.Errorf("semaphore: drain %s: %w", s.name, err)
 	}
-	rep, _ := drainScript.Resend(ctx, s.client, scripts.Write{Keys: []string{s.name}, Once: keys.Once(s.name, owner.New()), Sync: s.cfg.Sync.Timeout()})
+	rep, _ := drainScript.Resend(ctx, s.client, scripts.Write{Keys: []string{s.name}, Once: keys.Once(s.name, owner.New()), Sole: true, Sync: s.cfg.Sync.Timeout()})
 	v, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return 0, fmt.Errorf("semaphore: drain %s: %w", s.name, err)

@@ -11,7 +11,10 @@
 //   - a grant answered after its lease may have run out (counted from the
 //     earliest attempt that may have made it, less the drift allowance) is
 //     given back, and the call goes on under a new request;
-//   - a refusal means nothing of the request was granted so far.
+//   - a refusal means nothing of the request was granted so far;
+//   - once granted, nothing more is sent against the request's record, which
+//     goes at once (scripts.Finished) unless a send may have had another
+//     copy still on its way.
 //
 // A primitive supplies the rest (Steps): how to send an attempt and decode
 // its reply, how to give a grant back, and what giving up leaves to undo.
@@ -65,6 +68,9 @@ type Machine struct {
 	steps  Steps
 	since  time.Time // the earliest attempt that may have been granted
 	unsure bool      // an attempt went unanswered and may have been applied
+	// doubt: a send of the request may have had another copy, which may
+	// still be on its way: its record must live out its TTL.
+	doubt bool
 }
 
 // New returns the state machine of one acquisition.
@@ -77,6 +83,7 @@ func (m *Machine) Attempt(ctx context.Context) (bool, time.Duration, error) {
 		m.since = time.Now()
 	}
 	a, err := m.steps.Send(ctx)
+	m.doubt = m.doubt || err != nil || !a.Reply.Single
 	switch {
 	case err != nil:
 		if !fault.NeverSent(m.steps.Client, err) {
@@ -96,10 +103,15 @@ func (m *Machine) Attempt(ctx context.Context) (bool, time.Duration, error) {
 		// The lock may be someone else's by now: give it back and start
 		// again, under a new request.
 		m.steps.Undo(scripts.Undo(ctx))
-		m.since, m.unsure = time.Time{}, false
+		m.since, m.unsure, m.doubt = time.Time{}, false, false
 		m.steps.Restart()
 		return false, 0, nil
 	case a.Granted:
+		// Nothing more is sent against the request's record: with no
+		// copy of any attempt left on its way, it goes at once.
+		if !m.doubt {
+			scripts.Finished(m.steps.Client, a.Reply.Record)
+		}
 		return true, 0, nil
 	}
 	m.since = time.Time{} // refused: nothing of this request was granted

@@ -24,9 +24,10 @@ type Write struct {
 	// Sole says that no other request shares the record, as an
 	// acquisition's tries share theirs until one applies: a release's,
 	// say. A sole request's record is done with once the request is
-	// answered (see records.go), and is deleted early; any other lives
-	// out its TTL, since a later try may be on its way when an earlier
-	// one is answered.
+	// answered (see records.go), and is deleted early. Any other's caller
+	// says when it is done with it (Finished), since a later try may be
+	// on its way when an earlier one is answered; or else it lives out
+	// its TTL.
 	Sole bool
 	Once string
 	// Sync is the longest the request waits, after the script, for the
@@ -41,6 +42,13 @@ type Reply struct {
 	Replicas   int           // the replicas WAIT waited for; 0 when none was sent
 	Acked      int           // how many of them acknowledged the write
 	Timeout    time.Duration // how long WAIT waited at most
+	// Record is the request record the script took (Write.Once), or "".
+	// Single reports that the send had no other copy: it was answered,
+	// and sooner than go-redis pauses before a resend (see records.go).
+	// A caller all of whose sends against a record were single may call
+	// Finished once it sends no more.
+	Record string
+	Single bool
 }
 
 // Replicated reports whether the write reached a replica, or no replica
@@ -94,8 +102,12 @@ func (s *Script) Exec(ctx context.Context, client redis.UniversalClient, w Write
 		cc.ReloadState(ctx)
 	}
 	crossSlot(r.Cmd)
-	if book != nil && w.Sole && w.Once != "" {
-		book.sent(w.Once, r.Err(), time.Since(start))
+	if book != nil && w.Once != "" {
+		took := time.Since(start)
+		if w.Sole {
+			book.sent(w.Once, r.Err(), took)
+		}
+		r.Record, r.Single = w.Once, r.Err() == nil && took < book.single
 	}
 	return r
 }
@@ -278,13 +290,16 @@ func Failed(ctx context.Context, err error) Reply {
 // Reply, and an error matching ctx.Err() if ctx ended first.
 func (s *Script) Resend(ctx context.Context, client redis.UniversalClient, w Write) (Reply, error) {
 	var r Reply
+	tries := 0
 	err := wait.Retry(ctx, client, func(ctx context.Context) error {
+		tries++
 		r = s.Exec(ctx, client, w)
 		return r.Err()
 	})
 	if err != nil && r.Err() != err {
 		r = Failed(ctx, err) // ctx ended during a pause
 	}
+	r.Single = r.Single && tries == 1
 	return r, err
 }
 

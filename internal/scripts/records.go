@@ -21,7 +21,9 @@ import (
 // go-redis resends only after a failed try, and pauses at least
 // MinRetryBackoff first (a MOVED or ASK reply, which it follows at once,
 // means the script did not run). A send that failed leaves its record to
-// its TTL.
+// its TTL. An acquisition's tries share one record, which is done with
+// when the call has ended, if each of its sends was answered that soon
+// (see Finished).
 //
 // A record done with goes out with the client's next request to its hash
 // slot that takes a record (see scripts/fragment/once.lua), which costs
@@ -83,7 +85,29 @@ func (b *recordBook) sent(rec string, err error, took time.Duration) {
 		b.failed[rec] = now.Add(b.ttl)
 		return
 	}
-	if took >= b.single || b.closed {
+	if took < b.single {
+		b.doneLocked(rec)
+	}
+}
+
+// Finished tells the runner of client that its caller sends no more
+// requests against the record rec, each of whose sends was single (see
+// Reply.Single): an acquisition that ended. The record is then done with,
+// as a sole request's is once answered. "" is no record.
+func Finished(client redis.UniversalClient, rec string) {
+	if rec == "" {
+		return
+	}
+	b := records.Get(client)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.doneLocked(rec)
+}
+
+// doneLocked queues rec for deletion, unless a send of it failed or the
+// book closed; b.mu is held.
+func (b *recordBook) doneLocked(rec string) {
+	if b.closed {
 		return
 	}
 	if _, ok := b.failed[rec]; ok {

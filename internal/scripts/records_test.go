@@ -107,6 +107,40 @@ func TestRecords_sharedRecordStays(t *testing.T) {
 	}
 }
 
+// A shared record (an acquisition's) goes once its caller is done with
+// it, when each of its sends was single; a send that failed keeps it.
+// The client pauses 500ms before a resend, so that a loaded machine's
+// slow answers still count as single.
+func TestRecords_finished(t *testing.T) {
+	c := redistest.SharedServer(t).Client(t, func(o *redis.Options) { o.MinRetryBackoff, o.MaxRetryBackoff = 500*time.Millisecond, time.Second })
+	ctx := context.Background()
+	take := takeRecorded(t)
+	w := takeOne(permits(t, c, "records-finished"), "req")
+	w.Sole = false
+	r := take.Exec(ctx, c, w)
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if r.Record != w.Once || !r.Single {
+		t.Fatalf("reply's record %q, single %v; want %q, true", r.Record, r.Single, w.Once)
+	}
+	if gone(c, w.Once, 500*time.Millisecond) {
+		t.Fatal("a shared record went before its caller was done with it")
+	}
+	scripts.Finished(c, r.Record)
+	if !gone(c, w.Once, 5*time.Second) {
+		t.Error("a finished record still there after 5s")
+	}
+
+	failed := takeOne(permits(t, c, "records-finished-failed"), "req")
+	failed.Sole = false
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if r := take.Exec(cancelled, c, failed); r.Single || r.Record != failed.Once {
+		t.Errorf("a failed send's reply: record %q, single %v; want %q, false", r.Record, r.Single, failed.Once)
+	}
+}
+
 // A sole request sent again after its answer (which its callers never
 // do, but a copy might still be on its way) keeps its record after all.
 func TestRecords_sentAgainStays(t *testing.T) {
