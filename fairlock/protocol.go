@@ -162,6 +162,8 @@ func (p *protocol) write(op, id, hub, key string, now time.Time, pub, reentry, r
 		w.Args = args(hub, key)
 		return scripts.Call{Script: dequeueScript, Write: w}
 	case opForce:
+		// and the channel that tells a watch who was forced out
+		w.Keys = append(p.keys[:len(p.keys):len(p.keys)], keys.LockOf(p.keys[0]).Forced)
 		w.Args = args()
 		return scripts.Call{Script: forceScript, Write: w}
 	case opDelete:

@@ -116,7 +116,7 @@ func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
 	}
-	n, err := scripts.Int(forceScript.Run(ctx, rw.client, []string{rw.name, rw.layout.Channel}, pub, "1"))
+	n, err := scripts.Int(forceScript.Run(ctx, rw.client, []string{rw.name, rw.layout.Channel, rw.layout.Forced}, pub, "1"))
 	if err != nil {
 		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
 	}

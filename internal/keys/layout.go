@@ -23,6 +23,10 @@ type Lock struct {
 	// FairToken is the fair lock's fencing counter, latchkey's own:
 	// Redisson's RFairLock keeps none.
 	FairToken string // latchkey_lock_token:{N}
+	// Forced is latchkey_lock__forced:{N}: a ForceUnlock of the mutex or
+	// fair lock publishes there the owners it forced out, space-separated,
+	// so that a watch tells a force-unlock from a release.
+	Forced string
 }
 
 // LockOf returns the layout of the lock called name.
@@ -39,6 +43,7 @@ func LockOf(name string) Lock {
 		FairDeadlines: Prefix("redisson_lock_timeout", name),
 		Heartbeats:    Prefix("latchkey_lock_heartbeat", name),
 		FairToken:     Prefix("latchkey_lock_token", name),
+		Forced:        Prefix("latchkey_lock__forced", name),
 	}
 }
 
@@ -50,6 +55,7 @@ type RWLock struct {
 	Writers string // latchkey_rwlock_writers:{N}: waiting writer -> deadline
 	Epoch   string // latchkey_rwlock_epoch:{N}: write releases while readers were held back
 	Token   string // latchkey_rwlock_token:{N}: the write holds' fencing counter (Redisson keeps none)
+	Forced  string // latchkey_rwlock__forced:{N}: the owners a ForceUnlock forced out (see Lock.Forced)
 }
 
 // RWLockOf returns the layout of the read-write lock called name.
@@ -60,6 +66,7 @@ func RWLockOf(name string) RWLock {
 		Writers: Prefix("latchkey_rwlock_writers", name),
 		Epoch:   Prefix("latchkey_rwlock_epoch", name),
 		Token:   Prefix("latchkey_rwlock_token", name),
+		Forced:  Prefix("latchkey_rwlock__forced", name),
 	}
 }
 

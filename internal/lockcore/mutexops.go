@@ -102,6 +102,8 @@ func (c MutexCall) Write(client redis.UniversalClient, ks []string) scripts.Call
 		w.Args = args(c.Entry, handoff.Flag(c.Yield))
 		return scripts.Call{Script: mutexDequeue, Write: w}
 	case OpForce:
+		// and the channel that tells a watch who was forced out
+		w.Keys = append(ks[:len(ks):len(ks)], keys.LockOf(ks[0]).Forced)
 		w.Args = args(handoff.Flag(c.Yield))
 		return scripts.Call{Script: mutexForce, Write: w}
 	case OpDelete:

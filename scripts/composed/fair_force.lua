@@ -530,6 +530,9 @@ end
 -- KEYS[1..8] the fair lock's (see fair_state.lua): lock hash, Redisson's
 --         queue, Redisson's deadlines, heartbeats, Redisson's channel
 --         prefix, grant, Hub channel prefix, fencing counter
+-- KEYS[9] latchkey_lock__forced:{name}, on which the owners forced out are
+--         published, space-separated, before the wake-up: a watch tells a
+--         force-unlock from a release by it
 -- ARGV[1..5] now, PUBLISH or SPUBLISH, liveness timeout, grace, counted
 --         (see inputs.lua)
 -- ARGV[6..8] "" (no owner), lease, Redisson's wait timeout (see
@@ -540,9 +543,12 @@ end
 -- uses fragment/replay.lua
 -- uses fragment/fair_decide.lua
 -- uses fragment/fair_write.lua
+local forced_channel = KEYS[9]
 read()
 settle(q[1])
 if pttl ~= -2 then
+  -- Told before the wake-up, so that a watch hears it first.
+  redis.call(pub, forced_channel, table.concat(redis.call('hkeys', lock), ' '))
   free()
   return commit(1, delete)
 end
