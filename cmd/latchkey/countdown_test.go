@@ -36,10 +36,12 @@ func testCountdown(t *testing.T, c cli, rdb redis.UniversalClient) {
 		t.Fatal("a waiter passed a latch at 1")
 	case <-time.After(100 * time.Millisecond):
 	}
-	if _, _, code := c.run(t, "countdown", "-yes", name); code != exitUsage {
-		t.Errorf("countdown of a plain integer without -kind: exit %d, want %d", code, exitUsage)
-	}
-	out, errOut, code := c.run(t, "countdown", "-yes", "-kind", "countdownlatch", name)
+	// Its listeners tell it a latch: no -kind needed.
+	eventually(t, "the latch detected by its listeners", func() bool {
+		st := c.inspect(t, name)
+		return st.Kind == kindLatch && st.Subscribers != nil && *st.Subscribers == 2
+	})
+	out, errOut, code := c.run(t, "countdown", "-yes", name)
 	if code != 0 || !strings.Contains(out, "from 1 to 0") {
 		t.Fatalf("countdown: exit %d: %s%s", code, out, errOut)
 	}

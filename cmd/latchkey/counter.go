@@ -54,23 +54,17 @@ func readCounter(ctx context.Context, c *conn, st *State) error {
 		return nil
 	case kindCounter:
 		st.Count = &v
-		st.Note = "a plain integer: pass -kind semaphore or -kind countdownlatch"
 	case kindPermits:
-		for _, z := range leases.Val() {
-			pm := Permit{ID: hex.EncodeToString([]byte(z.Member.(string))), ExpiresMs: int64(z.Score), TTLms: -1}
-			if pm.ExpiresMs >= permanent {
-				pm.ExpiresMs = -1
-			} else if pm.TTLms = pm.ExpiresMs - now; pm.TTLms <= 0 {
-				v++ // expired: back in the pool at the next call, as Redisson reclaims lazily
-				continue
-			}
-			st.Leases = append(st.Leases, pm)
-		}
+		permitTotals(st, v, leases.Val(), now)
 	}
 	st.Permits = &v
 	deadline := scoreMap(scores.Val())
 	for _, e := range entries.Val() {
-		st.Queue = append(st.Queue, semWaiter(st.Kind, e, deadline[e], now))
+		w := semWaiter(st.Kind, e, deadline[e], now)
+		if w.Client == "latchkey" {
+			w.channel = hubChannel(n.sem.Hubs, e)
+		}
+		st.Queue = append(st.Queue, w)
 	}
 	if grants != nil {
 		for _, z := range grants.Val() {
@@ -81,10 +75,34 @@ func readCounter(ctx context.Context, c *conn, st *State) error {
 	return nil
 }
 
+// permitTotals sorts a permit semaphore's leases into the permits held
+// and those expired, not reclaimed yet (a call gives them back to the
+// pool, as Redisson reclaims them, lazily), and counts them beside
+// available, the count.
+func permitTotals(st *State, available int64, leases []redis.Z, now int64) {
+	for _, z := range leases {
+		pm := Permit{ID: hex.EncodeToString([]byte(z.Member.(string))), ExpiresMs: int64(z.Score), TTLms: -1}
+		switch {
+		case pm.ExpiresMs >= permanent:
+			pm.ExpiresMs = -1
+		case pm.ExpiresMs <= now:
+			pm.TTLms = 0
+			st.Expired = append(st.Expired, pm)
+			continue
+		default:
+			pm.TTLms = pm.ExpiresMs - now
+		}
+		st.Leases = append(st.Leases, pm)
+	}
+	acquired, expired := int64(len(st.Leases)), int64(len(st.Expired))
+	total := available + acquired + expired
+	st.PermitsAcquired, st.PermitsExpired, st.PermitsTotal = &acquired, &expired, &total
+}
+
 // semWaiter reads a semaphore queue entry e whose deadline is deadline.
 func semWaiter(kind, e string, deadline, now int64) Waiter {
 	w := Waiter{Owner: e, Client: "latchkey", DeadlineMs: deadline, InMs: deadline - now, Permits: 1}
-	if e == "redisson" || e == "redisson:turn" { // Redisson's waiters' place in line
+	if e == redissonEntry || e == redissonTurn { // Redisson's waiters' place in line
 		w.Client = "redisson"
 		return w
 	}

@@ -71,6 +71,11 @@ func TestCLI(t *testing.T) {
 	t.Run("release", func(t *testing.T) { testRelease(t, c, rdb) })
 	t.Run("countdown", func(t *testing.T) { testCountdown(t, c, rdb) })
 	t.Run("clear", func(t *testing.T) { testClear(t, c, rdb) })
+	t.Run("hidden", func(t *testing.T) { testHidden(t, c, srv) })
+	t.Run("liveness", func(t *testing.T) { testLiveness(t, c, rdb) })
+	t.Run("permit totals", func(t *testing.T) { testPermitTotals(t, c, rdb) })
+	t.Run("kinds", func(t *testing.T) { testKinds(t, c, rdb) })
+	t.Run("leftovers", func(t *testing.T) { testLeftovers(t, c, rdb) })
 }
 
 // A name with an unbalanced brace is served on a single server, as the

@@ -3,11 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
-	"time"
 
-	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/redis/go-redis/v9"
 )
@@ -27,11 +23,33 @@ type State struct {
 	// a read-write lock's, latchkey_rwlock_token:{name}, is shown only
 	// while a latchkey writer holds it, whose token it then is (read holds
 	// and Redisson's have none).
-	Token   *int64   `json:"token"`
-	Permits *int64   `json:"permits"`    // semaphores: permits available
-	Leases  []Permit `json:"permit_ids"` // permitsemaphore: permits held
-	Count   *int64   `json:"count"`      // countdownlatch: the count
+	Token *int64 `json:"token"`
+	// Permits is a semaphore's permits available: the count in Redis. A
+	// permit semaphore's expired permits are not among them until a call
+	// reclaims them: PermitsExpired counts those, PermitsAcquired the
+	// live leases, PermitsTotal the three together. A plain semaphore
+	// keeps no record of who holds its permits: those three are null.
+	Permits         *int64 `json:"permits"`
+	PermitsAcquired *int64 `json:"permits_acquired"`
+	PermitsExpired  *int64 `json:"permits_expired"`
+	PermitsTotal    *int64 `json:"permits_total"`
+	// Leases are a permit semaphore's permits held (their lease running),
+	// Expired those whose lease ended, not reclaimed yet.
+	Leases  []Permit `json:"permit_ids"`
+	Expired []Permit `json:"expired_permit_ids"`
+	Count   *int64   `json:"count"` // countdownlatch: the count
 	Queue   []Waiter `json:"queue"`
+	// Channel is the channel on which the waiters that have no queue
+	// entry wait (Redisson's: a read-write lock's readers, a latch's
+	// waiters, Redisson's lock and semaphore waiters), and Subscribers
+	// how many connections listen on it: each client process counts
+	// once, however many of its waiters wait (a latchkey Hub, a Redisson
+	// client), including queued waiters that listen there too, a
+	// latchkey client for a second after its last waiter left, and a
+	// latchkey watch. Null where the kind has no such channel or the
+	// server would not count.
+	Channel     string `json:"channel,omitempty"`
+	Subscribers *int64 `json:"subscribers"`
 	// Granted is the owner a release granted a mutex or fair lock to, not
 	// taken yet; Grants are a semaphore's queue entries granted permits
 	// and not taken yet, each until the end of its grace (DeadlineMs).
@@ -43,6 +61,9 @@ type State struct {
 	// mutex whose holder campaigned: latchkey_election:{name}.
 	Leader *Leader `json:"leader,omitempty"`
 	Note   string  `json:"note,omitempty"`
+	// bare is set on a plain integer that nothing beside it ties to a
+	// synchronizer: ls leaves it out.
+	bare bool
 }
 
 // A Leader is the record of the leader of an election on a mutex.
@@ -67,18 +88,32 @@ type Waiter struct {
 	Client  string `json:"client"`
 	Mode    string `json:"mode,omitempty"`    // rwlock: write
 	Permits int64  `json:"permits,omitempty"` // semaphores: permits asked for
-	// DeadlineMs is when the entry expires unless its waiter comes back
-	// (epoch ms); InMs is how long until then (negative: overdue, left for
-	// the next call to purge).
+	// DeadlineMs is when the entry lapses unless its waiter renews it
+	// (epoch ms): a latchkey waiter renews it at each attempt, so it is
+	// its heartbeat; a Redisson fair-lock waiter's is its wait timeout.
+	// InMs is how long until then (negative: lapsed, left for the next
+	// call to purge).
 	DeadlineMs int64 `json:"deadline_ms"`
 	InMs       int64 `json:"in_ms"`
+	// Alive is whether the waiter seems to live: its entry has not lapsed
+	// and, where it has a channel of its own (a latchkey waiter's Hub's, a
+	// Redisson fair-lock waiter's), a connection listens on it, the
+	// signals the releases use to skip dead waiters. LapsedMs is how long
+	// ago the entry lapsed (0 if it has not); Listening whether its
+	// channel has a subscriber (null: no channel of its own, or not
+	// counted).
+	Alive     bool  `json:"alive"`
+	LapsedMs  int64 `json:"lapsed_ms"`
+	Listening *bool `json:"listening"`
+	// channel is the waiter's own channel, "" if none.
+	channel string
 }
 
 // A Permit is one acquired permit of a permit semaphore.
 type Permit struct {
 	ID        string `json:"id"`         // 32 hex characters, as Redisson shows it
 	ExpiresMs int64  `json:"expires_ms"` // epoch ms, -1 if permanent
-	TTLms     int64  `json:"ttl_ms"`     // -1 if permanent
+	TTLms     int64  `json:"ttl_ms"`     // -1 if permanent, 0 if expired
 }
 
 // permanent is Redisson's lease end of a permit without a lease.
@@ -87,16 +122,18 @@ const permanent = 922337203685477
 // read returns the state of name as a synchronizer of kind ("" to detect).
 // It only reads: nothing is purged or reclaimed.
 func read(ctx context.Context, c *conn, name, kind string) (*State, error) {
+	bare := false
 	if kind == "" {
 		var err error
-		if kind, err = detect(ctx, c, name); err != nil {
+		if kind, bare, err = detect(ctx, c, name); err != nil {
 			return nil, err
 		}
 	}
-	st := &State{Name: name, Kind: kind, Holders: []Holder{}, Queue: []Waiter{}, Leases: []Permit{}, Grants: []Waiter{}}
+	st := &State{Name: name, Kind: kind, Holders: []Holder{}, Queue: []Waiter{}, Leases: []Permit{},
+		Expired: []Permit{}, Grants: []Waiter{}, bare: bare}
 	var err error
 	switch kind {
-	case kindMutex, kindFairLock:
+	case kindMutex, kindFairLock, kindEitherLock:
 		err = readLock(ctx, c, st)
 	case kindRWLock:
 		err = readRW(ctx, c, st)
@@ -107,7 +144,14 @@ func read(ctx context.Context, c *conn, name, kind string) (*State, error) {
 	case kindNone:
 		st.Note = "nothing here"
 	}
-	return st, err
+	if err != nil {
+		return nil, err
+	}
+	if err := listen(ctx, c, st); err != nil {
+		return nil, err
+	}
+	annotate(st)
+	return st, nil
 }
 
 // client tells whose owner id this is.
@@ -138,135 +182,4 @@ func failed(c *conn, key string, cmds ...redis.Cmder) error {
 		}
 	}
 	return nil
-}
-
-func readLock(ctx context.Context, c *conn, st *State) error {
-	n := namesOf(st.Name)
-	queue, deadlines, counter := n.lock.Queue, n.lock.Deadlines, n.lock.Token
-	if st.Kind == kindFairLock {
-		queue, deadlines, counter = n.lock.FairQueue, n.lock.FairDeadlines, n.lock.FairToken
-	}
-	p := c.client.Pipeline()
-	hash := p.HGetAll(ctx, st.Name)
-	pttl := p.PTTL(ctx, st.Name)
-	token := p.Get(ctx, counter)
-	entries := p.LRange(ctx, queue, 0, -1)
-	scores := p.ZRangeWithScores(ctx, deadlines, 0, -1)
-	grant := p.Get(ctx, n.lock.Grant)
-	leader := p.HGetAll(ctx, keys.ElectionOf(st.Name).Leader)
-	_, _ = p.Exec(ctx)
-	if err := failed(c, st.Name, hash, pttl, token, entries, scores, grant, leader); err != nil {
-		return err
-	}
-	if rec := leader.Val(); rec["owner"] != "" && hash.Val()[rec["owner"]] != "" {
-		term, _ := strconv.ParseInt(rec["term"], 10, 64)
-		st.Leader = &Leader{Owner: rec["owner"], Value: rec["value"], Term: term}
-	}
-	st.TTLms = ttl(pttl)
-	for f, v := range hash.Val() {
-		cnt, _ := strconv.ParseInt(v, 10, 64)
-		st.Holders = append(st.Holders, Holder{Owner: f, Count: cnt, Client: client(f)})
-	}
-	if t, err := token.Int64(); err == nil {
-		st.Token = &t
-	}
-	if grant.Val() != "" {
-		st.Granted = entryOwner(grant.Val())
-	}
-	now := time.Now().UnixMilli()
-	deadline := scoreMap(scores.Val())
-	for _, e := range entries.Val() {
-		w := Waiter{Owner: e, Client: client(e), DeadlineMs: deadline[e]}
-		if st.Kind == kindMutex { // <hub id>/<owner>[/<call id>]
-			w.Owner, w.Client = entryOwner(e), "latchkey"
-		}
-		w.InMs = w.DeadlineMs - now
-		st.Queue = append(st.Queue, w)
-	}
-	return nil
-}
-
-// entryOwner returns the owner id in a latchkey queue entry
-// <hub id>/<owner id>[/<call id>].
-func entryOwner(e string) string {
-	_, rest, ok := strings.Cut(e, "/")
-	if !ok {
-		return e
-	}
-	o, _, _ := strings.Cut(rest, "/")
-	return o
-}
-
-func scoreMap(zs []redis.Z) map[string]int64 {
-	m := make(map[string]int64, len(zs))
-	for _, z := range zs {
-		m[z.Member.(string)] = int64(z.Score)
-	}
-	return m
-}
-
-// maxTimeouts bounds how many of a reader's per-hold timeout keys are read.
-const maxTimeouts = 32
-
-func readRW(ctx context.Context, c *conn, st *State) error {
-	n := namesOf(st.Name)
-	p := c.client.Pipeline()
-	hash := p.HGetAll(ctx, st.Name)
-	pttl := p.PTTL(ctx, st.Name)
-	writers := p.ZRangeWithScores(ctx, n.rw.Writers, 0, -1)
-	token := p.Get(ctx, n.rw.Token)
-	now := p.Time(ctx)
-	_, _ = p.Exec(ctx)
-	if err := failed(c, st.Name, hash, pttl, writers, token, now); err != nil {
-		return err
-	}
-	st.TTLms = ttl(pttl)
-	fields := hash.Val()
-	st.Mode = fields["mode"]
-	delete(fields, "mode")
-	// Each read hold i of an owner has its lease on {N}:<owner>:rwlock_timeout:i.
-	p = c.client.Pipeline()
-	leases := map[string][]*redis.DurationCmd{}
-	for f, v := range fields {
-		cnt, _ := strconv.ParseInt(v, 10, 64)
-		h := Holder{Owner: f, Count: cnt, Mode: "read"}
-		if o, ok := strings.CutSuffix(f, ":write"); ok {
-			h.Owner, h.Mode = o, "write"
-		} else {
-			for i := int64(1); i <= min(cnt, maxTimeouts); i++ {
-				leases[f] = append(leases[f], p.PTTL(ctx, n.readTimeout(f, i)))
-			}
-		}
-		h.Client = client(h.Owner)
-		st.Holders = append(st.Holders, h)
-		if t, err := token.Int64(); err == nil && h.Mode == "write" && h.Client == "latchkey" {
-			st.Token = &t
-		}
-	}
-	if len(leases) > 0 {
-		_, _ = p.Exec(ctx)
-	}
-	for i := range st.Holders {
-		h := &st.Holders[i]
-		if h.Mode != "read" {
-			continue
-		}
-		var longest int64
-		for _, cmd := range leases[h.Owner] {
-			longest = max(longest, ttl(cmd))
-		}
-		h.TTLms = &longest
-	}
-	server := now.Val().UnixMilli()
-	for _, z := range writers.Val() { // latchkey writers waiting, deadlines on the server's clock
-		w := Waiter{Owner: z.Member.(string), Client: "latchkey", Mode: "write", DeadlineMs: int64(z.Score)}
-		w.InMs = w.DeadlineMs - server
-		st.Queue = append(st.Queue, w)
-	}
-	return nil
-}
-
-// readTimeout is the key of read hold i of owner field f.
-func (n names) readTimeout(f string, i int64) string {
-	return keys.Suffix(n.name, f+":rwlock_timeout") + ":" + strconv.FormatInt(i, 10)
 }

@@ -33,12 +33,42 @@ func millis(ms int64) string {
 	return (time.Duration(ms) * time.Millisecond).String()
 }
 
-// deadline shows a waiter's deadline relative to now.
+// deadline shows a waiter's liveness: alive, and when its entry lapses
+// unless renewed, or dead, and why (see Waiter.Alive).
 func deadline(w Waiter) string {
-	if w.InMs < 0 {
-		return fmt.Sprintf("overdue %s", millis(-w.InMs))
+	beat := "heartbeat" // latchkey's waiters renew their entry at each attempt
+	if w.Client == "redisson" {
+		beat = "deadline" // a Redisson fair-lock waiter's wait timeout
 	}
-	return "in " + millis(max(w.InMs, 1))
+	switch {
+	case w.InMs < 0:
+		return fmt.Sprintf("dead, %s lapsed %s ago", beat, rounded(w.LapsedMs))
+	case !w.Alive:
+		return fmt.Sprintf("dead, not listening (%s lapses in %s)", beat, rounded(w.InMs))
+	}
+	return fmt.Sprintf("alive, %s lapses in %s", beat, rounded(max(w.InMs, 1)))
+}
+
+// rounded shows ms as a duration to the second, or to the ms under one.
+func rounded(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	if d >= time.Second {
+		d = d.Round(time.Second)
+	}
+	return d.String()
+}
+
+// permits shows a semaphore's permits: those available, and for a permit
+// semaphore, acquired, expired and total.
+func permits(st *State) string {
+	switch {
+	case st.PermitsTotal != nil:
+		return fmt.Sprintf("%d available, %d acquired, %d expired (not reclaimed yet), %d total",
+			*st.Permits, *st.PermitsAcquired, *st.PermitsExpired, *st.PermitsTotal)
+	case st.Kind == kindSemaphore:
+		return fmt.Sprintf("%d available (acquired and total unknown: a semaphore records no holders)", *st.Permits)
+	}
+	return fmt.Sprint(*st.Permits)
 }
 
 // printState writes one name's state as aligned tables.
@@ -58,7 +88,7 @@ func printState(out io.Writer, st *State) error {
 		row(t, "TOKEN", *st.Token)
 	}
 	if st.Permits != nil {
-		row(t, "PERMITS", *st.Permits)
+		row(t, "PERMITS", permits(st))
 	}
 	if st.Count != nil {
 		row(t, "COUNT", *st.Count)
@@ -71,6 +101,9 @@ func printState(out io.Writer, st *State) error {
 	}
 	for _, g := range st.Grants {
 		row(t, "GRANTED", fmt.Sprintf("%d to %s (not yet taken, grace ends in %dms)", g.Permits, g.Owner, g.InMs))
+	}
+	if n := st.Subscribers; n != nil {
+		row(t, "LISTENING", fmt.Sprintf("%d on %s (each client once: waiters without a queue entry, queued ones too)", *n, st.Channel))
 	}
 	if st.Note != "" {
 		row(t, "NOTE", st.Note)
@@ -94,7 +127,7 @@ func printState(out io.Writer, st *State) error {
 			return err
 		}
 	}
-	if len(st.Leases) > 0 {
+	if len(st.Leases)+len(st.Expired) > 0 {
 		fmt.Fprintln(out)
 		t = newTable(out)
 		row(t, "PERMIT", "TTL")
@@ -105,6 +138,10 @@ func printState(out io.Writer, st *State) error {
 			}
 			row(t, p.ID, d)
 		}
+		now := time.Now().UnixMilli()
+		for _, p := range st.Expired {
+			row(t, p.ID, fmt.Sprintf("expired %s ago, not reclaimed yet", rounded(max(now-p.ExpiresMs, 0))))
+		}
 		if err := t.Flush(); err != nil {
 			return err
 		}
@@ -113,7 +150,7 @@ func printState(out io.Writer, st *State) error {
 		fmt.Fprintln(out)
 		t = newTable(out)
 		counted := st.Permits != nil
-		row(t, waiterCells(rw, counted, "#", "WAITER", "MODE", "PERMITS", "DEADLINE", "CLIENT")...)
+		row(t, waiterCells(rw, counted, "#", "WAITER", "MODE", "PERMITS", "LIVENESS", "CLIENT")...)
 		for i, w := range st.Queue {
 			row(t, waiterCells(rw, counted, i+1, w.Owner, w.Mode, w.Permits, deadline(w), w.Client)...)
 		}

@@ -45,16 +45,40 @@ func runUnlock(ctx context.Context, e *env, args []string) error {
 	if !held {
 		return notLocked(e, st)
 	}
-	fmt.Fprintf(e.stdout, "%s: force-unlocked %s (was held by %s); %d waiting\n", name, st.Kind, holdersCell(st.Holders), len(st.Queue))
+	fmt.Fprintf(e.stdout, "%s: force-unlocked %s (was held by %s); %s\n", name, st.Kind, holdersCell(st.Holders), waiting(st))
 	return nil
 }
 
+// waiting says who waits for st: its queued waiters, and the clients
+// listening on its shared channel, where the waiters without a queue entry
+// wait (a read-write lock's readers, Redisson's waiters).
+func waiting(st *State) string {
+	s := fmt.Sprintf("%d waiting", len(st.Queue))
+	if len(st.Queue) > 0 {
+		s = fmt.Sprintf("%d queued", len(st.Queue))
+	}
+	if d := dead(st); d > 0 {
+		s += fmt.Sprintf(" (%d dead)", d)
+	}
+	if n := st.Subscribers; n != nil && *n > 0 {
+		s += fmt.Sprintf(", %d %s listening on %s (waiters without a queue entry, each client once)",
+			*n, plural(int(*n), "client"), st.Channel)
+	}
+	return s
+}
+
 // notLocked says that st's lock is not locked, with its exit status,
-// and how to clear what its dead waiters left.
+// and how to remove what its dead waiters left.
 func notLocked(e *env, st *State) error {
 	fmt.Fprintf(e.stdout, "%s: not locked", st.Name)
-	if n := len(st.Queue); n > 0 {
-		fmt.Fprintf(e.stdout, "; %d waiting (if they are dead: latchkey evict, or latchkey clear %s)", n, st.Name)
+	n, d := len(st.Queue), dead(st)
+	switch {
+	case n > 0 && d == n:
+		fmt.Fprintf(e.stdout, "; %d dead %s queued, left behind: run latchkey clear %s", d, plural(d, "waiter"), st.Name)
+	case d > 0:
+		fmt.Fprintf(e.stdout, "; %s: remove the dead with latchkey evict %s WAITER", waiting(st), st.Name)
+	case n > 0:
+		fmt.Fprintf(e.stdout, "; %s", waiting(st))
 	}
 	fmt.Fprintln(e.stdout)
 	return &statusError{code: exitNotLocked}
@@ -62,8 +86,7 @@ func notLocked(e *env, st *State) error {
 
 // lock returns an error unless t is a lock, which can be what.
 func (t *target) lock(what string) error {
-	switch t.st.Kind {
-	case kindMutex, kindFairLock, kindRWLock:
+	if isLock(t.st.Kind) {
 		return nil
 	}
 	return fmt.Errorf("%s: key %q is a %s: only locks (mutex, fairlock, rwlock) can be %s", t.c.server, t.st.Name, t.st.Kind, what)
@@ -78,7 +101,9 @@ type lock interface {
 	Delete(ctx context.Context) (bool, error)
 }
 
-// lockOf returns the lock of st's kind.
+// lockOf returns the lock of st's kind: a mutex's for kindEitherLock,
+// whose hash nobody queues for, so that the mutex's forced unlock (the
+// hash deleted, "0" on Redisson's shared channel) frees either.
 func lockOf(c *conn, st *State) lock {
 	switch st.Kind {
 	case kindFairLock:
