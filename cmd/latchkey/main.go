@@ -9,7 +9,7 @@
 // The commands:
 //
 //	inspect [-json] [-kind K] NAME...        show what is held and who waits
-//	ls [-json] [PATTERN]                     list the synchronizers present (SCAN)
+//	ls [-json] [-all] [PATTERN]              list the synchronizers present (SCAN)
 //	watch [-json] [-kind K] [-every D] NAME  follow a synchronizer as it changes
 //	unlock [-yes] [-kind K] NAME             force-unlock a lock, waking its waiters
 //	evict [-yes] [-kind K] NAME WAITER       remove a waiter from a queue, waking those it held back
@@ -41,11 +41,10 @@
 // deadlines behind it move up by it). release (or give) gives back the
 // permits of holders that died: -n N to a semaphore, -id ID one permit of
 // a permit semaphore. countdown counts a latch down. A semaphore and a
-// latch are both a plain integer: release and countdown want -kind
-// semaphore or -kind countdownlatch for one, unless latchkey waiters
-// queue on it (then their entries tell a semaphore from a permit
-// semaphore, which is a plain integer too while none of its permits is
-// held). clear deletes every key of a lock
+// latch are both a plain integer, as is a permit semaphore none of whose
+// permits is held: what lies beside it tells which (see Kinds below);
+// where nothing does, release and countdown want -kind semaphore or -kind
+// countdownlatch. clear deletes every key of a lock
 // nobody holds: what waiters that died left queued (those keys have no
 // TTL), and the fencing counter; live waiters are told to queue again.
 //
@@ -59,21 +58,36 @@
 //	name, kind      the name; mutex, fairlock, rwlock, semaphore,
 //	                permitsemaphore, countdownlatch,
 //	                "semaphore|countdownlatch" (a plain integer: -kind
-//	                says which), "none" (nothing here) or "other"
+//	                says which), "mutex|fairlock" (a Redisson lock hash
+//	                alone), "none" (nothing here) or "other"
 //	ttl_ms          the main key's time to live: -1 none, 0 no such key
 //	mode            rwlock: "read" or "write" (omitted otherwise)
 //	holders         [{owner, count, mode, client, ttl_ms}]: client is
 //	                "latchkey" or "redisson" (by the owner id's shape);
 //	                mode and ttl_ms (the longest read hold's) for rwlock
 //	token           the fencing counter, or null
-//	permits, count  semaphores: permits available; latch: the count (a
-//	                plain integer: both); null for the other kinds
-//	permit_ids      permitsemaphore: [{id, expires_ms, ttl_ms}], -1 for a
-//	                permanent permit
+//	permits, count  semaphores: permits available (the count in Redis);
+//	                latch: the count (a plain integer: both); null for
+//	                the other kinds
+//	permits_acquired, permits_expired, permits_total
+//	                permitsemaphore: permits held (lease running),
+//	                expired (lease over, not reclaimed yet: the next
+//	                call gives them back to the pool), and the three
+//	                with permits together; null for a semaphore, which
+//	                keeps no record of its holders (its total is unknown)
+//	permit_ids      permitsemaphore: the permits held, [{id, expires_ms,
+//	                ttl_ms}], -1 for a permanent permit
+//	expired_permit_ids
+//	                permitsemaphore: the expired ones, ttl_ms 0
 //	queue           waiters, first in line first: [{owner, client, mode,
-//	                permits, deadline_ms, in_ms}]; deadline_ms is when the
-//	                entry lapses unless its waiter comes back (epoch ms),
-//	                in_ms how long until then (negative: overdue)
+//	                permits, deadline_ms, in_ms, alive, lapsed_ms,
+//	                listening}] (see Waiters below)
+//	channel, subscribers
+//	                the channel on which waiters without a queue entry
+//	                wait, and how many connections listen on it (see
+//	                Waiters below); null subscribers for a fair lock
+//	                and a plain integer, or where the server will not
+//	                count (an ACL without PUBSUB)
 //	granted, grants a lock's grant to a waiter, not taken yet (owner); a
 //	                semaphore's ([] of queue entries, deadline_ms the end
 //	                of the grace)
@@ -81,6 +95,59 @@
 //
 // Every list is [], never null, when it is empty; evict takes a waiter's
 // owner as queue shows it, release -id a permit_ids id.
+//
+// Waiters. A queue entry lapses at its deadline unless its waiter renews
+// it: a latchkey waiter renews its entry at each attempt, every few
+// seconds while it lives, so the deadline is its heartbeat; a Redisson
+// fair-lock waiter's deadline is its wait timeout (fairLockWaitTimeout).
+// inspect's LIVENESS column says "alive, heartbeat lapses in 4s" (not
+// when it will be served: an entry is renewed for as long as its waiter
+// waits), or "dead, heartbeat lapsed 12s ago" (the entry is left until a
+// call on the synchronizer purges it: evict, or clear for a free lock,
+// removes it now), or "dead, not listening": its own channel (a latchkey
+// waiter's Hub's, latchkey_lock__channel:{NAME}:<hub id> or
+// latchkey_semaphore__channel:{NAME}:<hub id>, or a Redisson fair-lock
+// waiter's redisson_lock__channel:{NAME}:<owner>) has no subscriber, the
+// signal by which a release skips a dead waiter. In JSON: alive,
+// lapsed_ms (how long ago the deadline passed, 0 if it has not) and
+// listening (whether its channel has a subscriber; null for an entry
+// without a channel of its own: a read-write lock's waiting writer, a
+// polling client's, Redisson's place in a latchkey queue). Readers held
+// back by a writer, a latch's waiters, and Redisson's lock and semaphore
+// waiters have no queue entry: they wait on the synchronizer's shared
+// channel (redisson_rwlock:{NAME}, redisson_countdownlatch__channel__{NAME},
+// redisson_lock__channel:{NAME}, redisson_sc:{NAME}), and subscribers
+// (LISTENING in the table, "+N listening" in ls) counts the connections
+// listening there, by PUBSUB NUMSUB (summed over a cluster's nodes), or
+// SHARDNUMSUB where the library uses sharded pub/sub. A connection is a
+// client process, not a waiter: latchkey's Hub and Redisson's client each
+// subscribe once however many of their waiters wait; queued waiters that
+// listen there too count, a latchkey client stays subscribed for a second
+// after its last waiter left, a latchkey watch counts, and a client set to
+// poll (latchkey.SetPolling) never subscribes. unlock's "N queued, M
+// clients listening" counts both.
+//
+// Kinds. inspect and ls tell a kind from every key beside the name: a
+// fair lock by Redisson's fair queue, latchkey's heartbeats, or its
+// fencing counter latchkey_lock_token:{NAME} (latchkey's fair locks draw
+// it at each acquisition); a mutex by latchkey's queue, grant or fencing
+// counter redisson_lock_token:{NAME}, an election's record, or a
+// subscriber on its shared channel (RLock's waiters wait there; a fair
+// lock's each on their own). A Redisson lock hash with none of these is an
+// RLock or an RFairLock nobody waits for, which Redis cannot tell apart:
+// its kind is "mutex|fairlock", and unlock and clear treat it as a mutex,
+// which frees either. An integer is a permit semaphore by its permit zset
+// {NAME}:timeout or its waiters' entries, a semaphore by its waiters'
+// entries or grants or a subscriber on redisson_sc:{NAME}, a latch by a
+// subscriber on its channel; otherwise "semaphore|countdownlatch", and
+// when nothing at all lies beside it (no queue, no listeners' or turn
+// key either) ls leaves it out as no synchronizer's (ls -all lists it).
+// Nothing tells a permit semaphore none of whose permits is held, nobody
+// waiting, from a semaphore: Redisson and latchkey write nothing else.
+// ls also lists a name whose own key is gone but whose waiter queue is
+// left (a lock whose holder's lease ran out after every process died: the
+// queues have no TTL), with a note "free; N dead waiters queued: run
+// latchkey clear NAME"; unlock of it says the same.
 //
 // Exit status, for scripts:
 //
@@ -117,7 +184,7 @@ type command struct {
 
 var commands = map[string]command{
 	"inspect":   {runInspect, "inspect [-json] [-kind K] NAME...        show holders, TTL, token, leader, waiters, permits, count"},
-	"ls":        {runLs, "ls [-json] [PATTERN]                     list the synchronizers present (SCAN, default *)"},
+	"ls":        {runLs, "ls [-json] [-all] [PATTERN]              list the synchronizers present (SCAN, default *)"},
 	"watch":     {runWatch, "watch [-json] [-kind K] [-every D] NAME  print each change of NAME as it happens"},
 	"unlock":    {runUnlock, "unlock [-yes] [-kind K] NAME             force-unlock NAME, waking latchkey and Redisson waiters"},
 	"evict":     {runEvict, "evict [-yes] [-kind K] NAME WAITER       remove WAITER (an id as inspect shows it) from NAME's queue"},
