@@ -48,10 +48,38 @@
 // nobody holds: what waiters that died left queued (those keys have no
 // TTL), and the fencing counter; live waiters are told to queue again.
 //
+// watch looks at NAME's state every -every (messages or not), on each
+// message on the channels its releases publish on, and when the holder's
+// TTL runs out or its renewal is overdue, and prints a line for each
+// change. It also prints a line for every message that no change it saw
+// accounts for: a release of a hold it did not see (a Java client's hold
+// of 0.3s between two looks), saying on which channel and what the
+// message means (an unlock, a read- or write-unlock, a semaphore release,
+// a latch reaching zero). latchkey's force-unlocks (unlock, and the
+// library's ForceUnlock) tell who they forced out on a channel of their
+// own, latchkey_lock__forced:{NAME} or latchkey_rwlock__forced:{NAME},
+// and watch prints them as such; a Java client's forceUnlock publishes
+// what its unlock does, and shows as a release. A held lock whose TTL has
+// run down without a renewal for longer than a watchdog allows (a third
+// of the lease, the largest TTL watch saw for the hold, plus a sixth of
+// it or at least 1s) is said once per hold: its holder stopped renewing
+// it, or it was taken with a fixed lease, and it ends when it expires.
+//
 // With -json, watch prints one JSON object per line for each change:
-// {"time": RFC 3339 time, "event": "now" (the first look), "acquired",
-// "released", "handoff" or "changed", "state": the object inspect -json
-// prints}.
+// {"time": RFC 3339 time, "event", "state": the object inspect -json
+// prints, and for some events more fields}. The events:
+//
+//	now             the first look
+//	acquired, released, handoff, changed
+//	                what the look saw change
+//	forced          a latchkey force-unlock: "owners" (those forced out),
+//	                "channel", "message"
+//	unseen_release  a message that no change seen accounts for: "channel",
+//	                "message" (its payload), "what" (what it means)
+//	not_renewed     a hold not renewed: "not_renewed_ms" (for how long),
+//	                "expires_in_ms" (its TTL)
+//	dropped         "dropped" messages, more than watch keeps between two
+//	                looks (10000), were not shown
 //
 // inspect -json and ls -json print one object per synchronizer:
 //

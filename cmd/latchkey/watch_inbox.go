@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/redis/go-redis/v9"
+)
+
+// A message is one pub/sub message that watch received.
+type message struct {
+	at               time.Time
+	channel, payload string
+}
+
+// maxPending bounds the messages an inbox keeps between two looks; those
+// beyond it are counted, not kept.
+const maxPending = 10000
+
+// An inbox follows channels with subscriptions of its own, not through the
+// library's Hub: a Hub hands its waiters coalesced wake-ups, and watch
+// must see every message and its payload. It subscribes as the scripts
+// publish: with SSUBSCRIBE, one connection per hash slot followed, when
+// the deployment uses sharded pub/sub, else with SUBSCRIBE on one
+// connection.
+type inbox struct {
+	client  redis.UniversalClient
+	sharded bool
+	wake    chan struct{} // a message arrived, or a connection came back
+
+	mu        sync.Mutex
+	conns     map[int]*redis.PubSub // by hash slot when sharded, else at -1
+	subs      map[string]bool       // the channels followed
+	confirmed map[string]chan struct{}
+	pending   []message
+	dropped   int // messages not kept since the last take (maxPending)
+	wg        sync.WaitGroup
+}
+
+func newInbox(client redis.UniversalClient, sharded bool) *inbox {
+	return &inbox{
+		client: client, sharded: sharded, wake: make(chan struct{}, 1),
+		conns: map[int]*redis.PubSub{}, subs: map[string]bool{}, confirmed: map[string]chan struct{}{},
+	}
+}
+
+// follow subscribes to the channels of want not yet followed, waits until
+// the server has confirmed them (or ctx ends), and unsubscribes from those
+// no longer wanted.
+func (in *inbox) follow(ctx context.Context, want []string) error {
+	keep := map[string]bool{}
+	var waits []chan struct{}
+	in.mu.Lock()
+	for _, ch := range want {
+		keep[ch] = true
+		if in.subs[ch] {
+			continue
+		}
+		done := make(chan struct{})
+		in.confirmed[ch] = done
+		if err := in.subscribeLocked(ctx, ch); err != nil {
+			delete(in.confirmed, ch)
+			in.mu.Unlock()
+			return fmt.Errorf("subscribe %s: %w", ch, err)
+		}
+		in.subs[ch] = true
+		waits = append(waits, done)
+	}
+	for ch := range in.subs {
+		if !keep[ch] {
+			delete(in.subs, ch)
+			delete(in.confirmed, ch)
+			ps := in.conns[in.slot(ch)]
+			if in.sharded {
+				_ = ps.SUnsubscribe(ctx, ch) // a lost one only costs stray messages
+			} else {
+				_ = ps.Unsubscribe(ctx, ch)
+			}
+		}
+	}
+	in.mu.Unlock()
+	for _, done := range waits {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return fmt.Errorf("subscribe: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+// slot is the key of the connection that follows channel ch.
+func (in *inbox) slot(ch string) int {
+	if in.sharded {
+		return keys.Slot(ch)
+	}
+	return -1
+}
+
+// subscribeLocked subscribes to ch on its connection, opening it (and
+// starting its reader) if it is the first of its slot.
+func (in *inbox) subscribeLocked(ctx context.Context, ch string) error {
+	slot := in.slot(ch)
+	ps := in.conns[slot]
+	if ps == nil {
+		if in.sharded {
+			ps = in.client.SSubscribe(ctx, ch)
+		} else {
+			ps = in.client.Subscribe(ctx, ch)
+		}
+		in.conns[slot] = ps
+		in.wg.Add(1)
+		go in.read(ps)
+		return nil
+	}
+	if in.sharded {
+		return ps.SSubscribe(ctx, ch)
+	}
+	return ps.Subscribe(ctx, ch)
+}
+
+// read receives what arrives on ps until ps is closed. A confirmation of a
+// channel already confirmed means go-redis reconnected and subscribed
+// again: what was published meanwhile is lost, so watch must look again.
+func (in *inbox) read(ps *redis.PubSub) {
+	defer in.wg.Done()
+	ctx := context.Background()
+	errs := 0
+	for {
+		m, err := ps.ReceiveTimeout(ctx, 30*time.Second)
+		var ne net.Error
+		switch {
+		case errors.Is(err, redis.ErrClosed):
+			return
+		case errors.As(err, &ne) && ne.Timeout():
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_ = ps.Ping(pctx) // a broken connection fails, and go-redis redials
+			cancel()
+			continue
+		case err != nil:
+			if errs++; errs > 1 {
+				time.Sleep(100 * time.Millisecond) // a server down is not redialled in a busy loop
+			}
+			continue
+		}
+		errs = 0
+		switch m := m.(type) {
+		case *redis.Subscription:
+			if m.Kind == "subscribe" || m.Kind == "ssubscribe" {
+				in.confirm(m.Channel)
+			}
+		case *redis.Message:
+			in.add(message{at: time.Now(), channel: m.Channel, payload: m.Payload})
+		}
+	}
+}
+
+func (in *inbox) confirm(ch string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	done := in.confirmed[ch]
+	if done == nil {
+		return
+	}
+	select {
+	case <-done:
+		in.signal() // resubscribed after a reconnect
+	default:
+		close(done)
+	}
+}
+
+func (in *inbox) add(m message) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if !in.subs[m.channel] {
+		return // unsubscribed from since
+	}
+	if len(in.pending) < maxPending {
+		in.pending = append(in.pending, m)
+	} else {
+		in.dropped++
+	}
+	in.signal()
+}
+
+// signal wakes the watch to look again; wake-ups coalesce.
+func (in *inbox) signal() {
+	select {
+	case in.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the messages received since the last take, oldest first,
+// and how many were received beyond maxPending and not kept.
+func (in *inbox) take() ([]message, int) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	ms, dropped := in.pending, in.dropped
+	in.pending, in.dropped = nil, 0
+	return ms, dropped
+}
+
+// await waits up to d for a message, and returns those received since
+// the last take, as take does.
+func (in *inbox) await(ctx context.Context, d time.Duration) ([]message, int) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-in.wake:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return in.take()
+}
+
+// close closes every connection and waits for their readers to end.
+func (in *inbox) close() {
+	in.mu.Lock()
+	conns := in.conns
+	in.conns = map[int]*redis.PubSub{}
+	in.mu.Unlock()
+	for _, ps := range conns {
+		_ = ps.Close()
+	}
+	in.wg.Wait()
+}
