@@ -9,6 +9,7 @@ import (
 	"github.com/latchkey/latchkey/countdownlatch"
 	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/latchkey/latchkey/mutex"
 	"github.com/latchkey/latchkey/rwlock"
 	"github.com/redis/go-redis/v9"
 )
@@ -115,5 +116,46 @@ func testHiddenLatch(t *testing.T, c cli, srv *redistest.Server) {
 	}
 	for _, w := range ws {
 		got(t, w, "a latch waiter", soon)
+	}
+}
+
+// testClusterListeners counts a latch's waiters on a cluster, where the
+// library subscribes with SSUBSCRIBE on Redis 7 (counted on the channel's
+// master) and with SUBSCRIBE before (counted on every node): two
+// processes' latchkey waiters, and the queued waiter of a mutex, alive.
+func testClusterListeners(t *testing.T, c cli, cl *redistest.Cluster) {
+	cc := locktest.ClusterClient(t, cl)
+	// A hash tag of its own: the latch's channel, always braced whole, is
+	// in another slot than its key, so on another master, likely.
+	name := testName(t, "cllatch") + ":{x}"
+	if _, err := countdownlatch.New(cc, name).TrySetCount(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	var ws []*waiter
+	for range 2 {
+		l := countdownlatch.New(locktest.ClusterClient(t, cl), name)
+		ws = append(ws, wait(l.Wait, func(context.Context) error { return nil }))
+	}
+	defer func() {
+		for _, w := range ws {
+			w.stop()
+		}
+	}()
+	if st := c.listening(t, name, 2); st.Kind != kindLatch {
+		t.Errorf("cluster latch with 2 waiting processes: %+v", st)
+	}
+
+	lock := testName(t, "cllive")
+	m := mutex.New(cc, lock)
+	if err := m.Lock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = m.Unlock(context.Background()) }()
+	h := mutex.New(locktest.ClusterClient(t, cl), lock)
+	hw := wait(h.Lock, h.Unlock)
+	defer hw.stop()
+	queued(t, cc, namesOf(lock).lock.Queue, 1)
+	if st := c.inspect(t, lock); len(st.Queue) != 1 || !st.Queue[0].Alive || st.Queue[0].Listening == nil || !*st.Queue[0].Listening {
+		t.Errorf("cluster mutex's queued waiter: %+v, want alive and listening", st.Queue)
 	}
 }

@@ -333,6 +333,7 @@ func testCluster(t *testing.T, bin string) {
 	}
 	testClusterGuard(t, bin, cl)
 	t.Run("evict", func(t *testing.T) { testEvictFair(t, c, cc) })
+	t.Run("listeners", func(t *testing.T) { testClusterListeners(t, c, cl) })
 	// A name whose keys a cluster would split is refused, saying why.
 	if _, errOut, code := c.run(t, "unlock", "-yes", "a}b"+prefix); code != 2 || !strings.Contains(errOut, "non-empty hash tag") {
 		t.Errorf("cluster unlock of a}b...: exit %d: %s; want 2 and how to fix the name", code, errOut)
