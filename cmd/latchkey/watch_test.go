@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/fairlock"
 	"github.com/latchkey/latchkey/internal/locktest"
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/latchkey/latchkey/rwlock"
@@ -384,4 +386,46 @@ func (w *watchRun) stop(t *testing.T) []string {
 		t.Errorf("watch after SIGINT: %v", err)
 	}
 	return w.all()
+}
+
+// TestWatchCluster runs watch against a Redis Cluster, whose deployment
+// may use sharded pub/sub (SPUBLISH): an unseen Redisson release and a
+// latchkey force-unlock are both heard.
+func TestWatchCluster(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	cc := cl.Client(t)
+	t.Cleanup(func() { _ = latchkey.Close(cc) })
+	c := cli{bin: build(t), conn: []string{"-cluster", "-redis", strings.Join(cl.Addrs(), ",")}}
+	ctx := t.Context()
+	hub := notify.New(cc)
+	pub, err := hub.PublishCommand(ctx)
+	_ = hub.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := testName(t, "wcluster")
+	w := c.startWatch(t, "watch", "-every", "1m", name)
+	w.waitFor(t, "now: ")
+	cc.HSet(ctx, name, java+":4", 1)
+	cc.PExpire(ctx, name, 30*time.Second)
+	time.Sleep(300 * time.Millisecond)
+	cc.Del(ctx, name)
+	if err := cc.Do(ctx, pub, namesOf(name).lock.Channel, "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor(t, "released, hold not seen: unlock")
+
+	m := mutex.New(cc, name)
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	owner := c.inspect(t, name).Holders[0].Owner
+	if _, errOut, code := c.run(t, "unlock", "-yes", name); code != 0 {
+		t.Fatalf("unlock: exit %d: %s", code, errOut)
+	}
+	if line := w.waitFor(t, "force-unlocked"); !strings.Contains(line, "was held by "+owner) {
+		t.Errorf("force-unlock line %q does not name %s", line, owner)
+	}
+	w.stop(t)
+	t.Logf("publish command: %s", pub)
 }
