@@ -129,11 +129,13 @@
 //	  +zadd +zcard +zcount +zrange +zrangebyscore +zrem +zremrangebyscore +zscore
 //	  +publish +spublish +subscribe +unsubscribe +ssubscribe +sunsubscribe
 //	  +pubsub|numsub +pubsub|shardnumsub +cluster|slots +cluster|shards +cluster|nodes
-//	  +readonly ~app:* ~*{app:* &*{app:*
+//	  +readonly ~app:* ~*{app:* &*{app:* ~latchkey_process:*
 //
 // The last line grants the keys and channels; a name that carries its own
 // hash tag ({app}:orders) needs patterns that match its derived keys
-// (~*{app}* &*{app}*).
+// (~*{app}* &*{app}*). ~latchkey_process:* lets the process write its
+// record (see Process record); without it, the first write is refused,
+// Redis logs the denial once per client, and no other is tried.
 //
 // A user set up by ACL categories, as Redisson's users often are, needs
 // TIME by name: it is only in @fast, and the scripts date the grants they
@@ -141,7 +143,7 @@
 //
 //	ACL SETUSER locker on >password resetkeys resetchannels -@all
 //	  +@read +@write +@scripting +@pubsub +@connection -@dangerous +time
-//	  ~app:* ~*{app:* &*{app:*
+//	  ~app:* ~*{app:* &*{app:* ~latchkey_process:*
 //
 // Such a user may not run INFO (@dangerous), which tells latchkey whether
 // a master has replicas to wait for (see Replicas): latchkey then counts
@@ -151,6 +153,30 @@
 // silence. On a Redis Cluster, go-redis itself also needs +cluster|slots,
 // which the categories above deny. The conformance suite runs once as
 // each of these two users and checks that Redis logged no denial.
+//
+// # Process record
+//
+// Each process records itself through each go-redis client it uses, so
+// that a tool that finds a latchkey owner id on a lock or in a queue (the
+// CLI's inspect) can say which process holds or waits: the first half of
+// an owner id, <uuid>:<n>, is the process's UUID, and the record is the
+// string key latchkey_process:{uuid}, holding JSON:
+//
+//	{"host":"web-7","pid":4121,"program":"orders-svc",
+//	 "started":"2026-11-26T05:08:56Z","version":"v1.4.0"}
+//
+// that is the host name, the pid, the base name of os.Args[0], when
+// latchkey was loaded into the process, and latchkey's module version when
+// the build says. The client's first write to a synchronizer fires the
+// record's, in the background: no call waits for it, and no error of it
+// reaches a caller. A SET with a TTL of 5 minutes, it is rewritten every
+// minute until [Close] (after which it lapses), so a record outlives its
+// process by 5 minutes at most and a process that holds a lock for days
+// keeps its record. A server that
+// refuses the write (an ACL without the key, NOPERM; a read-only replica)
+// is not asked again by that client. Redisson's owners have no record.
+// [SetProcessRecord] turns it off for a client, for a deployment that
+// should not put host names and pids in Redis.
 //
 // # Resources
 //

@@ -8,6 +8,7 @@ import (
 
 	"github.com/latchkey/latchkey/internal/fault"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/process"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
@@ -109,6 +110,10 @@ func (s *Script) Exec(ctx context.Context, client redis.UniversalClient, w Write
 		}
 		r.Record, r.Single = w.Once, r.Err() == nil && took < book.single
 	}
+	// The client's first write fires its process record, in the background,
+	// once the write's replica count was made: a record written before it
+	// would keep WAIT 0 0 from counting a replica that has not acknowledged it.
+	process.Start(client)
 	return r
 }
 
