@@ -72,7 +72,7 @@ func testHiddenReaders(t *testing.T, c cli, srv *redistest.Server) {
 		t.Errorf("write-held rwlock with readers held back: %+v", st)
 	}
 	table, _, _ := c.run(t, "inspect", name)
-	if !strings.Contains(table, "LISTENING") || !strings.Contains(table, "3 on "+st.Channel) {
+	if !strings.Contains(table, "LISTENING") || !strings.Contains(table, "3 clients on "+st.Channel) {
 		t.Errorf("inspect's table does not show the 3 listening:\n%s", table)
 	}
 	ls, _, _ := c.run(t, "ls", name)

@@ -102,8 +102,9 @@ func printState(out io.Writer, st *State) error {
 	for _, g := range st.Grants {
 		row(t, "GRANTED", fmt.Sprintf("%d to %s (not yet taken, grace ends in %dms)", g.Permits, g.Owner, g.InMs))
 	}
-	if n := st.Subscribers; n != nil {
-		row(t, "LISTENING", fmt.Sprintf("%d on %s (each client once: waiters without a queue entry, queued ones too)", *n, st.Channel))
+	if n := st.Subscribers; n != nil && *n > 0 {
+		row(t, "LISTENING", fmt.Sprintf("%d %s on %s (waiters without a queue entry, or queued ones; each client once)",
+			*n, plural(int(*n), "client"), st.Channel))
 	}
 	if st.Note != "" {
 		row(t, "NOTE", st.Note)
