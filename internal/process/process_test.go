@@ -223,3 +223,34 @@ func TestProcess_off(t *testing.T) {
 	lockOnce(t, c, t.Name())
 	within(t, "the record, turned back on, was not written", func() bool { return len(r.Writes()) > 0 })
 }
+
+// A client of a read-only replica has its record write refused with
+// READONLY once, and never tries again, whatever its calls do.
+func TestProcess_readOnlyTriedOnce(t *testing.T) {
+	defer process.SetTiming(time.Second, 20*time.Millisecond)()
+	master := redistest.StartServer(t)
+	replica := redistest.StartReplica(t, master)
+	c := replica.Client(t)
+	r := newRecorder(recordKey, false)
+	c.AddHook(r)
+	defer latchkey.Close(c)
+	m := mutex.New(c, t.Name())
+	lock := func() {
+		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+		defer cancel()
+		if err := m.Lock(ctx); err == nil {
+			t.Fatal("Lock on a read-only replica succeeded")
+		}
+	}
+	lock()
+	within(t, "the record write was not tried", func() bool { return len(r.Writes()) > 0 })
+	if err := r.Writes()[0]; !redis.IsReadOnlyError(err) {
+		t.Fatalf("the record write = %v, want READONLY", err)
+	}
+	for range 3 {
+		lock()
+	}
+	if w := r.Writes(); len(w) != 1 {
+		t.Errorf("the record write was tried %d times, want once: %v", len(w), w)
+	}
+}
