@@ -180,6 +180,7 @@
 //
 // # Resources
 //
-// latchkey keeps a pub/sub Hub and a watchdog per go-redis client, created
-// on first use. [Close] releases them; call it before closing the client.
+// latchkey keeps a pub/sub Hub, a watchdog and the timer that rewrites the
+// process record per go-redis client, created on first use. [Close]
+// releases them; call it before closing the client.
 package latchkey
