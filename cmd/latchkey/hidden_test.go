@@ -110,6 +110,12 @@ func testHiddenLatch(t *testing.T, c cli, srv *redistest.Server) {
 	if st.Kind != kindLatch || st.Count == nil || *st.Count != 1 || st.Channel != namesOf(name).latchChannel {
 		t.Errorf("latch with 3 waiting processes: %+v", st)
 	}
+	// A reader that listens there itself (a watch) does not count itself.
+	javaListens(t, rdb, namesOf(name).latchChannel)
+	cn := &conn{client: rdb, server: srv.Addr()}
+	if st, err := readAs(t.Context(), cn, name, "", selfListens{namesOf(name).latchChannel: true}); err != nil || ptr(st.Subscribers) != int64(3) {
+		t.Errorf("readAs excluding its own subscription: %v, %v; want 3 listening", ptr(st.Subscribers), err)
+	}
 	out, errOut, code := c.run(t, "countdown", "-yes", name)
 	if code != 0 {
 		t.Fatalf("countdown: exit %d: %s%s", code, out, errOut)

@@ -84,7 +84,9 @@ func namesOf(name string) names {
 //     out;
 //   - with nothing under the name itself, waiters queued or a fencing
 //     counter still make it the kind they belong to.
-func detect(ctx context.Context, c *conn, name string) (kind string, bare bool, err error) {
+//
+// The caller's own subscriptions (self) are not counted.
+func detect(ctx context.Context, c *conn, name string, self selfListens) (kind string, bare bool, err error) {
 	n := namesOf(name)
 	exists := map[string]*redis.IntCmd{}
 	var typ *redis.StatusCmd
@@ -117,17 +119,21 @@ func detect(ctx context.Context, c *conn, name string) (kind string, bare bool, 
 	byEntries := entriesKind(semEntries.Val())
 	switch typ.Val() {
 	case "hash":
-		switch {
-		case mode.Val():
+		if mode.Val() {
 			return kindRWLock, false, nil
-		case !lockFields(ctx, c, name):
+		}
+		ok, err := lockFields(ctx, c, name)
+		switch {
+		case err != nil: // not "other": a read cut short (a watch's, at its end) is no answer
+			return "", false, c.keyErr(name, err)
+		case !ok:
 			return kindOther, false, nil
 		case fair && !has(n.lock.Queue):
 			return kindFairLock, false, nil
 		case has(n.lock.Queue) || has(n.lock.Grant) || has(n.lock.Token) || has(n.election):
 			return kindMutex, false, nil
 		}
-		subs, err := subscribers(ctx, c, []string{n.lock.Channel})
+		subs, err := subscribers(ctx, c, []string{n.lock.Channel}, self)
 		if err != nil {
 			return "", false, c.keyErr(name, err)
 		}
@@ -151,7 +157,7 @@ func detect(ctx context.Context, c *conn, name string) (kind string, bare bool, 
 		case has(n.sem.Grants):
 			return kindSemaphore, false, nil
 		}
-		subs, err := subscribers(ctx, c, []string{n.sem.Channel, n.latchChannel})
+		subs, err := subscribers(ctx, c, []string{n.sem.Channel, n.latchChannel}, self)
 		if err != nil {
 			return "", false, c.keyErr(name, err)
 		}
@@ -214,17 +220,17 @@ func entriesKind(entries []string) string {
 
 // lockFields reports whether every field of the hash name is an owner id
 // with an integer hold count, as in a Redisson lock.
-func lockFields(ctx context.Context, c *conn, name string) bool {
+func lockFields(ctx context.Context, c *conn, name string) (bool, error) {
 	m, err := c.client.HGetAll(ctx, name).Result()
 	if err != nil {
-		return false
+		return false, err
 	}
 	for f, v := range m {
 		if _, err := strconv.ParseInt(v, 10, 64); err != nil || !ownerShaped(f) {
-			return false
+			return false, nil
 		}
 	}
-	return true
+	return true, nil
 }
 
 // ownerShaped reports whether f looks like a Redisson owner field:

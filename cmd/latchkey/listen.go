@@ -15,8 +15,9 @@ import (
 // channel's master; otherwise with SUBSCRIBE, counted by PUBSUB NUMSUB on
 // the server, or summed over every node of a cluster, whose subscribers
 // may be on any of them. A server that refuses to count (an ACL without
-// +pubsub) gives nil and no error: the counts are then unknown.
-func subscribers(ctx context.Context, c *conn, channels []string) (map[string]int64, error) {
+// +pubsub) gives nil and no error: the counts are then unknown. The
+// caller's own subscriptions (self) are taken off.
+func subscribers(ctx context.Context, c *conn, channels []string, self selfListens) (map[string]int64, error) {
 	if len(channels) == 0 {
 		return map[string]int64{}, nil
 	}
@@ -39,8 +40,18 @@ func subscribers(ctx context.Context, c *conn, channels []string) (map[string]in
 	if errors.As(err, &refused) {
 		return nil, nil
 	}
+	for ch := range self {
+		if n, ok := counts[ch]; ok {
+			counts[ch] = max(n-1, 0)
+		}
+	}
 	return counts, err
 }
+
+// selfListens is the set of channels on which the reading process itself
+// listens (a watch follows a synchronizer's channels), one connection
+// each, which is no waiter's.
+type selfListens map[string]bool
 
 // shardCounts asks each channel's master for its sharded subscribers.
 func shardCounts(ctx context.Context, cl *redis.ClusterClient, channels []string) (map[string]int64, error) {
@@ -100,7 +111,7 @@ func sharedChannel(st *State) string {
 // listen counts the subscribers of st's shared channel and of each
 // waiter's own channel, and tells from them and from each entry's
 // deadline which waiters live.
-func listen(ctx context.Context, c *conn, st *State) error {
+func listen(ctx context.Context, c *conn, st *State, self selfListens) error {
 	var channels []string
 	if st.Channel = sharedChannel(st); st.Channel != "" {
 		channels = append(channels, st.Channel)
@@ -110,7 +121,7 @@ func listen(ctx context.Context, c *conn, st *State) error {
 			channels = append(channels, w.channel)
 		}
 	}
-	counts, err := subscribers(ctx, c, channels)
+	counts, err := subscribers(ctx, c, channels, self)
 	if err != nil {
 		return c.keyErr(st.Name, err)
 	}

@@ -122,10 +122,17 @@ const permanent = 922337203685477
 // read returns the state of name as a synchronizer of kind ("" to detect).
 // It only reads: nothing is purged or reclaimed.
 func read(ctx context.Context, c *conn, name, kind string) (*State, error) {
+	return readAs(ctx, c, name, kind, nil)
+}
+
+// readAs is read for a caller that itself listens on the channels in self
+// (a watch): its own subscriptions are not counted among the listeners,
+// nor taken for a waiter's.
+func readAs(ctx context.Context, c *conn, name, kind string, self selfListens) (*State, error) {
 	bare := false
 	if kind == "" {
 		var err error
-		if kind, bare, err = detect(ctx, c, name); err != nil {
+		if kind, bare, err = detect(ctx, c, name, self); err != nil {
 			return nil, err
 		}
 	}
@@ -147,7 +154,7 @@ func read(ctx context.Context, c *conn, name, kind string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := listen(ctx, c, st); err != nil {
+	if err := listen(ctx, c, st, self); err != nil {
 		return nil, err
 	}
 	annotate(st)
