@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/latchkey/latchkey/fairlock"
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/locktest"
+	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/latchkey/latchkey/mutex"
 	"github.com/latchkey/latchkey/permitsemaphore"
 	"github.com/latchkey/latchkey/semaphore"
 	"github.com/redis/go-redis/v9"
@@ -145,5 +150,39 @@ func testLeftovers(t *testing.T, c cli, rdb redis.UniversalClient) {
 	sts = c.states(t, "ls", "-json", prefix+":*")
 	if len(sts) != 2 || sts[0].Name != fair || sts[0].Kind != kindFairLock || !strings.Contains(sts[0].Note, "run latchkey clear") {
 		t.Errorf("ls with a fair lock's leftovers too: %+v", sts)
+	}
+}
+
+// TestLsDefaultPattern lists a whole server with ls's default pattern,
+// which reads the keyspace once: a held lock, and a lock that only its
+// dead waiters' queue is left of, are both listed; an auxiliary key alone
+// (a fencing counter's neighbour, a request record) is not a name.
+func TestLsDefaultPattern(t *testing.T) {
+	srv := redistest.StartServer(t)
+	rdb := locktest.Client(t, srv)
+	c := cli{bin: build(t), conn: []string{"-redis", srv.Addr()}}
+	ctx := t.Context()
+	held := mutex.New(rdb, "held")
+	if err := held.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock(context.Background())
+	l := namesOf("left").lock
+	lapsed := float64(time.Now().Add(-time.Minute).UnixMilli())
+	e := "deadhub/" + java + ":1/a"
+	rdb.RPush(ctx, l.Queue, e)
+	rdb.ZAdd(ctx, l.Deadlines, redis.Z{Score: lapsed, Member: e})
+	rdb.Set(ctx, keys.Once("gone", "req"), "n1", time.Minute)
+	rdb.ConfigResetStat(ctx)
+	var names []string
+	for _, st := range c.states(t, "ls", "-json") {
+		names = append(names, st.Name+" "+st.Kind)
+	}
+	if want := []string{"held mutex", "left mutex"}; !slices.Equal(names, want) {
+		t.Errorf("ls: %q, want %q", names, want)
+	}
+	stats := rdb.Info(ctx, "commandstats").Val()
+	if !strings.Contains(stats, "cmdstat_scan:calls=1,") {
+		t.Errorf("ls of every name read the keyspace more than once: %s", stats)
 	}
 }

@@ -142,6 +142,22 @@ func scan(ctx context.Context, c *conn, pattern string) ([]string, error) {
 		// keys.Prefix braces a name without a hash tag: {name}.
 		scans = append(scans, scanSpec{p + ":{" + pattern + "}", queueName(p, false)}, scanSpec{p + ":" + pattern, queueName(p, true)})
 	}
+	if pattern == "*" {
+		// Every key matches: one pass over the keyspace finds the queues
+		// too, instead of one pass per prefix.
+		names := make([]func(string) (string, bool), len(scans))
+		for i, s := range scans {
+			names[i] = s.name
+		}
+		scans = []scanSpec{{pattern, func(k string) (string, bool) {
+			for _, name := range names {
+				if n, ok := name(k); ok {
+					return n, true
+				}
+			}
+			return "", false
+		}}}
+	}
 	one := func(ctx context.Context, node *redis.Client) error {
 		for _, s := range scans {
 			it := node.Scan(ctx, 0, s.pattern, scanCount).Iterator()
