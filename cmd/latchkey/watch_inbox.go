@@ -94,6 +94,18 @@ func (in *inbox) follow(ctx context.Context, want []string) error {
 	return nil
 }
 
+// followed returns the channels followed: watch's own subscriptions,
+// which its reads do not count among the listeners.
+func (in *inbox) followed() selfListens {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	self := make(selfListens, len(in.subs))
+	for ch := range in.subs {
+		self[ch] = true
+	}
+	return self
+}
+
 // slot is the key of the connection that follows channel ch.
 func (in *inbox) slot(ch string) int {
 	if in.sharded {

@@ -35,6 +35,7 @@ func TestWatch(t *testing.T) {
 	t.Run("force-unlock json", func(t *testing.T) { t.Parallel(); testWatchForcedJSON(t, c, rdb) })
 	t.Run("force-unlock rwlock", func(t *testing.T) { t.Parallel(); testWatchForcedRW(t, c, rdb) })
 	t.Run("force-unlock fairlock", func(t *testing.T) { t.Parallel(); testWatchForcedFair(t, c, rdb) })
+	t.Run("own subscriptions", func(t *testing.T) { t.Parallel(); testWatchSelf(t, c, rdb) })
 	t.Run("not renewed", func(t *testing.T) { t.Parallel(); testWatchNotRenewed(t, c, rdb) })
 	t.Run("renewed", func(t *testing.T) { t.Parallel(); testWatchRenewed(t, c, rdb) })
 }
@@ -235,6 +236,25 @@ func testWatchForcedFair(t *testing.T, c cli, rdb redis.UniversalClient) {
 		if strings.Contains(l, "released") {
 			t.Errorf("a force-unlock printed as a release: %s", l)
 		}
+	}
+}
+
+// testWatchSelf watches a plain integer, which only its listeners tell
+// a semaphore from a latch: watch's own subscriptions to both channels
+// must not make it either.
+func testWatchSelf(t *testing.T, c cli, rdb redis.UniversalClient) {
+	name := testName(t, "wself")
+	rdb.Set(t.Context(), name, 3, 30*time.Second)
+	defer rdb.Del(context.Background(), name)
+	w := c.startWatch(t, "watch", "-json", "-every", "1m", name)
+	line := w.waitFor(t, `"event":"now"`)
+	w.stop(t)
+	var ev WatchEvent
+	if err := json.Unmarshal([]byte(line), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.State == nil || ev.State.Kind != kindCounter {
+		t.Errorf("watch of a plain integer: %s, want kind %s", line, kindCounter)
 	}
 }
 
