@@ -118,7 +118,7 @@ func (w *watcher) look(ctx context.Context) (time.Duration, error) {
 	msgs, dropped := w.in.take()
 	rctx, cancel := w.e.withTimeout(ctx)
 	defer cancel()
-	st, err := readAs(rctx, w.c, w.name, w.kind, w.in.followed())
+	st, err := readAs(rctx, w.c, w.name, w.kind, w.in.counted())
 	if err != nil {
 		return 0, err
 	}

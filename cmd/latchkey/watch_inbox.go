@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,17 +27,19 @@ const maxPending = 10000
 // library's Hub: a Hub hands its waiters coalesced wake-ups, and watch
 // must see every message and its payload. It subscribes as the scripts
 // publish: with SSUBSCRIBE, one connection per hash slot followed, when
-// the deployment uses sharded pub/sub, else with SUBSCRIBE on one
-// connection.
+// the deployment uses sharded pub/sub, else on one connection with
+// PSUBSCRIBE to a pattern that matches the channel alone, which PUBSUB
+// NUMSUB does not count: inspect, elsewhere, does not take a watch for a
+// waiter. (PUBLISH counts it; so did a Hub's SUBSCRIBE.)
 type inbox struct {
 	client  redis.UniversalClient
 	sharded bool
 	wake    chan struct{} // a message arrived, or a connection came back
 
 	mu        sync.Mutex
-	conns     map[int]*redis.PubSub // by hash slot when sharded, else at -1
-	subs      map[string]bool       // the channels followed
-	confirmed map[string]chan struct{}
+	conns     map[int]*redis.PubSub    // by hash slot when sharded, else at -1
+	subs      map[string]bool          // the channels followed
+	confirmed map[string]chan struct{} // by subscription (see name)
 	pending   []message
 	dropped   int // messages not kept since the last take (maxPending)
 	wg        sync.WaitGroup
@@ -62,9 +65,9 @@ func (in *inbox) follow(ctx context.Context, want []string) error {
 			continue
 		}
 		done := make(chan struct{})
-		in.confirmed[ch] = done
+		in.confirmed[in.name(ch)] = done
 		if err := in.subscribeLocked(ctx, ch); err != nil {
-			delete(in.confirmed, ch)
+			delete(in.confirmed, in.name(ch))
 			in.mu.Unlock()
 			return fmt.Errorf("subscribe %s: %w", ch, err)
 		}
@@ -74,12 +77,12 @@ func (in *inbox) follow(ctx context.Context, want []string) error {
 	for ch := range in.subs {
 		if !keep[ch] {
 			delete(in.subs, ch)
-			delete(in.confirmed, ch)
+			delete(in.confirmed, in.name(ch))
 			ps := in.conns[in.slot(ch)]
 			if in.sharded {
 				_ = ps.SUnsubscribe(ctx, ch) // a lost one only costs stray messages
 			} else {
-				_ = ps.Unsubscribe(ctx, ch)
+				_ = ps.PUnsubscribe(ctx, in.name(ch))
 			}
 		}
 	}
@@ -94,9 +97,13 @@ func (in *inbox) follow(ctx context.Context, want []string) error {
 	return nil
 }
 
-// followed returns the channels followed: watch's own subscriptions,
-// which its reads do not count among the listeners.
-func (in *inbox) followed() selfListens {
+// counted returns the channels followed that PUBSUB counts watch's
+// subscription to, which its reads must not count among the listeners:
+// every one with SSUBSCRIBE, none with PSUBSCRIBE.
+func (in *inbox) counted() selfListens {
+	if !in.sharded {
+		return nil
+	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	self := make(selfListens, len(in.subs))
@@ -105,6 +112,18 @@ func (in *inbox) followed() selfListens {
 	}
 	return self
 }
+
+// name is what watch subscribes to for channel ch: ch itself with
+// SSUBSCRIBE, else a pattern that matches ch alone.
+func (in *inbox) name(ch string) string {
+	if in.sharded {
+		return ch
+	}
+	return globEscape.Replace(ch)
+}
+
+// globEscape escapes the characters special in a PSUBSCRIBE pattern.
+var globEscape = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`, `]`, `\]`)
 
 // slot is the key of the connection that follows channel ch.
 func (in *inbox) slot(ch string) int {
@@ -123,7 +142,7 @@ func (in *inbox) subscribeLocked(ctx context.Context, ch string) error {
 		if in.sharded {
 			ps = in.client.SSubscribe(ctx, ch)
 		} else {
-			ps = in.client.Subscribe(ctx, ch)
+			ps = in.client.PSubscribe(ctx, in.name(ch))
 		}
 		in.conns[slot] = ps
 		in.wg.Add(1)
@@ -133,7 +152,7 @@ func (in *inbox) subscribeLocked(ctx context.Context, ch string) error {
 	if in.sharded {
 		return ps.SSubscribe(ctx, ch)
 	}
-	return ps.Subscribe(ctx, ch)
+	return ps.PSubscribe(ctx, in.name(ch))
 }
 
 // read receives what arrives on ps until ps is closed. A confirmation of a
@@ -163,7 +182,7 @@ func (in *inbox) read(ps *redis.PubSub) {
 		errs = 0
 		switch m := m.(type) {
 		case *redis.Subscription:
-			if m.Kind == "subscribe" || m.Kind == "ssubscribe" {
+			if m.Kind == "psubscribe" || m.Kind == "ssubscribe" {
 				in.confirm(m.Channel)
 			}
 		case *redis.Message:

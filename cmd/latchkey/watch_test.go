@@ -81,16 +81,22 @@ func testWatchUnseen(t *testing.T, c cli, rdb redis.UniversalClient) {
 }
 
 // testWatchUnseenJSON releases a Redisson-layout read hold between looks
-// under watch -json: one unseen_release event says where and what.
+// under watch -json: one unseen_release event says where and what. The
+// name holds a pattern's special characters, which watch's subscriptions
+// must match literally: a message on a channel that they would match
+// otherwise (the decoy) is not heard.
 func testWatchUnseenJSON(t *testing.T, c cli, rdb redis.UniversalClient) {
 	ctx := t.Context()
-	name := testName(t, "wunseenjson")
+	base := testName(t, "wunseenjson")
+	name := base + `*?[ab]\`
+	decoy := namesOf(base + "xyzqa").rw.Channel // what the name, as a pattern, matches
 	channel := namesOf(name).rw.Channel
 	w := c.startWatch(t, "watch", "-json", "-every", "1m", name)
 	w.waitFor(t, `"event":"now"`)
 	rdb.HSet(ctx, name, "mode", "read", java+":3", 1)
 	rdb.PExpire(ctx, name, 30*time.Second)
 	time.Sleep(300 * time.Millisecond)
+	rdb.Publish(ctx, decoy, "1")
 	rdb.Del(ctx, name)
 	rdb.Publish(ctx, channel, "0")
 	line := w.waitFor(t, `"event":"unseen_release"`)
@@ -248,6 +254,10 @@ func testWatchSelf(t *testing.T, c cli, rdb redis.UniversalClient) {
 	defer rdb.Del(context.Background(), name)
 	w := c.startWatch(t, "watch", "-json", "-every", "1m", name)
 	line := w.waitFor(t, `"event":"now"`)
+	// Nor does a reader elsewhere count watch as a listener.
+	if st := c.inspect(t, name); st.Kind != kindCounter {
+		t.Errorf("inspect during a watch: kind %s, want %s", st.Kind, kindCounter)
+	}
 	w.stop(t)
 	var ev WatchEvent
 	if err := json.Unmarshal([]byte(line), &ev); err != nil {
