@@ -42,9 +42,9 @@ func TestWatch(t *testing.T) {
 
 // testWatchUnseen takes and releases Redisson-layout holds of 0.3s, as a
 // Java client does (the acquisition publishes nothing, the unlock "0" on
-// the lock's channel), between looks: -every is a minute, and the look
-// that each message causes finds the lock free again. Each release must
-// be printed, exactly once.
+// the lock's channel), between looks: -every is a minute, and the next
+// hold waits for the look that the message causes. Each release must be
+// printed, exactly once.
 func testWatchUnseen(t *testing.T, c cli, rdb redis.UniversalClient) {
 	ctx := t.Context()
 	name := testName(t, "wunseen")
@@ -59,9 +59,7 @@ func testWatchUnseen(t *testing.T, c cli, rdb redis.UniversalClient) {
 		time.Sleep(300 * time.Millisecond)
 		rdb.Del(ctx, name)
 		rdb.Publish(ctx, channel, "0")
-		time.Sleep(200 * time.Millisecond) // free until the next hold: the look sees no hold
-	}
-	for range holds {
+		// Free until the look that the message causes is done.
 		w.waitFor(t, "released, hold not seen")
 	}
 	time.Sleep(300 * time.Millisecond) // room for a line too many
@@ -268,13 +266,13 @@ func testWatchSelf(t *testing.T, c cli, rdb redis.UniversalClient) {
 	}
 }
 
-// testWatchNotRenewed leaves a Redisson-layout hold's TTL of 4s to run
+// testWatchNotRenewed leaves a Redisson-layout hold's TTL of 6s to run
 // down: watch says once that it is not renewed, before it expires.
 func testWatchNotRenewed(t *testing.T, c cli, rdb redis.UniversalClient) {
 	ctx := t.Context()
 	name := testName(t, "wstale")
 	rdb.HSet(ctx, name, java+":5", 1)
-	rdb.PExpire(ctx, name, 4*time.Second)
+	rdb.PExpire(ctx, name, 6*time.Second)
 	defer rdb.Del(context.Background(), name)
 	w := c.startWatch(t, "watch", "-json", "-every", "1m", name)
 	w.waitFor(t, `"event":"now"`)
@@ -283,8 +281,8 @@ func testWatchNotRenewed(t *testing.T, c cli, rdb redis.UniversalClient) {
 	if err := json.Unmarshal([]byte(line), &ev); err != nil {
 		t.Fatal(err)
 	}
-	if ev.NotRenewedMs <= 0 || ev.ExpiresInMs <= 0 || ev.NotRenewedMs+ev.ExpiresInMs > 4000 {
-		t.Errorf("not_renewed %s: want both durations positive, summing to at most the 4s lease", line)
+	if ev.NotRenewedMs <= 0 || ev.ExpiresInMs <= 0 || ev.NotRenewedMs+ev.ExpiresInMs > 6000 {
+		t.Errorf("not_renewed %s: want both durations positive, summing to at most the 6s lease", line)
 	}
 	w.waitForWithin(t, `"event":"released"`, 10*time.Second) // the TTL ran out
 	n := 0
@@ -298,19 +296,19 @@ func testWatchNotRenewed(t *testing.T, c cli, rdb redis.UniversalClient) {
 	}
 }
 
-// testWatchRenewed holds a latchkey mutex whose watchdog renews its 4.5s
-// lease every 1.5s, for longer than two leases: watch never says it is
-// not renewed.
+// testWatchRenewed holds a latchkey mutex whose watchdog renews its 9s
+// lease every 3s, for four renewals: watch never says it is not renewed
+// (it would past 4.5s without one).
 func testWatchRenewed(t *testing.T, c cli, rdb redis.UniversalClient) {
 	name := testName(t, "wrenewed")
-	m := mutex.New(rdb, name, mutex.WithWatchdogTimeout(4500*time.Millisecond))
+	m := mutex.New(rdb, name, mutex.WithWatchdogTimeout(9*time.Second))
 	if err := m.Lock(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = m.Unlock(context.Background()) }()
 	w := c.startWatch(t, "watch", "-every", "1m", name)
 	w.waitFor(t, "now: ")
-	time.Sleep(10 * time.Second)
+	time.Sleep(13 * time.Second)
 	for _, l := range w.stop(t) {
 		if strings.Contains(l, "not renewed") || strings.Contains(l, "released") {
 			t.Errorf("a renewed hold: %s", l)
