@@ -115,6 +115,8 @@ func what(n names, m message) string {
 		return "read-unlock"
 	case m.channel == n.rw.Channel && m.payload == "1":
 		return "write-unlock (or a waiting writer gave up)"
+	case m.channel == n.sem.Channel && m.payload == "2147483647":
+		return "semaphore deleted (latchkey's Delete wakes every waiter)"
 	case m.channel == n.sem.Channel:
 		if _, err := strconv.ParseInt(m.payload, 10, 64); err == nil {
 			return "semaphore release (" + m.payload + ")"
