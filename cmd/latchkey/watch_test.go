@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -316,106 +313,6 @@ func testWatchRenewed(t *testing.T, c cli, rdb redis.UniversalClient) {
 	}
 }
 
-// A watchRun is a watch process whose output lines the test reads.
-type watchRun struct {
-	cmd   *exec.Cmd
-	mu    sync.Mutex
-	lines []string
-	read  int           // the lines waitFor has gone past
-	more  chan struct{} // a line arrived, or the output ended
-	ended chan struct{}
-}
-
-// startWatch starts the binary with args, which run a watch.
-func (c cli) startWatch(t *testing.T, args ...string) *watchRun {
-	t.Helper()
-	cmd := exec.Command(c.bin, append(append([]string(nil), c.conn...), args...)...)
-	cmd.Env = append(cliEnv(), c.env...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w := &watchRun{cmd: cmd, more: make(chan struct{}, 1), ended: make(chan struct{})}
-	go func() {
-		defer close(w.ended)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			w.mu.Lock()
-			w.lines = append(w.lines, sc.Text())
-			w.mu.Unlock()
-			select {
-			case w.more <- struct{}{}:
-			default:
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-w.ended
-			_ = cmd.Wait()
-		}
-	})
-	return w
-}
-
-// waitFor returns the next line that contains want, within 5s.
-func (w *watchRun) waitFor(t *testing.T, want string) string {
-	t.Helper()
-	return w.waitForWithin(t, want, 5*time.Second)
-}
-
-func (w *watchRun) waitForWithin(t *testing.T, want string, d time.Duration) string {
-	t.Helper()
-	deadline := time.After(d)
-	for {
-		w.mu.Lock()
-		for w.read < len(w.lines) {
-			l := w.lines[w.read]
-			w.read++
-			if strings.Contains(l, want) {
-				w.mu.Unlock()
-				return l
-			}
-		}
-		w.mu.Unlock()
-		select {
-		case <-w.more:
-		case <-w.ended:
-			t.Fatalf("watch ended before a line with %q", want)
-		case <-deadline:
-			t.Fatalf("no line with %q within %v; got:\n%s", want, d, strings.Join(w.all(), "\n"))
-		}
-	}
-}
-
-func (w *watchRun) all() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Clone(w.lines)
-}
-
-// stop stops the watch with SIGINT, checks that it exits cleanly, and
-// returns every line it printed.
-func (w *watchRun) stop(t *testing.T) []string {
-	t.Helper()
-	if err := w.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-w.ended:
-	case <-time.After(10 * time.Second):
-		t.Fatal("watch did not end within 10s of SIGINT")
-	}
-	if err := w.cmd.Wait(); err != nil {
-		t.Errorf("watch after SIGINT: %v", err)
-	}
-	return w.all()
-}
-
 // TestWatchCluster runs watch against a Redis Cluster, whose deployment
 // may use sharded pub/sub (SPUBLISH): an unseen Redisson release and a
 // latchkey force-unlock are both heard.
@@ -456,77 +353,4 @@ func TestWatchCluster(t *testing.T) {
 	}
 	w.stop(t)
 	t.Logf("publish command: %s", pub)
-}
-
-// TestWatchWhat checks what each message of Redisson's (and latchkey's)
-// is said to mean.
-func TestWatchWhat(t *testing.T) {
-	n := namesOf("w")
-	for _, c := range []struct{ channel, payload, want string }{
-		{n.lock.Channel, "0", "unlock"},
-		{n.lock.Channel + ":" + java + ":1", "0", "fair-lock unlock, to waiter " + java + ":1"},
-		{n.rw.Channel, "0", "read-unlock"},
-		{n.rw.Channel, "1", "write-unlock (or a waiting writer gave up)"},
-		{n.sem.Channel, "3", "semaphore release (3)"},
-		{n.sem.Channel, "2147483647", "semaphore deleted (latchkey's Delete wakes every waiter)"},
-		{n.latchChannel, "0", "latch zero"},
-		{n.latchChannel, "1", "latch count set, or latch deleted"},
-		{n.lock.Channel, "hello", "message"},
-		{n.sem.Channel, "x", "message"},
-	} {
-		if got := what(n, message{channel: c.channel, payload: c.payload}); got != c.want {
-			t.Errorf("what(%s, %q) = %q, want %q", c.channel, c.payload, got, c.want)
-		}
-	}
-}
-
-// TestRenewals feeds renewals the TTLs of looks: a hold renewed every
-// third of its lease, whenever first seen, is never reported; one left to
-// run down is reported once, until a renewal.
-func TestRenewals(t *testing.T) {
-	held := func(ttl int64) *State {
-		return &State{Name: "w", Kind: kindMutex, TTLms: ttl, Holders: []Holder{{Owner: java + ":1", Count: 1}}}
-	}
-	// A 30s lease renewed at 20s left, looked at every second, first seen
-	// at each point of its renewal period.
-	for first := int64(30000); first > 19000; first -= 1000 {
-		var r renewals
-		ttl := first
-		for range 120 {
-			if _, _, warn, _ := r.observe(held(ttl)); warn {
-				t.Fatalf("first seen at %dms: renewed hold reported at %dms", first, ttl)
-			}
-			if ttl -= 1000; ttl < 20000 {
-				ttl = 30000
-			}
-		}
-	}
-	// Left to run down from 30s: reported once, past 10s + 5s unrenewed.
-	var r renewals
-	warned := 0
-	for ttl := int64(30000); ttl > 0; ttl -= 500 {
-		notRenewed, expires, warn, check := r.observe(held(ttl))
-		if warn {
-			warned++
-			if notRenewed <= 15*time.Second || notRenewed+expires != 30*time.Second {
-				t.Errorf("reported at %dms: not renewed %v, expires in %v", ttl, notRenewed, expires)
-			}
-		} else if warned == 0 && check <= 0 {
-			t.Fatalf("at %dms: no look asked for before the finding", ttl)
-		}
-	}
-	if warned != 1 {
-		t.Errorf("reported %d times, want once", warned)
-	}
-	// A renewal after the finding lets a later one be reported again.
-	if _, _, warn, _ := r.observe(held(30000)); warn {
-		t.Error("reported at a renewal")
-	}
-	if _, _, warn, _ := r.observe(held(10000)); !warn {
-		t.Error("not reported again after a renewal and 20s without one")
-	}
-	// Nothing held, or no TTL: nothing to say.
-	if _, _, warn, check := r.observe(&State{Name: "w", Kind: kindMutex}); warn || check != 0 {
-		t.Error("a free lock reported or looked at")
-	}
 }
