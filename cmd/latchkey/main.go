@@ -90,9 +90,10 @@
 //	                alone), "none" (nothing here) or "other"
 //	ttl_ms          the main key's time to live: -1 none, 0 no such key
 //	mode            rwlock: "read" or "write" (omitted otherwise)
-//	holders         [{owner, count, mode, client, ttl_ms}]: client is
-//	                "latchkey" or "redisson" (by the owner id's shape);
-//	                mode and ttl_ms (the longest read hold's) for rwlock
+//	holders         [{owner, count, mode, client, ttl_ms, process}]:
+//	                client is "latchkey" or "redisson" (by the owner
+//	                id's shape); mode and ttl_ms (the longest read
+//	                hold's) for rwlock; process as below
 //	token           the fencing counter, or null
 //	permits, count  semaphores: permits available (the count in Redis);
 //	                latch: the count (a plain integer: both); null for
@@ -109,7 +110,13 @@
 //	                permitsemaphore: the expired ones, ttl_ms 0
 //	queue           waiters, first in line first: [{owner, client, mode,
 //	                permits, deadline_ms, in_ms, alive, lapsed_ms,
-//	                listening}] (see Waiters below)
+//	                listening, process}] (see Waiters below)
+//	process         the process behind a latchkey owner, as it records
+//	                itself (latchkey_process:{<uuid>}, see the latchkey
+//	                package's Process record): {host, pid, program,
+//	                started, version}; omitted for Redisson's owners and
+//	                for a process with no record (lapsed 5 minutes after
+//	                it ended, or turned off)
 //	channel, subscribers
 //	                the channel on which waiters without a queue entry
 //	                wait, and how many connections listen on it (see

@@ -50,12 +50,6 @@ func processUUID(id string) (string, bool) {
 // record yield nothing. The error is only that of the round trip itself
 // (the server could not be reached), which the records are not worth
 // failing for: a caller shows the owners without their processes.
-//
-// It is meant to be wired into State after the keys are read, with
-// every holder and waiter id State found (duplicates cost nothing), and
-// its map kept beside them: inspect's table then shows an owner as
-// "<uuid>:<n> web-7 pid 4121 (orders-svc)" (Process.String), and -json
-// as a "process" object next to the owner (the Process JSON).
 func processes(ctx context.Context, c *conn, owners []string) (map[string]Process, error) {
 	cmds := map[string]*redis.StringCmd{}
 	pipe := c.client.Pipeline()
@@ -91,4 +85,35 @@ func replyErrors(cmds map[string]*redis.StringCmd) bool {
 		}
 	}
 	return true
+}
+
+// identify fills in the process behind each latchkey holder and waiter
+// of st. A server that cannot be reached for the records leaves them out:
+// the owners still show.
+func identify(ctx context.Context, c *conn, st *State) {
+	var ids []string
+	for _, h := range st.Holders {
+		ids = append(ids, h.Owner)
+	}
+	for _, w := range st.Queue {
+		ids = append(ids, w.Owner)
+	}
+	found, _ := processes(ctx, c, ids)
+	if len(found) == 0 {
+		return
+	}
+	of := func(id string) *Process {
+		if u, ok := processUUID(id); ok {
+			if p, ok := found[u]; ok {
+				return &p
+			}
+		}
+		return nil
+	}
+	for i := range st.Holders {
+		st.Holders[i].Process = of(st.Holders[i].Owner)
+	}
+	for i := range st.Queue {
+		st.Queue[i].Process = of(st.Queue[i].Owner)
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/redis/go-redis/v9"
@@ -141,5 +143,46 @@ func TestProcessRecordsCluster(t *testing.T) {
 		if p := got[id[:36]]; p.String() != "h pid 7 (p)" {
 			t.Errorf("process %s = %q", id[:36], p)
 		}
+	}
+}
+
+// inspect names the process behind a latchkey holder and a latchkey
+// waiter, in its table and in -json, and none behind a Redisson one.
+func TestInspectShowsProcess(t *testing.T) {
+	s := redistest.SharedServer(t)
+	c := cli{bin: build(t), conn: []string{"-redis", s.Addr()}}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	lib := locktest.Client(t, s)
+	name := testName(t, "process-inspect")
+	m := mutex.New(lib, name)
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Unlock(context.Background())
+	m2 := mutex.New(locktest.Client(t, s), name)
+	w := wait(m2.Lock, m2.Unlock)
+	defer w.stop()
+	queued(t, lib, namesOf(name).lock.Queue, 1)
+	host, _ := os.Hostname()
+	st := c.inspect(t, name)
+	if len(st.Holders) != 1 || len(st.Queue) != 1 {
+		t.Fatalf("inspect: %+v", st)
+	}
+	for _, p := range []*Process{st.Holders[0].Process, st.Queue[0].Process} {
+		if p == nil || p.PID != os.Getpid() || p.Host != host {
+			t.Errorf("process %+v, want pid %d on %s", p, os.Getpid(), host)
+		}
+	}
+	table, _, _ := c.run(t, "inspect", name)
+	if want := fmt.Sprintf("pid %d", os.Getpid()); strings.Count(table, want) != 2 {
+		t.Errorf("inspect's table names the process %d times, want 2 (holder, waiter):\n%s", strings.Count(table, want), table)
+	}
+
+	java := testName(t, "process-java")
+	lib.HSet(ctx, java, "6f1d2c3b-8a7e-4f10-9b2c-1d2e3f4a5b6c:1", 1)
+	lib.PExpire(ctx, java, time.Minute)
+	if st := c.inspect(t, java); len(st.Holders) != 1 || st.Holders[0].Process != nil {
+		t.Errorf("a Redisson holder's process: %+v", st.Holders)
 	}
 }

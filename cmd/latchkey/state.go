@@ -80,6 +80,10 @@ type Holder struct {
 	Mode   string `json:"mode,omitempty"` // rwlock: read or write
 	Client string `json:"client"`         // latchkey or redisson (by the owner id's shape)
 	TTLms  *int64 `json:"ttl_ms,omitempty"`
+	// Process is the process behind a latchkey owner, as it recorded
+	// itself; omitted for Redisson's owners and for a process with no
+	// record (see Process).
+	Process *Process `json:"process,omitempty"`
 }
 
 // A Waiter is one entry of a waiter queue, first in line first.
@@ -102,9 +106,10 @@ type Waiter struct {
 	// ago the entry lapsed (0 if it has not); Listening whether its
 	// channel has a subscriber (null: no channel of its own, or not
 	// counted).
-	Alive     bool  `json:"alive"`
-	LapsedMs  int64 `json:"lapsed_ms"`
-	Listening *bool `json:"listening"`
+	Alive     bool     `json:"alive"`
+	LapsedMs  int64    `json:"lapsed_ms"`
+	Listening *bool    `json:"listening"`
+	Process   *Process `json:"process,omitempty"` // as Holder.Process
 	// channel is the waiter's own channel, "" if none.
 	channel string
 }
@@ -157,6 +162,7 @@ func readAs(ctx context.Context, c *conn, name, kind string, self selfListens) (
 	if err := listen(ctx, c, st, self); err != nil {
 		return nil, err
 	}
+	identify(ctx, c, st)
 	annotate(st)
 	return st, nil
 }

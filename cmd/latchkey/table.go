@@ -116,13 +116,13 @@ func printState(out io.Writer, st *State) error {
 	if len(st.Holders) > 0 {
 		fmt.Fprintln(out)
 		t = newTable(out)
-		row(t, cells(rw, "HOLDER", "COUNT", "MODE", "TTL", "CLIENT")...)
+		row(t, cells(rw, "HOLDER", "COUNT", "MODE", "TTL", "CLIENT", "PROCESS")...)
 		for _, h := range st.Holders {
 			d := "-"
 			if h.TTLms != nil {
 				d = millis(*h.TTLms)
 			}
-			row(t, cells(rw, h.Owner, h.Count, h.Mode, d, h.Client)...)
+			row(t, cells(rw, h.Owner, h.Count, h.Mode, d, h.Client, processCell(h.Process))...)
 		}
 		if err := t.Flush(); err != nil {
 			return err
@@ -151,13 +151,21 @@ func printState(out io.Writer, st *State) error {
 		fmt.Fprintln(out)
 		t = newTable(out)
 		counted := st.Permits != nil
-		row(t, waiterCells(rw, counted, "#", "WAITER", "MODE", "PERMITS", "LIVENESS", "CLIENT")...)
+		row(t, waiterCells(rw, counted, "#", "WAITER", "MODE", "PERMITS", "LIVENESS", "CLIENT", "PROCESS")...)
 		for i, w := range st.Queue {
-			row(t, waiterCells(rw, counted, i+1, w.Owner, w.Mode, w.Permits, deadline(w), w.Client)...)
+			row(t, waiterCells(rw, counted, i+1, w.Owner, w.Mode, w.Permits, deadline(w), w.Client, processCell(w.Process))...)
 		}
 		return t.Flush()
 	}
 	return nil
+}
+
+// processCell shows the process behind an owner, "-" if unknown.
+func processCell(p *Process) string {
+	if p == nil {
+		return "-"
+	}
+	return p.String()
 }
 
 // cells drops the holder columns MODE and TTL (the third and fourth)

@@ -18,6 +18,9 @@ func (e *env) dial(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The CLI holds nothing for long: its repairs' writes leave no record
+	// of it among the services' processes.
+	latchkey.SetProcessRecord(c.client, false)
 	if err := c.guard(ctx, e); err != nil {
 		c.client.Close()
 		return nil, err
