@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -225,52 +221,9 @@ func testWatchJSON(t *testing.T, c cli, rdb redis.UniversalClient) {
 // stops the watch with SIGINT and checks that it exits cleanly.
 func (c cli) watch(t *testing.T, args ...string) (next func(want string) string, stop func()) {
 	t.Helper()
-	cmd := exec.Command(c.bin, append(append([]string(nil), c.conn...), args...)...)
-	cmd.Env = append(cliEnv(), c.env...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 16)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	next = func(want string) string {
-		t.Helper()
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatalf("watch ended before a line with %q", want)
-				}
-				if strings.Contains(l, want) {
-					return l
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatalf("no line with %q within 5s", want)
-			}
-		}
-	}
-	stop = func() {
-		t.Helper()
-		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-			t.Fatal(err)
-		}
-		for range lines {
-		}
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("watch after SIGINT: %v", err)
-		}
-	}
-	return next, stop
+	w := c.startWatch(t, args...)
+	return func(want string) string { t.Helper(); return w.waitFor(t, want) },
+		func() { t.Helper(); w.stop(t) }
 }
 
 func testUsage(t *testing.T, c cli) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/latchkey/latchkey/internal/process"
 )
 
 // runVersion prints the module version the binary was built from, "(devel)"
@@ -14,11 +16,11 @@ func runVersion(_ context.Context, e *env, args []string) error {
 	if len(args) != 0 {
 		return usagef("takes no arguments")
 	}
-	version, redisVersion := "(devel)", "unknown"
+	version, redisVersion := process.Version(), "unknown"
+	if version == "" {
+		version = "(devel)"
+	}
 	if info, ok := debug.ReadBuildInfo(); ok {
-		if v := info.Main.Version; v != "" {
-			version = v
-		}
 		for _, d := range info.Deps {
 			if d.Path == "github.com/redis/go-redis/v9" {
 				redisVersion = d.Version

@@ -6,7 +6,8 @@
 // it: the ride-out (internal/settings), the hooks' sink (internal/observe),
 // what the script runner learnt of the client's servers (internal/scripts:
 // replica counts, request-record lifetime), the shared Hub, which also
-// settles the publish mode once, and the watchdog (internal/shared). So
+// settles the publish mode once, the watchdog (internal/shared), and the
+// writer of the process record (internal/process). So
 // this package depends on none of them, and each keeps its own types.
 package perclient
 
