@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -342,5 +343,52 @@ func TestGrant_staleEntryOfOwner(t *testing.T) {
 	}
 	if ok, _ := m.IsLocked(ctx); ok {
 		t.Fatal("still locked after the owner's one Unlock")
+	}
+}
+
+// A client listening on Redisson's channel by a pattern (a latchkey
+// watch) waits for nothing: a release it hears does not give Redisson's
+// waiters a place in the queue, which would make a later release leave
+// the lock free for them (handoff.Yield) instead of granting it.
+func TestGrant_patternListenerIsNoWaiter(t *testing.T) {
+	s := server(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	name := lockName(t)
+	raw := s.Client(t)
+	watch := raw.PSubscribe(ctx, "redisson_lock__channel:{"+name+"}")
+	defer watch.Close()
+	if _, err := watch.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := mutex.New(client(t, s), name), mutex.New(client(t, s), name), mutex.New(client(t, s), name)
+	if err := a.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	queue := "latchkey_lock_queue:{" + name + "}"
+	got := make(chan error, 2)
+	go func() { got <- b.Lock(ctx) }()
+	waitForWaiter(t, raw, name)
+	go func() { got <- c.Lock(ctx) }()
+	for raw.LLen(ctx, queue).Val() < 2 {
+		if ctx.Err() != nil {
+			t.Fatal("c never queued behind b")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if q := raw.LRange(ctx, queue, 0, -1).Val(); slices.Contains(q, "redisson") {
+		t.Errorf("queue after a release heard by a pattern listener = %q: Redisson's waiters placed", q)
+	}
+	for _, m := range []*mutex.Mutex{b, c} {
+		_ = m.Unlock(ctx)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -333,5 +334,50 @@ func TestSemaphore_acquisitionRecordsGo(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("request records left 5s after the calls: %q", left)
 		}
+	}
+}
+
+// A client listening on Redisson's channel by a pattern (a latchkey
+// watch) waits for nothing: a release it hears does not give Redisson's
+// waiters a place in the queue, which would hold later releases' permits
+// back for them (handoff.Yield).
+func TestGrant_patternListenerIsNoWaiter(t *testing.T) {
+	s := server(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	name := semName(t)
+	raw := s.Client(t)
+	watch := raw.PSubscribe(ctx, keys.SemaphoreOf(name).Channel)
+	defer watch.Close()
+	if _, err := watch.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	holder := semaphore.New(client(t, s), name)
+	if ok, err := holder.TrySetPermits(ctx, 1); !ok || err != nil {
+		t.Fatalf("TrySetPermits = %v, %v", ok, err)
+	}
+	if err := holder.Acquire(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 2)
+	for range 2 {
+		w, h := watched(t, s, name)
+		go func() { got <- w.Acquire(ctx, 1) }()
+		waitWaiters(t, h, 1)
+	}
+	if err := holder.Release(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if q := raw.LRange(ctx, queueKey(name), 0, -1).Val(); slices.Contains(q, "redisson") {
+		t.Errorf("queue after a release heard by a pattern listener = %q: Redisson's waiters placed", q)
+	}
+	if err := holder.Release(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -30,7 +30,12 @@ const maxPending = 10000
 // the deployment uses sharded pub/sub, else on one connection with
 // PSUBSCRIBE to a pattern that matches the channel alone, which PUBSUB
 // NUMSUB does not count: inspect, elsewhere, does not take a watch for a
-// waiter. (PUBLISH counts it; so did a Hub's SUBSCRIBE.)
+// waiter, and neither does a release deciding whether Redisson's waiters
+// listen (scripts/fragment/subscribers.lua), though PUBLISH counts it.
+// With sharded pub/sub, which has no patterns, a watch counts as a
+// listener: there, a release heard by a watch while latchkey waiters
+// queue gives Redisson's waiters a turn they do not take
+// (handoff.Yield, 10ms).
 type inbox struct {
 	client  redis.UniversalClient
 	sharded bool

@@ -371,6 +371,22 @@ local function grant_hold(field, who)
   redis.call('pexpire', lock, grace)
   redis.call('set', grant, who, 'PX', grace)
 end
+-- subscribers.lua: the clients subscribed to a channel itself.
+--
+-- PUBLISH answers how many clients received a message, counting those
+-- whose pattern matched the channel (a latchkey watch listens by pattern),
+-- who wait for nothing. A release that decides by who heard it whether
+-- Redisson's waiters listen asks the server who subscribed to the
+-- channel itself, as Redisson's waiters do: PUBSUB NUMSUB, or SHARDNUMSUB
+-- where the scripts publish with SPUBLISH.
+-- Reads ARGV[2] (see inputs.lua).
+-- Defines subscribers(channel).
+-- uses fragment/inputs.lua
+
+local function subscribers(channel)
+  local numsub = pub == 'SPUBLISH' and 'shardnumsub' or 'numsub'
+  return tonumber(redis.call('pubsub', numsub, channel)[2])
+end
 -- mutex.lua: the mutex's handoff, on a Redisson RLock hash and latchkey's
 -- waiter queue beside it (see queue.lua).
 --
@@ -391,11 +407,11 @@ end
 -- Redisson's waiters are not starved, though: they attempt when they hear
 -- the release's "0", and would find the lock granted every time while
 -- latchkey waiters queue. So they have a place in the queue (see
--- queue.lua). A release whose "0" more receivers heard than latchkey
--- listens with (none: a latchkey waiter listens on Redisson's channel
--- only while a Redisson client holds, or heads a RedLock's queue, whose
--- releases never yield) puts Redisson's entry at the tail, unless it is
--- queued. When a release finds it at the head and its "0" was heard, it
+-- queue.lua). A release whose "0" more subscribers of the channel heard
+-- (see subscribers.lua) than latchkey listens with (none: a latchkey
+-- waiter listens on Redisson's channel only while a Redisson client
+-- holds, or heads a RedLock's queue, whose releases never yield) puts
+-- Redisson's entry at the tail, unless it is queued. When a release finds it at the head and its "0" was heard, it
 -- grants nothing: it leaves the lock free for Redisson's waiters, and
 -- gives the next latchkey waiter its turn instead, "@<key> turn". That
 -- waiter takes the free lock once Redisson's waiters had a moment to
@@ -410,6 +426,7 @@ end
 -- uses fragment/fence.lua
 -- uses fragment/queue.lua
 -- uses fragment/hold.lua
+-- uses fragment/subscribers.lua
 
 -- yield_head gives the head of the queue its turn at the free lock, once
 -- Redisson's waiters had theirs; heads whose client is gone are dropped
@@ -454,7 +471,7 @@ end
 -- the next in line. With yield set, a Redisson client may have heard
 -- that: Redisson's waiters take their place in line, if latchkey's wait.
 local function hand_on(yield)
-  local heard = redis.call(pub, shared, '0') > 0 and yield
+  local heard = redis.call(pub, shared, '0') > 0 and yield and subscribers(shared) > 0
   purge()
   if heard and waiting() and redis.call('lindex', queue, 0) then
     join(redisson)

@@ -415,6 +415,22 @@ local function tell_next(n)
   local _, dropped = tell_head('next', n)
   return dropped
 end
+-- subscribers.lua: the clients subscribed to a channel itself.
+--
+-- PUBLISH answers how many clients received a message, counting those
+-- whose pattern matched the channel (a latchkey watch listens by pattern),
+-- who wait for nothing. A release that decides by who heard it whether
+-- Redisson's waiters listen asks the server who subscribed to the
+-- channel itself, as Redisson's waiters do: PUBSUB NUMSUB, or SHARDNUMSUB
+-- where the scripts publish with SPUBLISH.
+-- Reads ARGV[2] (see inputs.lua).
+-- Defines subscribers(channel).
+-- uses fragment/inputs.lua
+
+local function subscribers(channel)
+  local numsub = pub == 'SPUBLISH' and 'shardnumsub' or 'numsub'
+  return tonumber(redis.call('pubsub', numsub, channel)[2])
+end
 -- yield.lua: Redisson's waiters have their turn at a semaphore's permits
 -- (see sem.lua and pes.lua).
 --
@@ -423,8 +439,8 @@ end
 -- queue, they would find none each time, for as long as latchkey's
 -- waiters keep coming. So Redisson's waiters have a place in the queue
 -- (see queue.lua). After a release publishes the permits available, it
--- counts who heard (or, when it published nothing, who listens: PUBSUB
--- NUMSUB or SHARDNUMSUB), and latchkey's own listeners among them: the
+-- counts who listens (see subscribers.lua), if anyone heard, and
+-- latchkey's own listeners among them: the
 -- Hubs of queued waiters and of grants not taken yet, and those noted in
 -- the listeners zset (see listeners.lua), where a waiter's calls note its
 -- Hub while it listens without being queued, and for its Hub's linger
@@ -444,6 +460,7 @@ end
 -- place_redisson(n).
 -- uses fragment/queue.lua
 -- uses fragment/listeners.lua
+-- uses fragment/subscribers.lua
 
 -- turn_wait is the ms left of Redisson's turn, once serving stopped at it;
 -- yield_ms, set by a release, how long a turn it starts lasts.
@@ -478,17 +495,15 @@ local function ours(upto)
   return n
 end
 
--- redisson_waits reports whether n, the clients that heard Redisson's
--- channel or listen on it, are more than latchkey's Hubs; without n, it
--- asks the server.
+-- redisson_waits reports whether the clients subscribed to Redisson's
+-- channel are more than latchkey's Hubs; n, the clients that heard the
+-- release's message, if given, says whether to ask (nobody heard: none
+-- waits). Those who heard by a pattern do not count (see subscribers.lua).
 local function redisson_waits(n)
-  if not counted then
+  if not counted or n == 0 then
     return false
   end
-  if not n then
-    local numsub = pub == 'SPUBLISH' and 'shardnumsub' or 'numsub'
-    n = tonumber(redis.call('pubsub', numsub, shared)[2])
-  end
+  n = subscribers(shared)
   return n > 0 and ours(n) < n
 end
 

@@ -6,8 +6,8 @@
 -- queue, they would find none each time, for as long as latchkey's
 -- waiters keep coming. So Redisson's waiters have a place in the queue
 -- (see queue.lua). After a release publishes the permits available, it
--- counts who heard (or, when it published nothing, who listens: PUBSUB
--- NUMSUB or SHARDNUMSUB), and latchkey's own listeners among them: the
+-- counts who listens (see subscribers.lua), if anyone heard, and
+-- latchkey's own listeners among them: the
 -- Hubs of queued waiters and of grants not taken yet, and those noted in
 -- the listeners zset (see listeners.lua), where a waiter's calls note its
 -- Hub while it listens without being queued, and for its Hub's linger
@@ -27,6 +27,7 @@
 -- place_redisson(n).
 -- uses fragment/queue.lua
 -- uses fragment/listeners.lua
+-- uses fragment/subscribers.lua
 
 -- turn_wait is the ms left of Redisson's turn, once serving stopped at it;
 -- yield_ms, set by a release, how long a turn it starts lasts.
@@ -61,17 +62,15 @@ local function ours(upto)
   return n
 end
 
--- redisson_waits reports whether n, the clients that heard Redisson's
--- channel or listen on it, are more than latchkey's Hubs; without n, it
--- asks the server.
+-- redisson_waits reports whether the clients subscribed to Redisson's
+-- channel are more than latchkey's Hubs; n, the clients that heard the
+-- release's message, if given, says whether to ask (nobody heard: none
+-- waits). Those who heard by a pattern do not count (see subscribers.lua).
 local function redisson_waits(n)
-  if not counted then
+  if not counted or n == 0 then
     return false
   end
-  if not n then
-    local numsub = pub == 'SPUBLISH' and 'shardnumsub' or 'numsub'
-    n = tonumber(redis.call('pubsub', numsub, shared)[2])
-  end
+  n = subscribers(shared)
   return n > 0 and ours(n) < n
 end
 
