@@ -172,9 +172,8 @@
 // reaches a caller. A SET with a TTL of 5 minutes, it is rewritten every
 // minute until [Close] (after which it lapses), so a record outlives its
 // process by 5 minutes at most and a process that holds a lock for days
-// keeps its record. A server that
-// refuses the write (an ACL without the key, NOPERM; a read-only replica)
-// is not asked again by that client. Redisson's owners have no record.
+// keeps its record. A server that refuses the write (an ACL without the
+// key, NOPERM; a read-only replica) is not asked again by that client. Redisson's owners have no record.
 // [SetProcessRecord] turns it off for a client, for a deployment that
 // should not put host names and pids in Redis.
 //
