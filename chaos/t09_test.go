@@ -101,7 +101,11 @@ func TestT09AmbiguousAcquireNoOrphan(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newReport(t)
 			for i := range lostReplyTrials {
-				if problem := orphanTrial(t.Context(), e, other, tc, name(t, i)); problem != "" {
+				problem := notStaged
+				for try := 0; try < stagingTries && problem == notStaged; try++ {
+					problem = orphanTrial(t.Context(), e, other, tc, fmt.Sprintf("%s:%d", name(t, i), try))
+				}
+				if problem != "" {
 					r.Violation("%s (trial %d): %s", t.Name(), i, problem)
 				}
 				r.Fault()
@@ -109,6 +113,16 @@ func TestT09AmbiguousAcquireNoOrphan(t *testing.T) {
 		})
 	}
 }
+
+// notStaged is orphanTrial's answer when its fault could not be staged:
+// the acquisition never reached the server before its 200ms ran out (a
+// loaded machine under -race), so that there is nothing to check. Such a
+// trial runs again on a fresh name, up to stagingTries times, before it
+// counts.
+const (
+	notStaged    = "setup: the acquisition never reached the server"
+	stagingTries = 3
+)
 
 // orphanTrial runs one trial of T09 and returns what went wrong, if anything.
 func orphanTrial(ctx context.Context, e *Standalone, other *redis.Client, tc orphanCase, name string) string {
@@ -132,7 +146,7 @@ func orphanTrial(ctx context.Context, e *Standalone, other *redis.Client, tc orp
 		return "acquired although every reply was lost"
 	}
 	if scriptCalls(ctx, e.Admin) == before {
-		return "setup: the acquisition never reached the server"
+		return notStaged
 	}
 	start := time.Now()
 	bound := t09Lease + time.Second
