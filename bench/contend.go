@@ -187,7 +187,7 @@ func (ld Load) work(ctx context.Context, env *Env, h Locker, t0 time.Time, w *wo
 			err = h.Lock(ctx)
 		}
 		if err != nil {
-			if ctx.Err() != nil {
+			if ended(ctx) {
 				return // the run ended: not the impl's failure
 			}
 			w.fail(err)
@@ -306,4 +306,12 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+}
+
+// ended reports whether the run's ctx is over or its deadline has passed:
+// a call whose network deadline go-redis took from ctx can fail with an
+// i/o timeout before ctx's own timer marks it done.
+func ended(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ctx.Err() != nil || ok && !time.Now().Before(dl)
 }
