@@ -6,17 +6,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
+	"github.com/latchkey/latchkey/pubsub"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestT20ClusterMasterKill: on a 3-master + 3-replica cluster
 // (cluster-node-timeout 2s), A holds a lock with the default watchdog, B
 // waits for it, and the master of its slot is killed with SIGKILL; its
 // replica takes over. Calls on that slot resume within 3s of the takeover;
-// A keeps its hold (the key survived on the promoted replica) and unlocks;
-// B, which must not have got the lock before, gets it within 2s of A's
-// unlock, with a higher fencing token.
+// B's Hub, on a client that sends nothing else (so nothing but the Hub
+// itself can lead it to the new master), listens again within 3s of the
+// takeover; A keeps its hold (the key survived on the promoted replica)
+// and unlocks; B, which must not have got the lock before, gets it within
+// 2s of A's unlock, with a higher fencing token.
 func TestT20ClusterMasterKill(t *testing.T) {
 	rc := redistest.StartReplicatedCluster(t, 3)
 	r := newReport(t)
@@ -30,7 +36,17 @@ func TestT20ClusterMasterKill(t *testing.T) {
 	r.Acquired(1)
 	tokenA := a.Token()
 	hs.Begin(nm, hold{client: 0, write: true, token: tokenA, done: a.Done()})
-	b := mutex.New(clusterClient(t, rc), nm)
+	hub := pubsub.New(clusterClient(t, rc))
+	t.Cleanup(func() { _ = hub.Close() })
+	// B sleeps on its Hub's own channel: a letter to a key of the test's
+	// reaches this Subscription alone.
+	wake := keys.LockOf(nm).Hubs + ":" + notify.Unwrap(hub).ID()
+	heard, err := notify.Unwrap(hub).SubscribeKey(t.Context(), wake, notify.WakeOne, "t20-probe")
+	if err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	defer heard.Close()
+	b := mutex.New(clusterClient(t, rc), nm, mutex.WithHub(hub))
 	bDone := make(chan error, 1)
 	var bAt atomic.Int64
 	go func() {
@@ -67,6 +83,11 @@ func TestT20ClusterMasterKill(t *testing.T) {
 	default:
 		t.Logf("lock calls resumed %v after the takeover", resumed.Sub(promoted).Round(time.Millisecond))
 	}
+	if back := hearAgain(t.Context(), clusterClient(t, rc), wake, heard, promoted.Add(3*time.Second)); back.IsZero() {
+		r.Violation("B's Hub heard nothing on its channel within 3s of the takeover")
+	} else {
+		t.Logf("B's Hub heard its channel again %v after the takeover", back.Sub(promoted).Round(time.Millisecond))
+	}
 	time.Sleep(time.Second)
 	select {
 	case err := <-bDone:
@@ -95,6 +116,7 @@ func TestT20ClusterMasterKill(t *testing.T) {
 		case b.Token() <= tokenA:
 			r.Violation("B's token %d is not above A's %d across the takeover", b.Token(), tokenA)
 		default:
+			t.Logf("B got the lock %v after A's unlock", after.Round(time.Millisecond))
 			r.Acquired(1)
 			_ = b.Unlock(ctx)
 		}
@@ -117,6 +139,28 @@ func waitResume(ctx context.Context, l *mutex.Mutex, deadline time.Time) time.Ti
 			return time.Now()
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	return time.Time{}
+}
+
+// hearAgain publishes a letter to heard's key on channel through client
+// until heard is woken (by the letter, or by the wake-up that follows a
+// resubscription), or deadline passes, and returns when it was woken (zero
+// if never).
+func hearAgain(ctx context.Context, client redis.UniversalClient, channel string, heard *notify.Subscription, deadline time.Time) time.Time {
+	cmd := "SPUBLISH"
+	if err := client.Do(ctx, "PUBSUB", "SHARDNUMSUB").Err(); err != nil {
+		cmd = "PUBLISH"
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		_ = client.Do(ctx, cmd, channel, "@t20-probe probe").Err()
+		select {
+		case <-heard.C():
+			return time.Now()
+		case <-tick.C:
+		}
 	}
 	return time.Time{}
 }

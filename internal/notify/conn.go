@@ -97,8 +97,16 @@ func (c *conn) dispatch() {
 			cancel()
 			continue
 		case err != nil:
-			// go-redis reconnects on the next read; a server that is down
-			// is not dialled in a busy loop.
+			// go-redis reconnects on the next read, to the master of the
+			// first channel's slot as the client last mapped the cluster.
+			// After a failover nothing else may remap it while every
+			// waiter sleeps (go-redis reloads the map on a failed command,
+			// or once a minute), so the connection would keep dialling the
+			// dead master: reload it here (go-redis spaces reloads out).
+			if cc, ok := c.hub.client.(*redis.ClusterClient); ok {
+				cc.ReloadState(ctx)
+			}
+			// A server that is down is not dialled in a busy loop.
 			if errs++; errs > 1 {
 				time.Sleep(100 * time.Millisecond)
 			}
