@@ -118,10 +118,14 @@ func TestLatch_Wait_thousandWaiters(t *testing.T) {
 			t.Errorf("client %d: %d subscriber connections, want 1", i, n)
 		}
 	}
-	pubConns, err := admin.Do(ctx, "CLIENT", "LIST", "TYPE", "pubsub").Text()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A Hub writes its SUBSCRIBE from a goroutine of its own: a waiter it
+	// counts may not have reached the server yet.
+	var pubConns string
+	waitFor(t, "a pub/sub connection per client", func() bool {
+		list, err := admin.Do(ctx, "CLIENT", "LIST", "TYPE", "pubsub").Text()
+		pubConns = list
+		return err == nil && strings.Count(strings.TrimSpace(list), "\n")+1 >= clients
+	})
 	if n := strings.Count(strings.TrimSpace(pubConns), "\n") + 1; n != clients {
 		t.Errorf("the server has %d pub/sub connections, want %d:\n%s", n, clients, pubConns)
 	}

@@ -18,10 +18,26 @@ type conn struct {
 	sharded  bool
 	ps       *redis.PubSub
 	started  bool
+	closing  bool
 	channels int
 	linger   string // sharded: the last channel, left subscribed (see dropLocked)
 	idle     *time.Timer
 	exited   chan struct{}
+	ops      []op // SUBSCRIBEs and UNSUBSCRIBEs to write, in order
+	writing  bool // a goroutine writes ops
+}
+
+// An op is a SUBSCRIBE of ch, or an UNSUBSCRIBE of name when ch is nil.
+type op struct {
+	ch   *channel
+	name string
+}
+
+// A send is one SUBSCRIBE's write: failed is closed, err set, if it could
+// not be written.
+type send struct {
+	failed chan struct{}
+	err    error
 }
 
 // connLocked returns the connection for addr, creating it without I/O.
@@ -44,35 +60,78 @@ func (h *Hub) connLocked(addr string, sharded bool) *conn {
 	return c
 }
 
-func (c *conn) subscribe(ctx context.Context, name string) error {
-	var err error
-	if c.sharded {
-		err = c.ps.SSubscribe(ctx, name)
-	} else {
-		err = c.ps.Subscribe(ctx, name)
+// queueLocked queues a SUBSCRIBE (of o.ch) or an UNSUBSCRIBE (of o.name).
+// The Hub decides them under its mutex, in the order the server must see
+// them; one goroutine per connection writes them, outside the mutex, so
+// that a connection being dialled, or a server that does not answer, holds
+// up only the waiters of the channels written (each of which waits within
+// its ctx), never the Hub and its other waiters.
+func (c *conn) queueLocked(o op) {
+	c.ops = append(c.ops, o)
+	if !c.writing {
+		c.writing = true
+		go c.write()
 	}
-	if err == nil && c.linger != "" {
+}
+
+// write writes the queued ops, in order, until none is left.
+func (c *conn) write() {
+	h := c.hub
+	h.mu.Lock()
+	for len(c.ops) > 0 && !c.closing {
+		o := c.ops[0]
+		c.ops = c.ops[1:]
+		if o.ch != nil && h.chans[o.ch.name] != o.ch {
+			// Its waiters left before it was written: an UNSUBSCRIBE may
+			// follow, which costs nothing without it.
+			o.ch.sending = nil
+			continue
+		}
+		h.mu.Unlock()
+		ctx := context.Background() // a dial is bounded by DialTimeout
+		var err error
+		switch {
+		case o.ch == nil && c.sharded:
+			err = c.ps.SUnsubscribe(ctx, o.name)
+		case o.ch == nil:
+			err = c.ps.Unsubscribe(ctx, o.name)
+		case c.sharded:
+			err = c.ps.SSubscribe(ctx, o.ch.name)
+		default:
+			err = c.ps.Subscribe(ctx, o.ch.name)
+		}
+		h.mu.Lock()
+		if o.ch != nil {
+			c.sentLocked(o.ch, err)
+		} // a lost UNSUBSCRIBE only costs stray messages
+	}
+	c.ops, c.writing = nil, false
+	h.mu.Unlock()
+}
+
+// sentLocked records how ch's SUBSCRIBE went.
+func (c *conn) sentLocked(ch *channel, err error) {
+	s := ch.sending
+	ch.sending = nil
+	if err != nil {
+		s.err = err
+		close(s.failed)
+		return
+	}
+	ch.sendFail = false
+	if c.linger != "" {
 		// The connection has a channel again: the one left subscribed can go.
-		if c.linger != name {
-			_ = c.unsubscribe(c.linger)
+		if c.linger != ch.name {
+			c.ops = append(c.ops, op{name: c.linger})
 		}
 		c.linger = ""
 	}
-	if err == nil && !c.started {
+	if !c.started && !c.closing {
 		// Started only after a successful write, so that in sharded mode the
 		// connection is dialled to the master that owns the channel.
 		c.started = true
 		go c.dispatch()
 	}
-	return err
-}
-
-func (c *conn) unsubscribe(name string) error {
-	ctx := context.Background()
-	if c.sharded {
-		return c.ps.SUnsubscribe(ctx, name)
-	}
-	return c.ps.Unsubscribe(ctx, name)
 }
 
 // dispatch reads the connection and hands what arrives to the Hub until
@@ -127,8 +186,12 @@ func (c *conn) dispatch() {
 // close closes the connection and waits for its dispatcher to exit. It must
 // be called without the Hub's mutex held.
 func (c *conn) close() error {
+	c.hub.mu.Lock()
+	c.closing = true
+	started := c.started
+	c.hub.mu.Unlock()
 	err := c.ps.Close()
-	if c.started {
+	if started {
 		<-c.exited
 	}
 	return err
@@ -270,7 +333,7 @@ func (h *Hub) dropLocked(ch *channel) {
 	// In sharded mode the last channel stays subscribed until the idle close:
 	// a sharded connection without channels would redial a random master.
 	if c.channels > 0 || !c.sharded {
-		_ = c.unsubscribe(ch.name) // a lost UNSUBSCRIBE only costs stray messages
+		c.queueLocked(op{name: ch.name})
 	} else {
 		c.linger = ch.name
 	}

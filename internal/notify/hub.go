@@ -41,8 +41,9 @@ type channel struct {
 	policy   WakePolicy
 	counting bool // its waiters count messages (see SubscribeCounter)
 	subs     []*Subscription
-	pending  bool // a SUBSCRIBE awaits the server's reply
-	sendFail bool // the last SUBSCRIBE could not be written
+	pending  bool  // a SUBSCRIBE awaits the server's reply
+	sendFail bool  // no SUBSCRIBE of it was written yet, or the last failed
+	sending  *send // the SUBSCRIBE queued or being written, if any
 	ready    chan struct{}
 	linger   *time.Timer // set while it has no waiters but stays subscribed
 }
@@ -158,25 +159,27 @@ func (h *Hub) subscribe(ctx context.Context, name string, policy WakePolicy, o s
 	}
 	sub := &Subscription{hub: h, ch: ch, need: max(o.need, 1), key: o.key, expect: 1, c: make(chan struct{}, 1)}
 	ch.subs = append(ch.subs, sub)
-	if ch.sendFail {
-		// Written under h.mu so that a SUBSCRIBE and an UNSUBSCRIBE of one
-		// channel reach the server in the order this Hub decided them.
-		err = ch.conn.subscribe(noDeadline{ctx}, name)
-		ch.sendFail = err != nil
+	if ch.sendFail && ch.sending == nil {
+		ch.sending = &send{failed: make(chan struct{})}
+		ch.conn.queueLocked(op{ch: ch})
+	}
+	var failed <-chan struct{} // nil, never ready, once written
+	sending := ch.sending
+	if sending != nil {
+		failed = sending.failed
 	}
 	ready := ch.ready
 	h.mu.Unlock()
 
-	if err != nil {
+	select {
+	case <-ready:
+		return sub, nil
+	case <-failed:
 		sub.Close()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("pubsub: subscribe %s: %w", name, err)
-	}
-	select {
-	case <-ready:
-		return sub, nil
+		return nil, fmt.Errorf("pubsub: subscribe %s: %w", name, sending.err)
 	case <-h.done:
 		sub.Close()
 		return nil, ErrClosed
@@ -185,14 +188,6 @@ func (h *Hub) subscribe(ctx context.Context, name string, policy WakePolicy, o s
 		return nil, ctx.Err()
 	}
 }
-
-// noDeadline hides the deadline of a Subscribe's ctx from go-redis, which
-// would otherwise set it as the write deadline of the shared connection: a
-// write that misses it counts as a broken connection, and the reconnect
-// wakes every waiter of the Hub. Cancellation still bounds a dial.
-type noDeadline struct{ context.Context }
-
-func (noDeadline) Deadline() (time.Time, bool) { return time.Time{}, false }
 
 // Close closes every subscriber connection and wakes every waiter; their
 // Subscriptions report Done. Later calls to Subscribe return ErrClosed, and
