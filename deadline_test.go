@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/latchkey/latchkey/countdownlatch"
 	"github.com/latchkey/latchkey/fairlock"
 	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/latchkey/latchkey/multilock"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/latchkey/latchkey/permitsemaphore"
@@ -188,5 +191,71 @@ func TestContract_serverKilledMidWait(t *testing.T) {
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Lock = %v, want an error matching context.DeadlineExceeded", err)
+	}
+}
+
+// Every blocking call given a deadline returns by it, with an error that
+// matches context.DeadlineExceeded, when the server stalls (SIGSTOP: a
+// hung server, or a network that drops packets), on a client with
+// go-redis's default options, which apply no ctx deadline to a read. A
+// lock that an attempt left on its way takes after the stall is given
+// back by the clean-up, which waits for that attempt's answer: the lock is
+// free for the next caller once the clean-ups are done.
+func TestContract_deadlineAgainstStalledServer(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the test servers cannot be paused on windows")
+	}
+	s := redistest.StartServer(t)
+	c := closeLater(t, redis.NewClient(&redis.Options{Addr: s.Addr()}))
+	// The client knows the server before it stalls: its scripts, its
+	// replica count, its Hub's connection.
+	ctx := context.Background()
+	if err := latchkey.Preload(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	warm := mutex.New(c, t.Name())
+	if err := warm.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const d, stall = 300 * time.Millisecond, 2 * time.Second
+	type result struct {
+		took time.Duration
+		err  error
+	}
+	results := make([]result, len(blocking))
+	var wg sync.WaitGroup
+	s.Pause(stall)
+	for i, b := range blocking {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), d)
+			defer cancel()
+			start := time.Now()
+			err := b.call(ctx, c, t.Name()+"-"+b.name)
+			results[i] = result{time.Since(start), err}
+		}()
+	}
+	wg.Wait()
+	for i, b := range blocking {
+		r := results[i]
+		if r.took > d+pastDeadline {
+			t.Errorf("%s returned %v after the start, %v past its deadline", b.name, r.took, r.took-d)
+		}
+		if !errors.Is(r.err, context.DeadlineExceeded) {
+			t.Errorf("%s: error = %v, want one matching context.DeadlineExceeded", b.name, r.err)
+		}
+	}
+	time.Sleep(stall) // the server answers again
+	wait.Settle()
+	other := closeLater(t, redis.NewClient(&redis.Options{Addr: s.Addr()}))
+	for _, name := range []string{"mutex.Lock", "fairlock.Lock", "rwlock.Lock"} {
+		n := t.Name() + "-" + name
+		if ok, err := mutex.New(other, n).TryLock(context.Background(), 0); !ok || err != nil {
+			t.Errorf("%s: after the stall and the clean-ups, TryLock = %v, %v; want the lock free", name, ok, err)
+		}
 	}
 }

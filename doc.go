@@ -55,9 +55,16 @@
 // # Deadlines and clean-up
 //
 // A blocking call (Lock, RLock, Acquire, Wait and their Try forms) returns
-// by its ctx deadline. What a call that gave up leaves behind (its place in
-// a queue, a grant that reached it too late, an attempt whose answer was
-// lost) is undone off the caller's path, detached and bounded: the caller
+// by its ctx deadline, also against a server that stalls or a network that
+// drops packets. go-redis bounds a read by the ctx's deadline only on a
+// client with ContextTimeoutEnabled; on any other, each request of a call
+// with a deadline goes from a goroutine of its own, which costs it a
+// hand-over between goroutines (tens of µs on a small VM): set
+// ContextTimeoutEnabled to save it. A ctx without a deadline is cancelled
+// at go-redis's pace: between requests, or when a read times out. What a
+// call that gave up leaves behind (its place in a queue, a grant that
+// reached it too late, an attempt whose answer was lost or is still on its
+// way) is undone off the caller's path, detached and bounded: the caller
 // does not wait for it once its ctx has ended. A wait budget that ran out
 // while Redis answered (TryLock returning false) cleans up before it
 // returns. A single attempt (TryLock(ctx, 0) and the like) is one request,

@@ -143,7 +143,11 @@ func (l *Latch) Count(ctx context.Context) (int64, error) {
 }
 
 func (l *Latch) count(ctx context.Context) (int64, error) {
-	n, err := l.client.Get(ctx, l.name).Int64()
+	get, ok := wait.Bounded(ctx, l.client, func(ctx context.Context) *redis.StringCmd { return l.client.Get(ctx, l.name) })
+	if !ok {
+		return 0, ctx.Err()
+	}
+	n, err := get.Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, nil

@@ -12,17 +12,26 @@ import (
 
 // BenchmarkMutex_uncontended measures Lock+Unlock of a free lock on a real
 // server; BenchmarkPing is the round-trip yardstick (the floor is two).
+// Under a deadline, on a client without ContextTimeoutEnabled, Lock's
+// request goes from a goroutine of its own (see wait.Bounded).
 func BenchmarkMutex_uncontended(b *testing.B) {
 	for _, bc := range []struct {
-		name string
-		opts []mutex.Option
+		name     string
+		opts     []mutex.Option
+		deadline bool
 	}{
-		{"watchdog", nil},
-		{"lease", []mutex.Option{mutex.WithLease(8 * time.Second)}},
+		{"watchdog", nil, false},
+		{"lease", []mutex.Option{mutex.WithLease(8 * time.Second)}, false},
+		{"watchdog-deadline", nil, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			m := mutex.New(client(b, server(b)), lockName(b), bc.opts...)
 			ctx := context.Background()
+			if bc.deadline {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, time.Hour)
+				defer cancel()
+			}
 			b.ReportAllocs()
 			for b.Loop() {
 				if err := m.Lock(ctx); err != nil {

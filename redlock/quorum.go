@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -117,7 +118,9 @@ func (m *Mutex) fanoutTo(ctx context.Context, nodes []int, call nodeCall, late f
 			continue
 		}
 		go func() {
-			cctx, cancel := context.WithTimeout(ctx, timeout)
+			// Patient: this goroutine waits for the reply even when
+			// fanout has returned, so that a late grant is undone.
+			cctx, cancel := context.WithTimeout(wait.Patient(ctx), timeout)
 			v, err := call(cctx, c)
 			if err != nil && cctx.Err() != nil && ctx.Err() == nil {
 				err = ErrNodeTimeout // go-redis may report the node's deadline as the caller's

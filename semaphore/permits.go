@@ -11,6 +11,7 @@ import (
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
+	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -88,7 +89,11 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 	if err := keys.Usable(s.name, s.client); err != nil {
 		return 0, fmt.Errorf("semaphore: permits of %s: %w", s.name, err)
 	}
-	v, err := s.client.Get(ctx, s.name).Int64()
+	get, ok := wait.Bounded(ctx, s.client, func(ctx context.Context) *redis.StringCmd { return s.client.Get(ctx, s.name) })
+	if !ok {
+		return 0, fmt.Errorf("semaphore: permits of %s: %w", s.name, ctx.Err())
+	}
+	v, err := get.Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, nil

@@ -27,6 +27,7 @@ import (
 	"github.com/latchkey/latchkey/internal/fault"
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/scripts"
+	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -71,6 +72,8 @@ type Machine struct {
 	// doubt: a send of the request may have had another copy, which may
 	// still be on its way: its record must live out its TTL.
 	doubt bool
+	// left holds the attempts that the call's ctx left on their way.
+	left wait.Flights
 }
 
 // New returns the state machine of one acquisition.
@@ -82,7 +85,7 @@ func (m *Machine) Attempt(ctx context.Context) (bool, time.Duration, error) {
 	if m.since.IsZero() {
 		m.since = time.Now()
 	}
-	a, err := m.steps.Send(ctx)
+	a, err := m.steps.Send(wait.Track(ctx, &m.left))
 	m.doubt = m.doubt || err != nil || !a.Reply.Single
 	switch {
 	case err != nil:
@@ -131,8 +134,18 @@ func (m *Machine) Since() time.Time { return m.since }
 
 // Abandon undoes what the call left when it gave up (a wait.Spec's
 // Abandon).
+// An attempt that the call's ctx left on its way is waited for first, for
+// at most half of ctx's time: undone before it applied, it would apply
+// behind the undo.
 func (m *Machine) Abandon(ctx context.Context) {
-	if m.steps.Abandon != nil {
-		m.steps.Abandon(ctx, m.unsure)
+	if m.steps.Abandon == nil {
+		return
 	}
+	lctx, cancel := ctx, context.CancelFunc(func() {})
+	if dl, ok := ctx.Deadline(); ok {
+		lctx, cancel = context.WithDeadline(ctx, dl.Add(-time.Until(dl)/2))
+	}
+	m.left.Land(lctx)
+	cancel()
+	m.steps.Abandon(ctx, m.unsure)
 }

@@ -123,28 +123,14 @@ type lostHold struct {
 	recheck bool
 }
 
-// call runs a renewal script and returns when it answers or ctx ends,
-// whichever comes first. go-redis applies a ctx deadline to its reads only
-// with ContextTimeoutEnabled; without this, a stalled server would hold the
-// round for the client's ReadTimeout, past the validity of the holds.
+// call runs a renewal script; it returns by ctx's end even against a
+// stalled server (see scripts.Exec), so that a round never outlasts the
+// validity of its holds.
 func (s *Scheduler) call(ctx context.Context, k batchKey, ks []string, args []any) ([]int64, error) {
-	type reply struct {
-		res []int64
-		err error
+	rep := k.kind.Script.Exec(ctx, s.client, scripts.Write{Keys: ks, Args: args, Sync: k.sync})
+	res, err := rep.Int64Slice()
+	if err == nil {
+		err = rep.SyncErr()
 	}
-	done := make(chan reply, 1)
-	go func() {
-		rep := k.kind.Script.Exec(ctx, s.client, scripts.Write{Keys: ks, Args: args, Sync: k.sync})
-		res, err := rep.Int64Slice()
-		if err == nil {
-			err = rep.SyncErr()
-		}
-		done <- reply{res, err}
-	}()
-	select {
-	case r := <-done:
-		return r.res, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return res, err
 }

@@ -82,7 +82,21 @@ const movedRetries = 3
 // On a cluster, an error that says the topology changed (a connection
 // refused, READONLY, MOVED, CLUSTERDOWN) makes the client reload its slot
 // map, which go-redis does not do by itself on a dial error.
+//
+// Exec returns by ctx's end, with an error matching ctx.Err(), even when
+// the server does not answer; the request may still apply then (see
+// wait.Bounded).
 func (s *Script) Exec(ctx context.Context, client redis.UniversalClient, w Write) Reply {
+	r, ok := wait.Bounded(ctx, client, func(ctx context.Context) Reply { return s.exec(ctx, client, w) })
+	if !ok {
+		r = Failed(ctx, ctx.Err())
+		r.Record = w.Once // not Single: a copy may still apply
+	}
+	return r
+}
+
+// exec is Exec, waiting for the answer as long as go-redis does.
+func (s *Script) exec(ctx context.Context, client redis.UniversalClient, w Write) Reply {
 	keys, args := w.Keys, w.Args
 	var book *recordBook
 	if s.once {

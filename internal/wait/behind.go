@@ -75,5 +75,6 @@ func Settle() {
 // is bounded instead by client's ride-out (which Retry keeps to) and the
 // time a last request may take.
 func Detach(ctx context.Context, client redis.UniversalClient) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), settings.RideOut(client)+lastRequest)
+	// A clean-up is not cut short, and its bound counts a last request.
+	return context.WithTimeout(Patient(context.WithoutCancel(ctx)), settings.RideOut(client)+lastRequest)
 }
