@@ -196,17 +196,24 @@ func TestContract_serverKilledMidWait(t *testing.T) {
 
 // Every blocking call given a deadline returns by it, with an error that
 // matches context.DeadlineExceeded, when the server stalls (SIGSTOP: a
-// hung server, or a network that drops packets), on a client with
-// go-redis's default options, which apply no ctx deadline to a read. A
+// hung server, or a network that drops packets): on a client with
+// go-redis's default options, which apply no ctx deadline to a read, and
+// on one with ContextTimeoutEnabled, whose read fails at the deadline. A
 // lock that an attempt left on its way takes after the stall is given
-// back by the clean-up, which waits for that attempt's answer: the lock is
-// free for the next caller once the clean-ups are done.
+// back by the clean-up, which waits for that attempt's answer on the
+// first client: the lock is free for the next caller once the clean-ups
+// are done.
 func TestContract_deadlineAgainstStalledServer(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the test servers cannot be paused on windows")
 	}
+	t.Run("default", func(t *testing.T) { deadlineAgainstStall(t, false) })
+	t.Run("ContextTimeoutEnabled", func(t *testing.T) { deadlineAgainstStall(t, true) })
+}
+
+func deadlineAgainstStall(t *testing.T, ctxTimeouts bool) {
 	s := redistest.StartServer(t)
-	c := closeLater(t, redis.NewClient(&redis.Options{Addr: s.Addr()}))
+	c := closeLater(t, redis.NewClient(&redis.Options{Addr: s.Addr(), ContextTimeoutEnabled: ctxTimeouts, MaxRetries: -1}))
 	// The client knows the server before it stalls: its scripts, its
 	// replica count, its Hub's connection.
 	ctx := context.Background()
@@ -248,6 +255,9 @@ func TestContract_deadlineAgainstStalledServer(t *testing.T) {
 		if !errors.Is(r.err, context.DeadlineExceeded) {
 			t.Errorf("%s: error = %v, want one matching context.DeadlineExceeded", b.name, r.err)
 		}
+	}
+	if ctxTimeouts {
+		return // go-redis dropped the requests at the deadline: nothing to wait for
 	}
 	time.Sleep(stall) // the server answers again
 	wait.Settle()

@@ -131,8 +131,23 @@ func nap(retry time.Duration) time.Duration {
 // that callers can match it with errors.Is whatever go-redis wrapped.
 func attempt(ctx context.Context, s Spec) (bool, time.Duration, error) {
 	ok, retry, err := s.Call.Attempt(ctx)
-	if err != nil && ctx.Err() != nil {
-		return false, 0, ctx.Err()
+	if err != nil {
+		if cerr := ended(ctx); cerr != nil {
+			return false, 0, cerr
+		}
 	}
 	return ok, retry, err
+}
+
+// ended returns ctx.Err(), or context.DeadlineExceeded once ctx's deadline
+// has passed although its timer has not fired yet: a read that go-redis
+// cut at the deadline (ContextTimeoutEnabled) may fail first.
+func ended(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
