@@ -229,3 +229,31 @@ func TestElection_campaignEndsAndRedisson(t *testing.T) {
 	}
 	<-lctx.Done()
 }
+
+// An observer whose client is closed gets an error no retry mends: its
+// channel closes, as etcd's Observe does when its watcher is disrupted,
+// rather than looking again every second for as long as ctx lives.
+func TestElection_observeClosedClient(t *testing.T) {
+	s := server(t)
+	c := s.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	seen := election.New(c, electionName(t)).Observe(ctx)
+	select {
+	case <-seen:
+	case <-time.After(bound):
+		t.Fatalf("nothing observed within %v", bound)
+	}
+	_ = latchkey.Close(c)
+	_ = c.Close()
+	for end := time.After(bound); ; {
+		select {
+		case _, ok := <-seen:
+			if !ok {
+				return
+			}
+		case <-end:
+			t.Fatalf("Observe's channel still open %v after its client was closed", bound)
+		}
+	}
+}

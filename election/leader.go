@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/fault"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/owner"
@@ -83,7 +84,9 @@ func (e *Election) read(ctx context.Context) (Leader, time.Duration, error) {
 // acquisition and its record is waited for, up to a second. Observers
 // that fall behind see the latest leader, not every one in between. An
 // outage is ridden out: the observer looks again a second after a look
-// fails. The channel is closed when ctx is done.
+// fails. The channel is closed when ctx is done, and on an error that
+// looking again cannot mend (a closed client or Hub, a command the user may
+// not run), as etcd's Observe closes when its watcher is disrupted.
 func (e *Election) Observe(ctx context.Context) <-chan Leader {
 	ch := make(chan Leader)
 	go e.observe(ctx, ch)
@@ -133,6 +136,8 @@ func (e *Election) observe(ctx context.Context, ch chan<- Leader) {
 		switch {
 		case ctx.Err() != nil:
 			return
+		case err != nil && !fault.Transient(err):
+			return // a closed client or Hub, a permission the user lacks
 		case err != nil || !ok:
 			// An outage outlasted the ride-out: look again a little later.
 			select {
