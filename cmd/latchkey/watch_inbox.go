@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -165,26 +164,7 @@ func (in *inbox) subscribeLocked(ctx context.Context, ch string) error {
 // again: what was published meanwhile is lost, so watch must look again.
 func (in *inbox) read(ps *redis.PubSub) {
 	defer in.wg.Done()
-	ctx := context.Background()
-	errs := 0
-	for {
-		m, err := ps.ReceiveTimeout(ctx, 30*time.Second)
-		var ne net.Error
-		switch {
-		case errors.Is(err, redis.ErrClosed):
-			return
-		case errors.As(err, &ne) && ne.Timeout():
-			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_ = ps.Ping(pctx) // a broken connection fails, and go-redis redials
-			cancel()
-			continue
-		case err != nil:
-			if errs++; errs > 1 {
-				time.Sleep(100 * time.Millisecond) // a server down is not redialled in a busy loop
-			}
-			continue
-		}
-		errs = 0
+	notify.Read(ps, in.client, 30*time.Second, func(m any) {
 		switch m := m.(type) {
 		case *redis.Subscription:
 			if m.Kind == "psubscribe" || m.Kind == "ssubscribe" {
@@ -193,7 +173,7 @@ func (in *inbox) read(ps *redis.PubSub) {
 		case *redis.Message:
 			in.add(message{at: time.Now(), channel: m.Channel, payload: m.Payload})
 		}
-	}
+	})
 }
 
 func (in *inbox) confirm(ch string) {

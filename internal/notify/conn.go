@@ -2,8 +2,6 @@ package notify
 
 import (
 	"context"
-	"errors"
-	"net"
 	"strings"
 	"time"
 
@@ -135,43 +133,10 @@ func (c *conn) sentLocked(ch *channel, err error) {
 }
 
 // dispatch reads the connection and hands what arrives to the Hub until
-// the connection is closed. It reads the connection itself, rather than
-// through go-redis's Channel, whose extra goroutine would stand between
-// every message and its waiter. As that Channel does, it sends a PING
-// when the connection has been quiet for a while, so that a broken
-// connection fails a write and go-redis reconnects (and resubscribes).
+// the connection is closed.
 func (c *conn) dispatch() {
 	defer close(c.exited)
-	ctx := context.Background()
-	errs := 0
-	for {
-		m, err := c.ps.ReceiveTimeout(ctx, c.hub.cfg.healthInt)
-		var ne net.Error
-		switch {
-		case errors.Is(err, redis.ErrClosed):
-			return
-		case errors.As(err, &ne) && ne.Timeout():
-			pctx, cancel := context.WithTimeout(ctx, c.hub.cfg.healthInt)
-			_ = c.ps.Ping(pctx)
-			cancel()
-			continue
-		case err != nil:
-			// go-redis reconnects on the next read, to the master of the
-			// first channel's slot as the client last mapped the cluster.
-			// After a failover nothing else may remap it while every
-			// waiter sleeps (go-redis reloads the map on a failed command,
-			// or once a minute), so the connection would keep dialling the
-			// dead master: reload it here (go-redis spaces reloads out).
-			if cc, ok := c.hub.client.(*redis.ClusterClient); ok {
-				cc.ReloadState(ctx)
-			}
-			// A server that is down is not dialled in a busy loop.
-			if errs++; errs > 1 {
-				time.Sleep(100 * time.Millisecond)
-			}
-			continue
-		}
-		errs = 0
+	Read(c.ps, c.hub.client, c.hub.cfg.healthInt, func(m any) {
 		switch m := m.(type) {
 		case *redis.Subscription:
 			if m.Kind == "subscribe" || m.Kind == "ssubscribe" {
@@ -180,7 +145,7 @@ func (c *conn) dispatch() {
 		case *redis.Message:
 			c.hub.deliver(c, m.Channel, m.Payload)
 		}
-	}
+	})
 }
 
 // close closes the connection and waits for its dispatcher to exit. It must
