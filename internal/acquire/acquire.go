@@ -133,10 +133,9 @@ func (m *Machine) tooLate() bool {
 func (m *Machine) Since() time.Time { return m.since }
 
 // Abandon undoes what the call left when it gave up (a wait.Spec's
-// Abandon).
-// An attempt that the call's ctx left on its way is waited for first, for
-// at most half of ctx's time: undone before it applied, it would apply
-// behind the undo.
+// Abandon). An attempt that the call's ctx left on its way is waited for
+// first, for at most half of ctx's time: undone before it applied, it
+// would apply behind the undo.
 func (m *Machine) Abandon(ctx context.Context) {
 	if m.steps.Abandon == nil {
 		return
