@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/owner"
@@ -143,7 +144,7 @@ func (l *Latch) Count(ctx context.Context) (int64, error) {
 }
 
 func (l *Latch) count(ctx context.Context) (int64, error) {
-	get, ok := wait.Bounded(ctx, l.client, func(ctx context.Context) *redis.StringCmd { return l.client.Get(ctx, l.name) })
+	get, ok := flight.Bounded(ctx, l.client, func(ctx context.Context) *redis.StringCmd { return l.client.Get(ctx, l.name) })
 	if !ok {
 		return 0, ctx.Err()
 	}

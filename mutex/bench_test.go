@@ -13,7 +13,7 @@ import (
 // BenchmarkMutex_uncontended measures Lock+Unlock of a free lock on a real
 // server; BenchmarkPing is the round-trip yardstick (the floor is two).
 // Under a deadline, on a client without ContextTimeoutEnabled, Lock's
-// request goes from a goroutine of its own (see wait.Bounded).
+// request goes from a goroutine of its own (see flight.Bounded).
 func BenchmarkMutex_uncontended(b *testing.B) {
 	for _, bc := range []struct {
 		name     string

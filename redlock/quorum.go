@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/wait"
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -120,7 +120,7 @@ func (m *Mutex) fanoutTo(ctx context.Context, nodes []int, call nodeCall, late f
 		go func() {
 			// Patient: this goroutine waits for the reply even when
 			// fanout has returned, so that a late grant is undone.
-			cctx, cancel := context.WithTimeout(wait.Patient(ctx), timeout)
+			cctx, cancel := context.WithTimeout(flight.Patient(ctx), timeout)
 			v, err := call(cctx, c)
 			if err != nil && cctx.Err() != nil && ctx.Err() == nil {
 				err = ErrNodeTimeout // go-redis may report the node's deadline as the caller's

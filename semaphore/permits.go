@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -89,7 +89,7 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 	if err := keys.Usable(s.name, s.client); err != nil {
 		return 0, fmt.Errorf("semaphore: permits of %s: %w", s.name, err)
 	}
-	get, ok := wait.Bounded(ctx, s.client, func(ctx context.Context) *redis.StringCmd { return s.client.Get(ctx, s.name) })
+	get, ok := flight.Bounded(ctx, s.client, func(ctx context.Context) *redis.StringCmd { return s.client.Get(ctx, s.name) })
 	if !ok {
 		return 0, fmt.Errorf("semaphore: permits of %s: %w", s.name, ctx.Err())
 	}

@@ -25,9 +25,9 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/fault"
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -73,7 +73,7 @@ type Machine struct {
 	// still be on its way: its record must live out its TTL.
 	doubt bool
 	// left holds the attempts that the call's ctx left on their way.
-	left wait.Flights
+	left flight.Flights
 }
 
 // New returns the state machine of one acquisition.
@@ -85,7 +85,7 @@ func (m *Machine) Attempt(ctx context.Context) (bool, time.Duration, error) {
 	if m.since.IsZero() {
 		m.since = time.Now()
 	}
-	a, err := m.steps.Send(wait.Track(ctx, &m.left))
+	a, err := m.steps.Send(flight.Track(ctx, &m.left))
 	m.doubt = m.doubt || err != nil || !a.Reply.Single
 	switch {
 	case err != nil:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/fault"
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/process"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -85,9 +86,9 @@ const movedRetries = 3
 //
 // Exec returns by ctx's end, with an error matching ctx.Err(), even when
 // the server does not answer; the request may still apply then (see
-// wait.Bounded).
+// flight.Bounded).
 func (s *Script) Exec(ctx context.Context, client redis.UniversalClient, w Write) Reply {
-	r, ok := wait.Bounded(ctx, client, func(ctx context.Context) Reply { return s.exec(ctx, client, w) })
+	r, ok := flight.Bounded(ctx, client, func(ctx context.Context) Reply { return s.exec(ctx, client, w) })
 	if !ok {
 		r = Failed(ctx, ctx.Err())
 		r.Record = w.Once // not Single: a copy may still apply

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/settings"
 	"github.com/redis/go-redis/v9"
 )
@@ -76,5 +77,5 @@ func Settle() {
 // time a last request may take.
 func Detach(ctx context.Context, client redis.UniversalClient) (context.Context, context.CancelFunc) {
 	// A clean-up is not cut short, and its bound counts a last request.
-	return context.WithTimeout(Patient(context.WithoutCancel(ctx)), settings.RideOut(client)+lastRequest)
+	return context.WithTimeout(flight.Patient(context.WithoutCancel(ctx)), settings.RideOut(client)+lastRequest)
 }

@@ -1,10 +1,11 @@
-package wait_test
+package flight_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/wait"
 )
 
@@ -13,17 +14,17 @@ import (
 // which Land waits for; a clean-up call's ctx waits for the answer itself.
 func TestBounded(t *testing.T) {
 	quick := func(context.Context) int { return 7 }
-	if v, ok := wait.Bounded(context.Background(), nil, quick); !ok || v != 7 {
+	if v, ok := flight.Bounded(context.Background(), nil, quick); !ok || v != 7 {
 		t.Errorf("Bounded(background, quick) = %v, %v; want 7, true", v, ok)
 	}
 
-	var fl wait.Flights
+	var fl flight.Flights
 	release := make(chan struct{})
 	slow := func(context.Context) int { <-release; return 1 }
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	ctx = wait.Track(ctx, &fl)
-	if v, ok := wait.Bounded(ctx, nil, slow); ok || v != 0 {
+	ctx = flight.Track(ctx, &fl)
+	if v, ok := flight.Bounded(ctx, nil, slow); ok || v != 0 {
 		t.Errorf("Bounded(ended ctx, slow) = %v, %v; want 0, false", v, ok)
 	}
 	short, cancelShort := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -43,7 +44,7 @@ func TestBounded(t *testing.T) {
 	dctx, dcancel2 := context.WithTimeout(dctx, 10*time.Millisecond)
 	defer dcancel2()
 	late := func(context.Context) int { time.Sleep(50 * time.Millisecond); return 3 }
-	if v, ok := wait.Bounded(dctx, nil, late); !ok || v != 3 {
+	if v, ok := flight.Bounded(dctx, nil, late); !ok || v != 3 {
 		t.Errorf("Bounded(detached, late) = %v, %v; want 3, true (a clean-up is not cut short)", v, ok)
 	}
 }

@@ -1,4 +1,7 @@
-package wait
+// Package flight is the one home of a request's flight: a call returns by
+// its ctx's deadline, and a request it leaves on its way is tracked so
+// that the call's clean-up can wait for it.
+package flight
 
 import (
 	"context"
@@ -74,7 +77,7 @@ func appliesDeadlines(client redis.UniversalClient) bool {
 type patientKey struct{}
 
 // Patient returns ctx marked for a caller whose requests wait for their
-// answers as long as go-redis does: a clean-up call (see Detach), and a
+// answers as long as go-redis does: a clean-up call (see wait.Detach), and a
 // caller that bounds its wait itself and wants every answer, a late one
 // too (a RedLock's node calls: a late grant is undone when it arrives).
 func Patient(ctx context.Context) context.Context {
