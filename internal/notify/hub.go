@@ -28,6 +28,7 @@ type Hub struct {
 	modeMu  sync.Mutex
 	modeSet bool
 	sharded bool
+	probe   *probe // the look at the cluster under way, if any
 
 	mu     sync.Mutex
 	closed bool
@@ -262,48 +263,6 @@ func (h *Hub) Stats() Stats {
 		s.Waiters += len(ch.subs)
 	}
 	return s
-}
-
-func (h *Hub) isSharded(ctx context.Context) (bool, error) {
-	h.modeMu.Lock()
-	defer h.modeMu.Unlock()
-	if h.modeSet {
-		return h.sharded, nil
-	}
-	switch {
-	case h.cfg.sharded != nil:
-		h.sharded = *h.cfg.sharded
-	default:
-		cc, ok := h.client.(*redis.ClusterClient)
-		if !ok {
-			break
-		}
-		// Redis 7 answers PUBSUB SHARDNUMSUB; older servers reject it.
-		err := cc.Do(ctx, "PUBSUB", "SHARDNUMSUB").Err()
-		var rerr redis.Error
-		switch {
-		case err == nil:
-			h.sharded = true
-		case errors.As(err, &rerr):
-			h.sharded = false
-		default:
-			return false, fmt.Errorf("pubsub: probe sharded pub/sub: %w", err)
-		}
-	}
-	h.modeSet = true
-	return h.sharded, nil
-}
-
-func (h *Hub) nodeFor(ctx context.Context, name string) (string, error) {
-	cc, ok := h.client.(*redis.ClusterClient)
-	if !ok {
-		return "", nil
-	}
-	node, err := cc.MasterForKey(ctx, name)
-	if err != nil {
-		return "", fmt.Errorf("pubsub: find the master of %s: %w", name, err)
-	}
-	return node.Options().Addr, nil
 }
 
 // Unwrap returns the Hub behind a *pubsub.Hub, or nil for a nil one. Package

@@ -57,3 +57,40 @@ func TestHub_stalledServer(t *testing.T) {
 		}
 	}
 }
+
+// A Hub's first use on a cluster looks at the cluster (sharded pub/sub or
+// not, the channel's master) with reads that go-redis bounds by no ctx
+// deadline: with every node stalled, a Subscribe still returns by its
+// deadline, and so does a second one, which waits for the first one's
+// look. Once the nodes answer again, a Subscribe succeeds.
+func TestHub_stalledCluster(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the test servers cannot be paused on windows")
+	}
+	cl := redistest.StartCluster(t, 3)
+	c := cl.Client(t, func(o *redis.ClusterOptions) { o.ReadTimeout, o.WriteTimeout = 0, 0 })
+	if err := c.Ping(context.Background()).Err(); err != nil { // the slot map is loaded
+		t.Fatal(err)
+	}
+	h := newHub(t, c)
+	const stall = 2 * time.Second
+	for _, n := range cl.Nodes() {
+		n.Pause(stall)
+	}
+	const d, late = 300 * time.Millisecond, 750 * time.Millisecond
+	for i := range 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		start := time.Now()
+		_, err := h.Subscribe(ctx, channelName(t, i), notify.WakeAll)
+		took := time.Since(start)
+		cancel()
+		if took > d+late {
+			t.Errorf("Subscribe %d returned %v after the start, %v past its deadline", i, took, took-d)
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Subscribe %d: error = %v, want one matching context.DeadlineExceeded", i, err)
+		}
+	}
+	time.Sleep(stall)
+	subscribe(t, h, channelName(t, "after"), notify.WakeAll)
+}
