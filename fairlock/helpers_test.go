@@ -92,22 +92,26 @@ func waitQueued(t *testing.T, c redis.UniversalClient, name string, n int64) {
 
 // queueState returns the queue's length and the deadline set's size. It
 // fails t if the heartbeats name other waiters than those queued, or more
-// than them.
+// than them. It reads the three keys in one transaction: an attempt that a
+// call whose deadline passed left on its way may still queue its waiter,
+// and must not land between the reads.
 func queueState(t *testing.T, c redis.UniversalClient, name string) (int64, int64) {
 	t.Helper()
 	ctx := context.Background()
-	q, err := c.LRange(ctx, queueKey(name), 0, -1).Result()
-	if err != nil {
+	var (
+		qc     *redis.StringSliceCmd
+		zc     *redis.IntCmd
+		beatsc *redis.StringSliceCmd
+	)
+	if _, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		qc = p.LRange(ctx, queueKey(name), 0, -1)
+		zc = p.ZCard(ctx, timeoutKey(name))
+		beatsc = p.ZRange(ctx, heartbeatKey(name), 0, -1)
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
-	z, err := c.ZCard(ctx, timeoutKey(name)).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	beats, err := c.ZRange(ctx, heartbeatKey(name), 0, -1).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
+	q, z, beats := qc.Val(), zc.Val(), beatsc.Val()
 	for _, b := range beats {
 		b = memberOwner(b)
 		if !slices.Contains(q, b) {
