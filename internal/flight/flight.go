@@ -31,10 +31,9 @@ import (
 
 // Bounded returns f(ctx), or, if ctx's deadline passes first, the zero T
 // and false, having added f's request to ctx's Flights, if any. It calls f
-// on the caller's goroutine when ctx has no deadline, when client applies
-// ctx deadlines itself (ContextTimeoutEnabled), and when ctx is Patient.
+// on the caller's goroutine unless Needed.
 func Bounded[T any](ctx context.Context, client redis.UniversalClient, f func(context.Context) T) (T, bool) {
-	if _, ok := ctx.Deadline(); !ok || appliesDeadlines(client) || ctx.Value(patientKey{}) != nil {
+	if !Needed(ctx, client) {
 		return f(ctx), true
 	}
 	answer := make(chan T, 1)
@@ -60,6 +59,15 @@ func Bounded[T any](ctx context.Context, client redis.UniversalClient, f func(co
 	}
 	var zero T
 	return zero, false
+}
+
+// Needed reports whether a request of client under ctx goes from a
+// goroutine of its own: not when ctx has no deadline, when client applies
+// ctx deadlines itself (ContextTimeoutEnabled), or when ctx is Patient. A
+// hot path asks first, and spares the closure it would hand Bounded.
+func Needed(ctx context.Context, client redis.UniversalClient) bool {
+	_, ok := ctx.Deadline()
+	return ok && !appliesDeadlines(client) && ctx.Value(patientKey{}) == nil
 }
 
 // appliesDeadlines reports whether go-redis bounds client's reads and

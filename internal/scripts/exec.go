@@ -88,6 +88,9 @@ const movedRetries = 3
 // the server does not answer; the request may still apply then (see
 // flight.Bounded).
 func (s *Script) Exec(ctx context.Context, client redis.UniversalClient, w Write) Reply {
+	if !flight.Needed(ctx, client) {
+		return s.exec(ctx, client, w)
+	}
 	r, ok := flight.Bounded(ctx, client, func(ctx context.Context) Reply { return s.exec(ctx, client, w) })
 	if !ok {
 		r = Failed(ctx, ctx.Err())
