@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -113,19 +114,15 @@ func checkACLLog(t *testing.T, addr, user string, expected ...string) {
 }
 
 // A user set up by categories may not run INFO: replica sync counts the
-// replicas with WAIT and stays on (an acquisition that a frozen replica
-// does not acknowledge fails with ErrNotReplicated), and a user that may
-// run neither INFO nor WAIT is refused with an error that says what to
-// grant, rather than left unsynced in silence.
+// replicas with WAIT and stays on (TestACL_replicaCountedRightAfterAWait),
+// and a user that may run neither INFO nor WAIT is refused with an error
+// that says what to grant, rather than left unsynced in silence.
 func TestACL_replicaSyncWithoutInfo(t *testing.T) {
 	master := redistest.StartServer(t)
-	replica := redistest.StartReplica(t, master)
+	redistest.StartReplica(t, master)
 	admin := master.Client(t)
 	ctx := context.Background()
 	const password = "acl-test-password"
-	if err := admin.Do(ctx, documentedACL(t, 1, "categories", password, "sync:")...).Err(); err != nil {
-		t.Fatal(err)
-	}
 	noWait := append(documentedACL(t, 1, "nowait", password, "sync:"), "-wait")
 	if err := admin.Do(ctx, noWait...).Err(); err != nil {
 		t.Fatal(err)
@@ -134,18 +131,96 @@ func TestACL_replicaSyncWithoutInfo(t *testing.T) {
 		return closeLater(t, redis.NewClient(&redis.Options{Addr: master.Addr(), Username: user, Password: password}))
 	}
 
-	replica.Freeze()
-	defer replica.Thaw()
-	m := mutex.New(as("categories"), "sync:lock", mutex.WithReplicaSync(200*time.Millisecond))
-	if err := m.Lock(ctx); !errors.Is(err, latchkey.ErrNotReplicated) {
-		t.Fatalf("Lock with the replica frozen, INFO denied = %v; want ErrNotReplicated: replica sync must stay on", err)
-	}
 	err := mutex.New(as("nowait"), "sync:other").Lock(ctx)
 	if err == nil || !strings.Contains(err.Error(), "+info or +wait") || !strings.Contains(err.Error(), "WithReplicaSync(0)") {
 		t.Fatalf("Lock by a user that may run neither INFO nor WAIT = %v; want an error that names the fix", err)
 	}
-	replica.Thaw()
 	if err := mutex.New(as("nowait"), "sync:third", mutex.WithReplicaSync(0)).Lock(ctx); err != nil {
 		t.Fatalf("Lock with replica sync off = %v", err)
+	}
+}
+
+// waitCounter is a go-redis hook that counts the WAIT commands its client
+// sends, pipelined or not.
+type waitCounter struct{ n atomic.Int64 }
+
+func (w *waitCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (w *waitCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		w.count(cmd)
+		return next(ctx, cmd)
+	}
+}
+func (w *waitCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			w.count(c)
+		}
+		return next(ctx, cmds)
+	}
+}
+func (w *waitCounter) count(cmd redis.Cmder) {
+	if strings.EqualFold(cmd.Name(), "wait") {
+		w.n.Add(1)
+	}
+}
+
+// A user that may not run INFO has a master's replicas counted by WAIT.
+// On Redis 7.0 a connection's WAIT counts only the replicas that
+// acknowledged the master's offset as of the connection's last command,
+// and a replica's answer to the master's GETACK leaves out the GETACK
+// itself: right after anyone's WAIT, a live replica looks behind until its
+// next once-a-second acknowledgement. The count must still find it, or
+// the writes it misses go unsynced in silence.
+func TestACL_replicaCountedRightAfterAWait(t *testing.T) {
+	master := redistest.StartServer(t)
+	replica := redistest.StartReplica(t, master)
+	admin := master.Client(t)
+	ctx := context.Background()
+	const password = "acl-test-password"
+	if err := admin.Do(ctx, documentedACL(t, 1, "categories", password, "sync:")...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		// Someone else's synced write, just before this client's first.
+		if _, err := admin.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, "sync:other", i, 0)
+			p.Do(ctx, "WAIT", 1, 1000)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		c := closeLater(t, redis.NewClient(&redis.Options{Addr: master.Addr(), Username: "categories", Password: password}))
+		var waits waitCounter
+		c.AddHook(&waits)
+		m := mutex.New(c, "sync:lock", mutex.WithReplicaSync(time.Second))
+		if err := m.Lock(ctx); err != nil {
+			t.Fatalf("Lock %d: %v", i, err)
+		}
+		if err := m.Unlock(ctx); err != nil {
+			t.Fatalf("Unlock %d: %v", i, err)
+		}
+		if waits.n.Load() == 0 {
+			t.Fatalf("client %d: Lock and Unlock sent no WAIT: its master's live replica was not counted", i)
+		}
+	}
+
+	// A replica counted once stays counted while it answers nothing, as
+	// long as a master lists a silent replica (repl-timeout, 60s by
+	// default): a synced write then fails rather than going unsynced.
+	c := closeLater(t, redis.NewClient(&redis.Options{Addr: master.Addr(), Username: "categories", Password: password}))
+	m := mutex.New(c, "sync:frozen", mutex.WithReplicaSync(200*time.Millisecond))
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	replica.Freeze()
+	defer replica.Thaw()
+	for i := range 3 {
+		if err := m.Lock(ctx); !errors.Is(err, latchkey.ErrNotReplicated) {
+			t.Fatalf("Lock %d with the replica frozen = %v; want ErrNotReplicated", i, err)
+		}
 	}
 }

@@ -154,7 +154,10 @@
 //
 // Such a user may not run INFO (@dangerous), which tells latchkey whether
 // a master has replicas to wait for (see Replicas): latchkey then counts
-// them with WAIT, in @connection. A user that may run neither gets every
+// them with WAIT, in @connection, as the replicas that acknowledge within
+// 50ms (the first synced write to each master pays that once per client),
+// and keeps counting one that falls silent for 60s, as long as a master
+// lists a silent replica by default. A user that may run neither gets every
 // synced write refused with an error that says to grant +info or +wait, or
 // to turn replica sync off; replica sync never turns itself off in
 // silence. On a Redis Cluster, go-redis itself also needs +cluster|slots,

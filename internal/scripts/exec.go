@@ -130,7 +130,8 @@ func (s *Script) exec(ctx context.Context, client redis.UniversalClient, w Write
 	}
 	// The client's first write fires its process record, in the background,
 	// once the write's replica count was made: a record written before it
-	// would keep WAIT 0 0 from counting a replica that has not acknowledged it.
+	// would put the replicas behind, and a count by WAIT would then wait
+	// for their answers (replicasByWait).
 	process.Start(client)
 	return r
 }

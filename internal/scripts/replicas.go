@@ -22,6 +22,15 @@ const replicaRecheck = 5 * time.Second
 // infoTimeout bounds one INFO replication call.
 const infoTimeout = 2 * time.Second
 
+// waitProbe is how long a count by WAIT waits for one more replica to
+// acknowledge (see replicasByWait).
+const waitProbe = 50 * time.Millisecond
+
+// silentReplica is how long a replica counted by WAIT stays counted once it
+// stops acknowledging: Redis's default repl-timeout, after which a master
+// drops a silent replica from what INFO lists.
+const silentReplica = 60 * time.Second
+
 // servers is what the runner learnt of a client's servers, in the
 // client's runtime (internal/perclient).
 var servers = perclient.Declare(func(c redis.UniversalClient) *serverCache {
@@ -43,6 +52,25 @@ type replicaCount struct {
 	at      time.Time     // when n was read; zero if the read failed
 	reading bool          // a read is under way in the background
 	noWait  bool          // the server rejected WAIT
+
+	peak   int       // the most replicas a count by WAIT saw lately
+	peakAt time.Time // when peak was last seen
+}
+
+// set records a count read at now. A count by WAIT sees only the replicas
+// that answer it; one that answered within silentReplica stays counted,
+// as INFO keeps listing a silent replica until the master's repl-timeout,
+// so that a replica that stops answering fails synced writes rather than
+// leaving them unsynced.
+func (rc *replicaCount) set(n int, byWait bool, now time.Time) {
+	rc.at = now
+	if byWait {
+		if n >= rc.peak || now.Sub(rc.peakAt) > silentReplica {
+			rc.peak, rc.peakAt = n, now
+		}
+		n = rc.peak
+	}
+	rc.n = n
 }
 
 // masterFor returns the client of the master that owns key: the client
@@ -69,12 +97,11 @@ func replicasOf(ctx context.Context, client redis.UniversalClient, node *redis.C
 		rc = &replicaCount{ready: make(chan struct{})}
 		sc.masters[node] = rc
 		sc.mu.Unlock()
-		n, err := sc.readReplicas(ctx, node)
+		n, byWait, err := sc.readReplicas(ctx, node)
 		sc.mu.Lock()
-		rc.n = n
 		if err == nil {
-			rc.at = time.Now()
-		} // else zero: read again in the background by the next write
+			rc.set(n, byWait, time.Now())
+		} // else at zero: read again in the background by the next write
 		failed := fault.Network(err) || errors.Is(err, ErrReplicasUnknown)
 		if failed {
 			delete(sc.masters, node) // read again by the next write
@@ -120,12 +147,12 @@ func recheck(client redis.UniversalClient, node *redis.Client) {
 func (sc *serverCache) refresh(rc *replicaCount, node *redis.Client) {
 	ctx, cancel := context.WithTimeout(context.Background(), infoTimeout)
 	defer cancel()
-	n, err := sc.readReplicas(ctx, node)
+	n, byWait, err := sc.readReplicas(ctx, node)
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	rc.reading = false
 	if err == nil {
-		rc.n, rc.at = n, time.Now()
+		rc.set(n, byWait, time.Now())
 	}
 }
 
@@ -143,28 +170,30 @@ func noWait(client redis.UniversalClient, node *redis.Client) {
 // readReplicas returns the number of replicas INFO replication lists as
 // online. A user that may not run INFO (a least-privilege user set up by
 // ACL categories: INFO is in @dangerous) has them counted by WAIT instead
-// (see replicasByWait); one that may run neither gets an error that says
-// what to grant, so that replica sync never turns itself off in silence.
-func (sc *serverCache) readReplicas(ctx context.Context, node *redis.Client) (int, error) {
+// (see replicasByWait), and byWait says so; one that may run neither gets
+// an error that says what to grant, so that replica sync never turns
+// itself off in silence.
+func (sc *serverCache) readReplicas(ctx context.Context, node *redis.Client) (n int, byWait bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, infoTimeout)
 	defer cancel()
 	sc.mu.Lock()
 	noInfo := sc.infoDenied[node]
 	sc.mu.Unlock()
 	if noInfo {
-		return replicasByWait(ctx, node)
+		n, err := replicasByWait(ctx, node)
+		return n, true, err
 	}
 	info, err := node.Info(ctx, "replication").Result()
 	if denied(err) {
 		sc.mu.Lock()
 		sc.infoDenied[node] = true // not asked again: each refusal is logged
 		sc.mu.Unlock()
-		return replicasByWait(ctx, node)
+		n, err := replicasByWait(ctx, node)
+		return n, true, err
 	}
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	n := 0
 	for _, line := range strings.Split(info, "\n") {
 		key, val, ok := strings.Cut(strings.TrimSpace(line), ":")
 		if ok && strings.HasPrefix(key, "slave") && key != "slave_read_only" && strings.Contains(val, "state=online") {
@@ -173,14 +202,20 @@ func (sc *serverCache) readReplicas(ctx context.Context, node *redis.Client) (in
 			}
 		}
 	}
-	return n, nil
+	return n, false, nil
 }
 
-// replicasByWait counts node's online replicas with WAIT 0 0 on a new
-// connection: WAIT answers how many replicas acknowledged the connection's
-// latest write, and a connection that never wrote has every replica that
-// acknowledged anything. WAIT is in @connection, which a least-privilege
-// user has.
+// replicasByWait counts the replicas of node that acknowledge, with WAIT
+// on a connection of its own (WAIT is in @connection, which a
+// least-privilege user has). WAIT answers how many replicas acknowledged
+// the connection's offset: on Redis 7.2 and later a connection that never
+// wrote has every replica online, but on 7.0 its offset is the master's
+// as of its last command, and a replica's answer to the master's GETACK
+// leaves out the GETACK itself, so that right after anyone's WAIT a live
+// replica looks behind until its next acknowledgement (once a second).
+// WAIT 0 0 answers at once with those in step; each WAIT for one more
+// makes the master ask every replica, and waits up to waitProbe for one
+// more to answer.
 func replicasByWait(ctx context.Context, node *redis.Client) (int, error) {
 	o := node.Options()
 	c := redis.NewClient(&redis.Options{
@@ -193,6 +228,14 @@ func replicasByWait(ctx context.Context, node *redis.Client) (int, error) {
 	n, err := c.Do(ctx, "WAIT", 0, 0).Int()
 	if denied(err) {
 		return 0, fmt.Errorf("%w: replica sync cannot tell whether %s has replicas, since this user may run neither INFO nor WAIT: grant it +info or +wait, or turn replica sync off with WithReplicaSync(0)", ErrReplicasUnknown, o.Addr)
+	}
+	for err == nil {
+		var more int
+		more, err = c.Do(ctx, "WAIT", n+1, waitProbe.Milliseconds()).Int()
+		if err != nil || more <= n {
+			break
+		}
+		n = more
 	}
 	return n, err
 }
