@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
-	"github.com/redis/go-redis/v9"
 )
 
 // The replica scenarios measure what replica sync costs: the same workloads
@@ -77,24 +77,23 @@ func withReplica(run func(context.Context, *Env, *Impl, time.Duration) (*Run, er
 }
 
 // waitOnline waits until the main server's one replica acknowledges a
-// write: a replica listed online may be one the last run stopped, which
-// the master has not yet dropped, or one that has yet to take the stream,
-// and a synced write would wait for it. Only a write the replica confirms
-// (WAIT after an INCR on the same connection) shows it in step.
+// write (redistest.InStep): a replica listed online may not take the
+// command stream yet, and a synced write would wait for it.
 func waitOnline(ctx context.Context, env *Env, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
-	var last error
 	for {
-		n, err := ackedWrite(ctx, env)
-		if err == nil && n == 1 {
+		info, err := env.Control.Info(ctx, "replication").Result()
+		if err == nil && strings.Count(info, "state=online") != 1 {
+			err = errors.New("no replica online")
+		}
+		if err == nil {
+			err = redistest.InStep(ctx, env.Control, 1)
+		}
+		if err == nil {
 			return nil
 		}
-		last = err
-		if err == nil {
-			last = fmt.Errorf("%d replicas acknowledged a write", n)
-		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no replica in step within %v (%v)", limit, last)
+			return fmt.Errorf("no replica in step within %v (%v)", limit, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -102,26 +101,4 @@ func waitOnline(ctx context.Context, env *Env, limit time.Duration) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// replicaCheckKey is the key waitOnline writes (no record pattern matches it).
-const replicaCheckKey = "latchkey-bench:replica-check"
-
-// ackedWrite writes a key and returns how many replicas acknowledge it
-// within 100ms, or 0 while the master lists more or fewer than one online.
-func ackedWrite(ctx context.Context, env *Env) (int64, error) {
-	info, err := env.Control.Info(ctx, "replication").Result()
-	if err != nil || strings.Count(info, "state=online") != 1 {
-		return 0, err
-	}
-	var wait *redis.Cmd
-	_, err = env.Control.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Incr(ctx, replicaCheckKey)
-		wait = p.Do(ctx, "WAIT", 1, 100)
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	return wait.Int64()
 }

@@ -38,8 +38,9 @@ func StartReplica(t testing.TB, master *Server) *Server {
 	return s
 }
 
-// WaitReplicaLinked waits until replica reports master_link_status:up and
-// master lists replica as online among its connected replicas, or ctx ends.
+// WaitReplicaLinked waits until replica reports master_link_status:up,
+// master lists replica as online among its connected replicas and a write
+// on master is acknowledged (see [InStep]), or ctx ends.
 func WaitReplicaLinked(ctx context.Context, master, replica *Server) error {
 	mc := redis.NewClient(&redis.Options{Addr: master.Addr(), DialTimeout: clientDialTimeout})
 	defer mc.Close()
@@ -68,10 +69,39 @@ func WaitReplicaLinked(ctx context.Context, master, replica *Server) error {
 		}
 		return fmt.Errorf("master %s does not list replica %s online yet", master.Addr(), replica.Addr())
 	})
+	if err == nil {
+		err = poll(ctx, func() error { return InStep(ctx, mc, 1) })
+	}
 	if err != nil {
 		return fmt.Errorf("redistest: replica %s of %s not linked within the deadline: %w", replica.Addr(), master.Addr(), err)
 	}
 	return nil
+}
+
+// inStepKey is the key InStep writes and deletes in one transaction.
+const inStepKey = "redistest:in-step"
+
+// InStep reports, as nil, that n replicas of c's server acknowledge a
+// write within 100ms. A replica that has just finished a diskless sync is
+// listed state=online before it takes the command stream (its first
+// acknowledgement comes with its once-a-second cron), so a WAIT on that
+// master can block for up to a second after the replica is "online".
+// The write, a SET and a DEL of one key in MULTI/EXEC, leaves no key.
+func InStep(ctx context.Context, c *redis.Client, n int) error {
+	conn := c.Conn() // WAIT counts the acknowledgements of its connection's writes
+	defer conn.Close()
+	if _, err := conn.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, inStepKey, 1, 0)
+		p.Del(ctx, inStepKey)
+		return nil
+	}); err != nil {
+		return err
+	}
+	acked, err := conn.Do(ctx, "WAIT", n, 100).Int()
+	if err == nil && acked < n {
+		err = fmt.Errorf("%d replicas of %s acknowledged a write, want %d", acked, c.Options().Addr, n)
+	}
+	return err
 }
 
 // Freeze stops the server with SIGSTOP until Thaw: it keeps its
