@@ -6,11 +6,11 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/redis/go-redis/v9"
@@ -140,31 +140,6 @@ func TestACL_replicaSyncWithoutInfo(t *testing.T) {
 	}
 }
 
-// waitCounter is a go-redis hook that counts the WAIT commands its client
-// sends, pipelined or not.
-type waitCounter struct{ n atomic.Int64 }
-
-func (w *waitCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (w *waitCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		w.count(cmd)
-		return next(ctx, cmd)
-	}
-}
-func (w *waitCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, c := range cmds {
-			w.count(c)
-		}
-		return next(ctx, cmds)
-	}
-}
-func (w *waitCounter) count(cmd redis.Cmder) {
-	if strings.EqualFold(cmd.Name(), "wait") {
-		w.n.Add(1)
-	}
-}
-
 // A user that may not run INFO has a master's replicas counted by WAIT.
 // On Redis 7.0 a connection's WAIT counts only the replicas that
 // acknowledged the master's offset as of the connection's last command,
@@ -191,8 +166,8 @@ func TestACL_replicaCountedRightAfterAWait(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := closeLater(t, redis.NewClient(&redis.Options{Addr: master.Addr(), Username: "categories", Password: password}))
-		var waits waitCounter
-		c.AddHook(&waits)
+		waits := &locktest.Commands{Only: "wait"}
+		c.AddHook(waits)
 		m := mutex.New(c, "sync:lock", mutex.WithReplicaSync(time.Second))
 		if err := m.Lock(ctx); err != nil {
 			t.Fatalf("Lock %d: %v", i, err)
@@ -200,7 +175,7 @@ func TestACL_replicaCountedRightAfterAWait(t *testing.T) {
 		if err := m.Unlock(ctx); err != nil {
 			t.Fatalf("Unlock %d: %v", i, err)
 		}
-		if waits.n.Load() == 0 {
+		if waits.N() == 0 {
 			t.Fatalf("client %d: Lock and Unlock sent no WAIT: its master's live replica was not counted", i)
 		}
 	}
