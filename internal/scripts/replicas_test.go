@@ -1,8 +1,12 @@
 package scripts
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // A count by WAIT keeps a replica it saw for silentReplica after the
@@ -28,5 +32,36 @@ func TestReplicaCount_set(t *testing.T) {
 		if rc.n != s.want {
 			t.Errorf("step %d: set(%d, %v) after %v: n = %d, want %d", i, s.n, s.byWait, s.after, rc.n, s.want)
 		}
+	}
+}
+
+// A count by WAIT finds every live replica even right after another
+// connection's WAIT, when on Redis 7.0 they all look behind (see
+// replicasByWait), and none of a frozen one.
+func TestReplicasByWait(t *testing.T) {
+	master := redistest.StartServer(t)
+	a := redistest.StartReplica(t, master)
+	redistest.StartReplica(t, master)
+	admin := master.Client(t)
+	ctx := context.Background()
+	for i := range 3 {
+		if _, err := admin.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, "k", i, 0)
+			p.Do(ctx, "WAIT", 2, 1000)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := replicasByWait(ctx, admin); n != 2 || err != nil {
+			t.Fatalf("count %d right after a WAIT = %d, %v; want 2", i, n, err)
+		}
+	}
+	a.Freeze()
+	defer a.Thaw()
+	if _, err := admin.Set(ctx, "k", "frozen", 0).Result(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := replicasByWait(ctx, admin); n != 1 || err != nil {
+		t.Fatalf("count with a replica frozen = %d, %v; want 1", n, err)
 	}
 }
