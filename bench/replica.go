@@ -83,8 +83,8 @@ func waitOnline(ctx context.Context, env *Env, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
 		info, err := env.Control.Info(ctx, "replication").Result()
-		if err == nil && strings.Count(info, "state=online") != 1 {
-			err = errors.New("no replica online")
+		if n := strings.Count(info, "state=online"); err == nil && n != 1 {
+			err = fmt.Errorf("%d replicas online, want 1", n)
 		}
 		if err == nil {
 			err = redistest.InStep(ctx, env.Control, 1)

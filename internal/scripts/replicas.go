@@ -208,11 +208,11 @@ func (sc *serverCache) readReplicas(ctx context.Context, node *redis.Client) (n 
 // replicasByWait counts the replicas of node that acknowledge, with WAIT
 // on a connection of its own (WAIT is in @connection, which a
 // least-privilege user has). WAIT answers how many replicas acknowledged
-// the connection's offset: on Redis 7.2 and later a connection that never
-// wrote has every replica online, but on 7.0 its offset is the master's
-// as of its last command, and a replica's answer to the master's GETACK
-// leaves out the GETACK itself, so that right after anyone's WAIT a live
-// replica looks behind until its next acknowledgement (once a second).
+// the connection's offset. On Redis 7.0 that offset is the master's as of
+// the connection's last command, even one that wrote nothing, and a
+// replica's answer to the master's GETACK leaves out the GETACK itself, so
+// that right after anyone's WAIT a live replica looks behind until its
+// next acknowledgement (once a second).
 // WAIT 0 0 answers at once with those in step; each WAIT for one more
 // makes the master ask every replica, and waits up to waitProbe for one
 // more to answer.
