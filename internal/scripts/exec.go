@@ -3,7 +3,6 @@ package scripts
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/fault"
@@ -67,10 +66,6 @@ func (r Reply) SyncErr() error {
 	return fmt.Errorf("%w: %d of %d replicas acknowledged the write within %v",
 		lockerr.ErrNotReplicated, r.Acked, r.Replicas, r.Timeout)
 }
-
-// movedRetries bounds how often a synced write is sent again to a cluster
-// master after being told that the slot moved.
-const movedRetries = 3
 
 // Exec runs s as the request w on client. A script that takes a request
 // record (see scripts/fragment/once.lua) gets it appended to its KEYS and
@@ -151,154 +146,6 @@ func withRecord(client redis.UniversalClient, w Write, old []string, sign int64)
 		ttl = sign * Ms(RecordTTL(client))
 	}
 	return keys, append(w.Args[:len(w.Args):len(w.Args)], len(old), ttl)
-}
-
-// execSynced runs the script and WAIT on the master of keys[0], if that
-// master has replicas.
-func (s *Script) execSynced(ctx context.Context, client redis.UniversalClient, timeout time.Duration, keys []string, args []any) Reply {
-	for attempt := 0; ; attempt++ {
-		node, err := masterFor(ctx, client, keys[0])
-		if err != nil {
-			return Failed(ctx, err)
-		}
-		reps, err := replicasOf(ctx, client, node)
-		if err != nil {
-			return Failed(ctx, err)
-		}
-		if reps == 0 {
-			return Reply{Cmd: s.s.Run(ctx, node, keys, args...)}
-		}
-		r := s.pipeWait(ctx, client, node, reps, waitFor(node, timeout), keys, args)
-		if attempt < movedRetries && isMoved(r.Err()) {
-			// The write did not run: the slot is elsewhere now.
-			if cc, ok := client.(*redis.ClusterClient); ok {
-				cc.ReloadState(ctx)
-			}
-			if !sleep(ctx, time.Duration(attempt+1)*50*time.Millisecond) {
-				return r
-			}
-			continue
-		}
-		if r.Err() == nil && r.Acked != reps {
-			recheck(client, node)
-		}
-		return r
-	}
-}
-
-// pipeWait sends the script and WAIT for reps replicas on one connection of
-// node, in one round trip. A NOSCRIPT answer means the script did not run:
-// it is sent again with EVAL, which also loads it.
-func (s *Script) pipeWait(ctx context.Context, client redis.UniversalClient, node *redis.Client, reps int, timeout time.Duration, keys []string, args []any) Reply {
-	var ev *redis.Cmd
-	var wait *redis.Cmd
-	send := func(eval bool) {
-		pipe := node.Pipeline()
-		if eval {
-			ev = pipe.Eval(ctx, s.src, keys, args...)
-		} else {
-			ev = pipe.EvalSha(ctx, s.Hash(), keys, args...)
-		}
-		wait = pipe.Do(ctx, "WAIT", reps, Ms(timeout))
-		_, _ = pipe.Exec(ctx)
-	}
-	send(false)
-	if isNoScript(ev.Err()) {
-		send(true)
-	}
-	r := Reply{Cmd: ev, Replicas: reps, Timeout: timeout}
-	if ev.Err() != nil {
-		return Reply{Cmd: ev}
-	}
-	n, err := wait.Int()
-	switch {
-	case err == nil:
-		r.Acked = n
-	case isUnknownCommand(err):
-		noWait(client, node) // a server without WAIT: never ask it again
-		r.Replicas = 0
-	}
-	return r
-}
-
-// waitFor returns how long WAIT may block on node: timeout, but no more
-// than three quarters of the client's read timeout, so that a WAIT that
-// runs out answers with its count instead of the read timing out first.
-func waitFor(node *redis.Client, timeout time.Duration) time.Duration {
-	read := node.Options().ReadTimeout
-	switch {
-	case read == 0:
-		read = 3 * time.Second // go-redis's default
-	case read < 0:
-		return timeout // no read deadline
-	}
-	return min(timeout, read*3/4)
-}
-
-func isNoScript(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
-}
-
-func isMoved(err error) bool {
-	if err == nil {
-		return false
-	}
-	msg := err.Error()
-	return strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")
-}
-
-func isUnknownCommand(err error) bool {
-	return err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command")
-}
-
-// sleep waits for d or until ctx ends, and reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-type undoKey struct{}
-
-// Undo returns a context, not cancelled with ctx, for a write that undoes
-// one that failed (an acquisition no replica acknowledged, a grant that
-// landed after its caller gave up). Exec sends no WAIT with it: the undo
-// should not keep the caller waiting for replicas a second time, and it
-// reaches them in order after what it undoes.
-func Undo(ctx context.Context) context.Context {
-	return context.WithValue(context.WithoutCancel(ctx), undoKey{}, true)
-}
-
-// DefaultSync is how long a write waits for the replicas of its master
-// unless told otherwise: Redisson's slavesSyncTimeout.
-const DefaultSync = time.Second
-
-// A Sync is a primitive's replica-sync setting: DefaultSync until set.
-type Sync struct {
-	d   time.Duration
-	set bool
-}
-
-// Set sets the timeout; 0 turns replica sync off. It panics, naming pkg,
-// if d is negative.
-func (s *Sync) Set(pkg string, d time.Duration) {
-	if d < 0 {
-		panic(pkg + ": New: WithReplicaSync: negative timeout")
-	}
-	s.d, s.set = d, true
-}
-
-// Timeout returns the longest a write waits for replicas; 0 for none.
-func (s Sync) Timeout() time.Duration {
-	if !s.set {
-		return DefaultSync
-	}
-	return s.d
 }
 
 // Failed returns the Reply of a write that could not be sent, with err.
