@@ -51,9 +51,7 @@ type Latch struct {
 // New panics if client is nil or an option is invalid: these are
 // programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Latch {
-	if client == nil {
-		panic("countdownlatch: New: nil client")
-	}
+	keys.MustClient("countdownlatch", client)
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)

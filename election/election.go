@@ -41,9 +41,7 @@ type Election struct {
 // names). New panics if client is nil or an option is invalid: these are
 // programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Election {
-	if client == nil {
-		panic("election: New: nil client")
-	}
+	keys.MustClient("election", client)
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/redis/go-redis/v9"
@@ -24,9 +25,7 @@ type Mutex struct {
 // New panics if client is nil or an option is invalid: these are
 // programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
-	if client == nil {
-		panic("fairlock: New: nil client")
-	}
+	keys.MustClient("fairlock", client)
 	cfg := &config{
 		Common:   lockopt.Common{Watchdog: DefaultWatchdogTimeout},
 		wait:     DefaultWaitTimeout,

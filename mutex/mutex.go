@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/redis/go-redis/v9"
@@ -24,9 +25,7 @@ type Mutex struct {
 // New panics if client is nil or an option is invalid: these are
 // programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Mutex {
-	if client == nil {
-		panic("mutex: New: nil client")
-	}
+	keys.MustClient("mutex", client)
 	cfg := &config{Common: lockopt.Common{Watchdog: DefaultWatchdogTimeout}}
 	for _, o := range opts {
 		o(cfg)

@@ -49,9 +49,7 @@ type Semaphore struct {
 // panics if client is nil or an option is invalid: these are programming
 // errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
-	if client == nil {
-		panic("permitsemaphore: New: nil client")
-	}
+	keys.MustClient("permitsemaphore", client)
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)

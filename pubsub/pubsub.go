@@ -12,6 +12,7 @@
 package pubsub
 
 import (
+	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/shared"
 	"github.com/redis/go-redis/v9"
@@ -34,9 +35,7 @@ func init() {
 // New returns a Hub that subscribes through client. It does no I/O. It
 // panics if client is nil.
 func New(client redis.UniversalClient, opts ...Option) *Hub {
-	if client == nil {
-		panic("pubsub: New: nil client")
-	}
+	keys.MustClient("pubsub", client)
 	nopts := make([]notify.Option, len(opts))
 	for i, o := range opts {
 		nopts[i] = o.o

@@ -58,8 +58,8 @@ func New(clients []redis.UniversalClient, name string, opts ...Option) *Mutex {
 		panic("redlock: New: no clients")
 	}
 	for i, c := range clients {
-		if c == nil {
-			panic(fmt.Sprintf("redlock: New: client %d is nil", i))
+		if why := keys.NilClient(c); why != "" {
+			panic(fmt.Sprintf("redlock: New: client %d: %s", i, why))
 		}
 		for j := range i {
 			if clients[j] == c {

@@ -52,9 +52,7 @@ type RWMutex struct {
 // New panics if client is nil or an option is invalid: these are
 // programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *RWMutex {
-	if client == nil {
-		panic("rwlock: New: nil client")
-	}
+	keys.MustClient("rwlock", client)
 	cfg := config{Common: lockopt.Common{Watchdog: DefaultWatchdogTimeout}}
 	for _, o := range opts {
 		o(&cfg)

@@ -41,9 +41,7 @@ type Semaphore struct {
 // matching latchkey.ErrCrossSlot, without sending anything. New panics if
 // client is nil or an option is invalid: these are programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
-	if client == nil {
-		panic("semaphore: New: nil client")
-	}
+	keys.MustClient("semaphore", client)
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)

@@ -5,6 +5,7 @@ package keys
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/latchkey/latchkey/internal/lockerr"
@@ -136,6 +137,28 @@ func splits(name string) string {
 	}
 	if j := strings.IndexByte(name[i+1:], '}'); j <= 0 {
 		return "has a '{' without a non-empty hash tag after it"
+	}
+	return ""
+}
+
+// MustClient panics, naming pkg, if c is nil or a nil pointer of a client
+// type (a constructor's unchecked error, such as a *redis.Client that is
+// nil): a programming error, caught in New before any call can reach a
+// goroutine of the library, where a panic could not be recovered.
+func MustClient(pkg string, c redis.UniversalClient) {
+	if why := NilClient(c); why != "" {
+		panic(pkg + ": New: " + why)
+	}
+}
+
+// NilClient says what is nil about c ("nil client", "nil *redis.Client"),
+// or returns "" if c is a client.
+func NilClient(c redis.UniversalClient) string {
+	if c == nil {
+		return "nil client"
+	}
+	if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer && v.IsNil() {
+		return fmt.Sprintf("nil %T", c)
 	}
 	return ""
 }
