@@ -73,7 +73,7 @@ func (l *Latch) Name() string { return l.name }
 // and go on waiting. If n is zero or less, TrySetCount returns an error
 // matching latchkey.ErrInvalidCount and changes nothing.
 func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
-	if err := keys.Usable(l.name, l.client); err != nil {
+	if err := keys.Usable(ctx, l.name, l.client); err != nil {
 		return false, fmt.Errorf("countdownlatch: set count of %s to %d: %w", l.name, n, err)
 	}
 	if n <= 0 {
@@ -106,7 +106,7 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 // CountDown is not cut short by ctx: see "Deadlines and clean-up" in the
 // latchkey package doc.
 func (l *Latch) CountDown(ctx context.Context) error {
-	if err := keys.Usable(l.name, l.client); err != nil {
+	if err := keys.Usable(ctx, l.name, l.client); err != nil {
 		return fmt.Errorf("countdownlatch: count down %s: %w", l.name, err)
 	}
 	ctx, cancel := wait.Detach(ctx, l.client)
@@ -131,7 +131,7 @@ func (l *Latch) CountDown(ctx context.Context) error {
 
 // Count returns the current count of the latch: 0 if it does not exist.
 func (l *Latch) Count(ctx context.Context) (int64, error) {
-	if err := keys.Usable(l.name, l.client); err != nil {
+	if err := keys.Usable(ctx, l.name, l.client); err != nil {
 		return 0, fmt.Errorf("countdownlatch: count of %s: %w", l.name, err)
 	}
 	n, err := l.count(ctx)
@@ -161,7 +161,7 @@ func (l *Latch) count(ctx context.Context) (int64, error) {
 // not exist has count zero: Delete publishes ZERO_COUNT where Redisson
 // publishes NEW_COUNT (which leaves Redisson's awaiters blocked).
 func (l *Latch) Delete(ctx context.Context) (bool, error) {
-	if err := keys.Usable(l.name, l.client); err != nil {
+	if err := keys.Usable(ctx, l.name, l.client); err != nil {
 		return false, fmt.Errorf("countdownlatch: delete %s: %w", l.name, err)
 	}
 	var (

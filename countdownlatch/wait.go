@@ -32,7 +32,7 @@ func (l *Latch) TryWait(ctx context.Context, wait time.Duration) (bool, error) {
 }
 
 func (l *Latch) wait(ctx context.Context, budget time.Duration) (bool, error) {
-	if err := keys.Usable(l.name, l.client); err != nil {
+	if err := keys.Usable(ctx, l.name, l.client); err != nil {
 		return false, fmt.Errorf("countdownlatch: wait for %s: %w", l.name, err)
 	}
 	looks := joinLooks(l.client, l.name)

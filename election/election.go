@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
@@ -63,14 +64,22 @@ func (e *Election) Name() string { return e.keys.Name }
 // cancelled when the leadership ends: by Resign (context.Canceled), or by
 // loss (its lease could not be kept, the lock was deleted or
 // force-unlocked), and then context.Cause reports an error matching
-// latchkey.ErrLost that says why. The leadership context carries ctx's
-// values but does not end with ctx: ctx only bounds the campaign.
+// latchkey.ErrLost that says why.
+//
+// The leadership context carries ctx's values but does not end with ctx:
+// ctx only bounds the campaign. A leadership outlives the call that won
+// it (a campaign is often given a timeout, and a leader goes on leading
+// long after), and Redis, not ctx, says when it ends: a context that
+// ended with ctx would report a leadership over while the lock is still
+// held, and no other candidate could take it. To give the leadership up
+// when ctx ends, resign then, for instance with context.AfterFunc(ctx,
+// func() { e.Resign(context.Background()) }).
 //
 // A Campaign on a handle that leads, or campaigns, waits for that
 // leadership to end first. On failure Campaign returns an error that
 // matches ctx.Err() or wraps the Redis error, and leaves nothing held.
 func (e *Election) Campaign(ctx context.Context, value string) (context.Context, error) {
-	if err := keys.Usable(e.keys.Name, e.client); err != nil {
+	if err := keys.Usable(ctx, e.keys.Name, e.client); err != nil {
 		return nil, e.errorf("campaign", err)
 	}
 	select {
@@ -195,6 +204,29 @@ func (e *Election) Term() int64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.term
+}
+
+// Deadline returns when this handle's leadership stops being known valid:
+// its latest acquisition or renewal sent, plus the lease, less a drift
+// allowance (see mutex.Mutex.Deadline). The election's lock expires no
+// sooner on the server. Deadline reads the local clock only; it returns
+// the zero time if the handle does not lead, including once its
+// leadership was lost or resigned.
+//
+// A leader that was paused (a GC pause, a stopped process, a VM
+// migration) learns nothing until it runs again, and its leadership may
+// have ended long before the context Campaign returned is cancelled: ask
+// Deadline right before each write the leadership guards, skip the write
+// if it has passed or is too close, and give the write the term, which a
+// store can check, for the case where even that came too late.
+func (e *Election) Deadline() time.Time {
+	e.mu.Lock()
+	leads := e.id != ""
+	e.mu.Unlock()
+	if !leads {
+		return time.Time{}
+	}
+	return e.m.Deadline()
 }
 
 // termKey is the key of a leadership context's term.

@@ -37,7 +37,7 @@ type Leader struct {
 // candidate that took the lock and has not recorded its value yet, a
 // moment, shows with its Owner only.
 func (e *Election) Leader(ctx context.Context) (Leader, error) {
-	if err := keys.Usable(e.keys.Name, e.client); err != nil {
+	if err := keys.Usable(ctx, e.keys.Name, e.client); err != nil {
 		return Leader{}, e.errorf("leader", err)
 	}
 	l, _, err := e.read(ctx)

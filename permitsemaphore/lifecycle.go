@@ -80,7 +80,7 @@ func (s *Semaphore) TTL(ctx context.Context) (time.Duration, error) {
 // answer runs a script on the semaphore's keys, as what, and returns its
 // integer answer; a 1 that no replica acknowledged comes with that error.
 func (s *Semaphore) answer(ctx context.Context, what string, run func(context.Context) scripts.Reply) (int64, error) {
-	err := keys.Usable(s.name, s.client)
+	err := keys.Usable(ctx, s.name, s.client)
 	var v int64
 	if err == nil {
 		rep := run(ctx)

@@ -144,7 +144,7 @@ func (s *Semaphore) Release(ctx context.Context, id string) error {
 // ReleaseAll is not cut short by ctx: see "Deadlines and clean-up" in the
 // latchkey package doc.
 func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
-	if err := keys.Usable(s.name, s.client); err != nil {
+	if err := keys.Usable(ctx, s.name, s.client); err != nil {
 		return fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.name, err)
 	}
 	raw := make([]any, len(ids))
@@ -228,7 +228,7 @@ func (s *Semaphore) LeaseTime(ctx context.Context, id string) (time.Duration, er
 
 // lease runs the lease script: -2 not held, -1 permanent, else ms left.
 func (s *Semaphore) lease(ctx context.Context, id string, now time.Time, end any) (int64, error) {
-	if err := keys.Usable(s.name, s.client); err != nil {
+	if err := keys.Usable(ctx, s.name, s.client); err != nil {
 		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
 	}
 	r, ok := rawID(id)

@@ -89,7 +89,7 @@ func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
 
 // add runs the add or set operation with n.
 func (s *Semaphore) add(ctx context.Context, op string, n int64) error {
-	if err := keys.Usable(s.name, s.client); err != nil {
+	if err := keys.Usable(ctx, s.name, s.client); err != nil {
 		return fmt.Errorf("permitsemaphore: %s %d permits of %s: %w", op, n, s.name, err)
 	}
 	pub, err := s.cfg.Publish(ctx, s.client)
@@ -107,7 +107,7 @@ func (s *Semaphore) add(ctx context.Context, op string, n int64) error {
 
 // count runs the count script and returns {available, held}.
 func (s *Semaphore) count(ctx context.Context) ([2]int64, error) {
-	if err := keys.Usable(s.name, s.client); err != nil {
+	if err := keys.Usable(ctx, s.name, s.client); err != nil {
 		return [2]int64{}, fmt.Errorf("permitsemaphore: permits of %s: %w", s.name, err)
 	}
 	pub, err := s.cfg.Publish(ctx, s.client)

@@ -125,7 +125,7 @@ func (s *Semaphore) TryAcquireN(ctx context.Context, n int, wait time.Duration, 
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, lease Lease) ([]*Permit, bool, error) {
-	if err := keys.Usable(s.name, s.client); err != nil {
+	if err := keys.Usable(ctx, s.name, s.client); err != nil {
 		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
 	}
 	if n < 1 {

@@ -31,7 +31,7 @@ import (
 // nothing. A d below latchkey.MinLease gets an error matching
 // latchkey.ErrInvalidLease.
 func (m *Mutex) Extend(ctx context.Context, d time.Duration) error {
-	if err := keys.Usable(m.name, m.clients...); err != nil {
+	if err := keys.Usable(ctx, m.name, m.clients...); err != nil {
 		return fmt.Errorf("redlock: extend %s: %w", m.name, err)
 	}
 	if err := lockopt.CheckLease(d); err != nil {

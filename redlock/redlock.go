@@ -131,7 +131,7 @@ func (m *Mutex) LockContext(ctx context.Context) (context.Context, error) {
 }
 
 func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool, error) {
-	if err := keys.Usable(m.name, m.clients...); err != nil {
+	if err := keys.Usable(ctx, m.name, m.clients...); err != nil {
 		return nil, false, fmt.Errorf("redlock: lock %s: %w", m.name, err)
 	}
 	id, reentrant := owner.FromContext(ctx)
@@ -211,7 +211,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 // Unlock is not cut short by ctx: see "Deadlines and clean-up" in the
 // latchkey package doc.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	if err := keys.Usable(m.name, m.clients...); err != nil {
+	if err := keys.Usable(ctx, m.name, m.clients...); err != nil {
 		return fmt.Errorf("redlock: unlock %s: %w", m.name, err)
 	}
 	ctx, cancel := wait.Detach(ctx, m.clients[0])

@@ -23,7 +23,7 @@ func (rw *RWMutex) lock(ctx context.Context, budget time.Duration, s side) (bool
 
 // take acquires a hold on side s within budget and returns it.
 func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hold.Hold, bool, error) {
-	if err := keys.Usable(rw.name, rw.client); err != nil {
+	if err := keys.Usable(ctx, rw.name, rw.client); err != nil {
 		return nil, false, fmt.Errorf("rwlock: %s lock %s: %w", s, rw.name, err)
 	}
 	id, reentrant := owner.FromContext(ctx)

@@ -13,7 +13,7 @@ import (
 )
 
 func (rw *RWMutex) unlock(ctx context.Context, s side) error {
-	if err := keys.Usable(rw.name, rw.client); err != nil {
+	if err := keys.Usable(ctx, rw.name, rw.client); err != nil {
 		return fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
 	}
 	ctx, cancel := wait.Detach(ctx, rw.client)
@@ -107,7 +107,7 @@ var (
 // ForceUnlock is not cut short by ctx: see "Deadlines and clean-up" in the
 // latchkey package doc.
 func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
-	if err := keys.Usable(rw.name, rw.client); err != nil {
+	if err := keys.Usable(ctx, rw.name, rw.client); err != nil {
 		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
 	}
 	ctx, cancel := wait.Detach(ctx, rw.client)
@@ -130,7 +130,7 @@ func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 // returns an error matching latchkey.ErrHeld: ForceUnlock releases every
 // hold first. Tokens keep increasing after the counter is deleted.
 func (rw *RWMutex) Delete(ctx context.Context) (bool, error) {
-	if err := keys.Usable(rw.name, rw.client); err != nil {
+	if err := keys.Usable(ctx, rw.name, rw.client); err != nil {
 		return false, fmt.Errorf("rwlock: delete %s: %w", rw.name, err)
 	}
 	pub, err := rw.cfg.Publish(ctx, rw.client)

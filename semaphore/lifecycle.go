@@ -46,7 +46,7 @@ func (s *Semaphore) Delete(ctx context.Context) (bool, error) {
 // latchkey.MinLease, zero included, returns an error matching
 // latchkey.ErrInvalidLease and changes nothing.
 func (s *Semaphore) Expire(ctx context.Context, d time.Duration) (bool, error) {
-	if err := keys.Usable(s.name, s.client); err != nil {
+	if err := keys.Usable(ctx, s.name, s.client); err != nil {
 		return false, fmt.Errorf("semaphore: expire %s: %w", s.name, err)
 	}
 	if err := lockopt.CheckLease(d); err != nil {
@@ -70,7 +70,7 @@ func (s *Semaphore) Expire(ctx context.Context, d time.Duration) (bool, error) {
 // and a negative duration if it does not expire. The waiter queue beside
 // it is not counted: it lasts as long as its waiters.
 func (s *Semaphore) TTL(ctx context.Context) (time.Duration, error) {
-	if err := keys.Usable(s.name, s.client); err != nil {
+	if err := keys.Usable(ctx, s.name, s.client); err != nil {
 		return 0, fmt.Errorf("semaphore: TTL of %s: %w", s.name, err)
 	}
 	ms, err := scripts.Int(ttlScript.Run(ctx, s.client, s.life[:2]))
@@ -87,7 +87,7 @@ func (s *Semaphore) TTL(ctx context.Context) (time.Duration, error) {
 // delete) on n permits and returns its answer; one that changed the
 // semaphore (1) but that no replica acknowledged comes with that error.
 func (s *Semaphore) change(ctx context.Context, what, op string, n int64, ttl time.Duration) (int64, error) {
-	if err := keys.Usable(s.name, s.client); err != nil {
+	if err := keys.Usable(ctx, s.name, s.client); err != nil {
 		return 0, fmt.Errorf("semaphore: %s %s: %w", what, s.name, err)
 	}
 	pub, err := s.cfg.Publish(ctx, s.client)

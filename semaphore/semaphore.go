@@ -90,7 +90,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration)
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) (bool, error) {
-	if err := keys.Usable(s.name, s.client); err != nil {
+	if err := keys.Usable(ctx, s.name, s.client); err != nil {
 		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, err)
 	}
 	if n < 1 {
@@ -181,7 +181,7 @@ func available(payload string) int {
 // Release is not cut short by ctx: see "Deadlines and clean-up" in the
 // latchkey package doc.
 func (s *Semaphore) Release(ctx context.Context, n int64) error {
-	if err := keys.Usable(s.name, s.client); err != nil {
+	if err := keys.Usable(ctx, s.name, s.client); err != nil {
 		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, err)
 	}
 	if n < 1 {

@@ -42,7 +42,7 @@ func (l *Lock) Extend(ctx context.Context, d time.Duration) error {
 // extended to d, if it may not: the checks every lock's Extend makes
 // before any I/O.
 func CheckExtend(name string, c redis.UniversalClient, cfg *lockopt.Common, d time.Duration) error {
-	if err := keys.Usable(name, c); err != nil {
+	if err := keys.Usable(ctx, name, c); err != nil {
 		return err
 	}
 	if err := lockopt.CheckLease(d); err != nil {

@@ -150,7 +150,7 @@ func (l *Lock) Lock(ctx context.Context, budget time.Duration) (bool, error) {
 }
 
 func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool, error) {
-	if err := keys.Usable(l.Name, l.Client); err != nil {
+	if err := keys.Usable(ctx, l.Name, l.Client); err != nil {
 		return nil, false, l.errorf("lock", err)
 	}
 	w := &Waiter{Try: budget == 0, Hub: l.Cfg.HubFor(l.Client), Polling: settings.Polling(l.Client)}

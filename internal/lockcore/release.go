@@ -30,7 +30,7 @@ func (l *Lock) record(id string, res int64) {
 // current plain hold. The release is sent detached from ctx (see
 // wait.Detach): an ended ctx never strands a hold.
 func (l *Lock) Unlock(ctx context.Context) error {
-	if err := keys.Usable(l.Name, l.Client); err != nil {
+	if err := keys.Usable(ctx, l.Name, l.Client); err != nil {
 		return l.errorf("unlock", err)
 	}
 	ctx, cancel := wait.Detach(ctx, l.Client)
@@ -98,7 +98,7 @@ func (l *Lock) releaseOnce(ctx context.Context, id string, reentrant bool) (int6
 // ForceUnlock deletes the lock whoever holds it and reports whether it was
 // held. Like Unlock, it is sent detached from ctx.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
-	if err := keys.Usable(l.Name, l.Client); err != nil {
+	if err := keys.Usable(ctx, l.Name, l.Client); err != nil {
 		return false, l.errorf("force unlock", err)
 	}
 	ctx, cancel := wait.Detach(ctx, l.Client)
@@ -117,7 +117,7 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 // Delete deletes every key of the lock, Redisson's and latchkey's, unless
 // someone holds it (lockerr.ErrHeld), and reports whether any existed.
 func (l *Lock) Delete(ctx context.Context) (bool, error) {
-	if err := keys.Usable(l.Name, l.Client); err != nil {
+	if err := keys.Usable(ctx, l.Name, l.Client); err != nil {
 		return false, l.errorf("delete", err)
 	}
 	pub, err := l.Cfg.Publish(ctx, l.Client)
