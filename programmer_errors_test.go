@@ -1,8 +1,17 @@
 package latchkey_test
 
 import (
+	"context"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/latchkey/latchkey/internal/wait"
+	"github.com/latchkey/latchkey/multilock"
 
 	"github.com/latchkey/latchkey/countdownlatch"
 	"github.com/latchkey/latchkey/election"
@@ -64,4 +73,104 @@ func TestNew_typedNilClient(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Every method that takes a ctx panics in the caller's goroutine, with a
+// message that says so, when given a nil one: before it sends anything or
+// starts any goroutine, so no library goroutine dies of it.
+func TestNilContext_panicsInCaller(t *testing.T) {
+	mr, _ := redistest.Miniredis(t)
+	c := closeLater(t, redis.NewClient(&redis.Options{Addr: mr.Addr()}))
+	ctx := context.Background()
+	name := t.Name()
+	ps := permitsemaphore.New(c, name+"-ps")
+	if _, err := ps.TrySetPermits(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	permit, err := ps.Acquire(ctx, permitsemaphore.Forever)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw := rwlock.New(c, name+"-rw")
+	handles := []any{
+		mutex.New(c, name+"-m"),
+		fairlock.New(c, name+"-f"),
+		rw, rw.ReadLock(), rw.WriteLock(),
+		semaphore.New(c, name+"-s"),
+		ps, permit,
+		countdownlatch.New(c, name+"-l"),
+		multilock.New(mutex.New(c, name+"-a"), mutex.New(c, name+"-b")),
+		redlock.New([]redis.UniversalClient{c}, name+"-r"),
+		election.New(c, name+"-e"),
+	}
+	ctxType := reflect.TypeFor[context.Context]()
+	for _, h := range handles {
+		v := reflect.ValueOf(h)
+		for i := range v.NumMethod() {
+			m, mt := v.Method(i), v.Type().Method(i)
+			if m.Type().NumIn() == 0 || m.Type().In(0) != ctxType {
+				continue
+			}
+			what := fmt.Sprintf("%T.%s", h, mt.Name)
+			t.Run(what, func(t *testing.T) {
+				args := []reflect.Value{reflect.Zero(ctxType)}
+				for j := 1; j < m.Type().NumIn(); j++ {
+					args = append(args, sample(m.Type().In(j), m.Type().IsVariadic() && j == m.Type().NumIn()-1))
+				}
+				got := make(chan any, 1)
+				go func() {
+					got <- panicOf(func() {
+						if m.Type().IsVariadic() {
+							m.CallSlice(args)
+						} else {
+							m.Call(args)
+						}
+					})
+				}()
+				select {
+				case v := <-got:
+					// A method that derives a context says what context.WithCancel says.
+					if msg := fmt.Sprint(v); !strings.Contains(msg, "nil Context") && !strings.Contains(msg, "nil parent") {
+						t.Errorf("%s(nil, ...) panicked with %v; want a panic that says the Context is nil", what, v)
+					}
+				case <-time.After(10 * time.Second):
+					t.Errorf("%s(nil, ...) did not return within 10s", what)
+				}
+			})
+		}
+	}
+	for _, f := range []struct {
+		what string
+		call func()
+	}{
+		{"latchkey.Preload", func() { _ = latchkey.Preload(nil, c) }}, //nolint:staticcheck // the nil ctx is the test
+	} {
+		if v := panicOf(f.call); !strings.Contains(fmt.Sprint(v), "nil Context") {
+			t.Errorf("%s(nil, ...) panicked with %v; want a panic that says the Context is nil", f.what, v)
+		}
+	}
+	wait.Settle()
+	time.Sleep(100 * time.Millisecond) // a library goroutine that panicked would have ended the process
+}
+
+// sample returns a valid argument of type t (for a variadic, a slice of one).
+func sample(t reflect.Type, variadic bool) reflect.Value {
+	if variadic {
+		s := reflect.MakeSlice(t, 1, 1)
+		s.Index(0).Set(sample(t.Elem(), false))
+		return s
+	}
+	switch {
+	case t == reflect.TypeFor[time.Duration]():
+		return reflect.ValueOf(100 * time.Millisecond)
+	case t == reflect.TypeFor[permitsemaphore.Lease]():
+		return reflect.ValueOf(permitsemaphore.Lease(time.Second))
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return reflect.ValueOf(1).Convert(t)
+	case reflect.String:
+		return reflect.ValueOf("x").Convert(t)
+	}
+	return reflect.Zero(t)
 }

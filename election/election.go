@@ -129,6 +129,9 @@ func (e *Election) lead(done <-chan struct{}, end context.CancelCauseFunc) {
 // way: a nil Resign then says that the release went through all the same.
 // Like an Unlock, Resign is not cut short by ctx.
 func (e *Election) Resign(ctx context.Context) error {
+	if err := keys.Usable(ctx, e.keys.Name, e.client); err != nil {
+		return e.errorf("resign", err)
+	}
 	e.mu.Lock()
 	id := e.id
 	e.mu.Unlock()
@@ -162,6 +165,9 @@ func (e *Election) resign(ctx context.Context, id string) error {
 // the change. It returns an error matching latchkey.ErrNotHeld if this
 // handle does not lead.
 func (e *Election) Proclaim(ctx context.Context, value string) error {
+	if err := keys.Usable(ctx, e.keys.Name, e.client); err != nil {
+		return e.errorf("proclaim", err)
+	}
 	e.mu.Lock()
 	id, term := e.id, e.term
 	e.mu.Unlock()

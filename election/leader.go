@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/fault"
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/owner"
@@ -88,6 +89,7 @@ func (e *Election) read(ctx context.Context) (Leader, time.Duration, error) {
 // looking again cannot mend (a closed client or Hub, a command the user may
 // not run), as etcd's Observe closes when its watcher is disrupted.
 func (e *Election) Observe(ctx context.Context) <-chan Leader {
+	flight.MustContext(ctx)
 	ch := make(chan Leader)
 	go e.observe(ctx, ch)
 	return ch

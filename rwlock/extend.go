@@ -47,7 +47,7 @@ func (l *ReadLock) Extend(ctx context.Context, d time.Duration) error {
 func (l *ReadLock) Deadline() time.Time { return l.rw.holds.Until(int(read)) }
 
 func (rw *RWMutex) extend(ctx context.Context, s side, d time.Duration) error {
-	if err := lockcore.CheckExtend(rw.name, rw.client, &rw.cfg.Common, d); err != nil {
+	if err := lockcore.CheckExtend(ctx, rw.name, rw.client, &rw.cfg.Common, d); err != nil {
 		return fmt.Errorf("rwlock: %s extend %s: %w", s, rw.name, err)
 	}
 	id, ok := owner.FromContext(ctx)

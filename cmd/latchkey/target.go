@@ -71,7 +71,7 @@ func (e *env) open(ctx context.Context, name, kind string) (*target, error) {
 		return nil, err
 	}
 	t := &target{c: c}
-	if err := keys.Usable(name, c.client); err != nil {
+	if err := keys.Usable(ctx, name, c.client); err != nil {
 		t.close()
 		return nil, usagef("%v", err) // a name the library refuses on a cluster
 	}

@@ -66,6 +66,7 @@ func Bounded[T any](ctx context.Context, client redis.UniversalClient, f func(co
 // ctx deadlines itself (ContextTimeoutEnabled), or when ctx is Patient. A
 // hot path asks first, and spares the closure it would hand Bounded.
 func Needed(ctx context.Context, client redis.UniversalClient) bool {
+	MustContext(ctx)
 	_, ok := ctx.Deadline()
 	return ok && !appliesDeadlines(client) && ctx.Value(patientKey{}) == nil
 }
@@ -80,6 +81,15 @@ func appliesDeadlines(client redis.UniversalClient) bool {
 		return c.Options().ContextTimeoutEnabled
 	}
 	return false
+}
+
+// MustContext panics if ctx is nil: a programming error, which a call
+// reports in its caller's goroutine before it sends anything or starts a
+// goroutine, where a panic would end the process.
+func MustContext(ctx context.Context) {
+	if ctx == nil {
+		panic("latchkey: nil Context: pass context.Background() or context.TODO() if there is no other")
+	}
 }
 
 type patientKey struct{}

@@ -3,11 +3,13 @@
 package keys
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/redis/go-redis/v9"
 )
@@ -85,7 +87,10 @@ func crc16(s string) uint16 {
 // latchkey_once:{name}:<id>, in the slot of the primitive's other keys.
 func Once(name, id string) string { return Prefix("latchkey_once", name) + ":" + id }
 
-// Usable returns nil if every key and channel of a primitive called name
+// Usable is the check every I/O method of every primitive makes first,
+// in its caller's goroutine: it panics if ctx is nil (a programming
+// error, reported before anything is sent or any goroutine started), and
+// returns nil if every key and channel of a primitive called name
 // shares one hash slot wherever clients put keys, and otherwise an error
 // matching lockerr.ErrCrossSlot that says why and how to fix the name. It
 // is the one rule of which names a primitive serves: on a single server
@@ -102,7 +107,8 @@ func Once(name, id string) string { return Prefix("latchkey_once", name) + ":" +
 // errors.ErrUnsupported: it spreads keys over independent servers, and a
 // primitive's waiters would listen on a server its releases do not
 // publish to.
-func Usable(name string, clients ...redis.UniversalClient) error {
+func Usable(ctx context.Context, name string, clients ...redis.UniversalClient) error {
+	flight.MustContext(ctx)
 	for _, c := range clients {
 		if _, ok := c.(*redis.Ring); ok {
 			return fmt.Errorf("%w: latchkey does not run on a *redis.Ring, whose servers share no pub/sub: "+

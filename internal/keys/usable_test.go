@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -36,10 +37,10 @@ func clients(t testing.TB) (plain, cluster redis.UniversalClient) {
 }
 
 func checkUsable(t *testing.T, plain, cluster redis.UniversalClient, name string) {
-	if err := Usable(name, plain); err != nil {
+	if err := Usable(context.Background(), name, plain); err != nil {
 		t.Errorf("Usable(%q, single server) = %v, want nil", name, err)
 	}
-	err := Usable(name, cluster)
+	err := Usable(context.Background(), name, cluster)
 	if want := together(name); want != (err == nil) {
 		t.Fatalf("Usable(%q, cluster) = %v, but its keys together = %v", name, err, want)
 	}
@@ -49,7 +50,7 @@ func checkUsable(t *testing.T, plain, cluster redis.UniversalClient, name string
 	if !errors.Is(err, lockerr.ErrCrossSlot) || !strings.Contains(err.Error(), "non-empty hash tag") {
 		t.Errorf("Usable(%q, cluster) = %v, want ErrCrossSlot saying how to fix the name", name, err)
 	}
-	if err2 := Usable(name, plain, cluster); err2 == nil {
+	if err2 := Usable(context.Background(), name, plain, cluster); err2 == nil {
 		t.Errorf("Usable(%q, single server, cluster) = nil: one cluster client is enough to refuse", name)
 	}
 }
@@ -59,10 +60,10 @@ func TestUsable(t *testing.T) {
 	for _, name := range awkward {
 		checkUsable(t, plain, cluster, name)
 	}
-	if err := Usable("", cluster); err == nil || !strings.Contains(err.Error(), "is empty") {
+	if err := Usable(context.Background(), "", cluster); err == nil || !strings.Contains(err.Error(), "is empty") {
 		t.Errorf("Usable(\"\", cluster) = %v, want it to say the name is empty", err)
 	}
-	if err := Usable("x"); err != nil {
+	if err := Usable(context.Background(), "x"); err != nil {
 		t.Errorf("Usable without clients = %v", err)
 	}
 }
@@ -101,7 +102,7 @@ func TestAwkwardNames(t *testing.T) {
 func TestUsable_ring(t *testing.T) {
 	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}})
 	defer ring.Close()
-	if err := Usable("{fine}", ring); !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "Ring") {
+	if err := Usable(context.Background(), "{fine}", ring); !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "Ring") {
 		t.Fatalf("Usable on a Ring = %v, want an error matching errors.ErrUnsupported that names the Ring", err)
 	}
 }

@@ -22,7 +22,7 @@ var ErrWatched = errors.New("the watchdog keeps this lock's holds: only a lock w
 // the handle's current plain hold) to d from now, if it is still held; it
 // never acquires (see hold.Table.Extend).
 func (l *Lock) Extend(ctx context.Context, d time.Duration) error {
-	if err := CheckExtend(l.Name, l.Client, l.Cfg, d); err != nil {
+	if err := CheckExtend(ctx, l.Name, l.Client, l.Cfg, d); err != nil {
 		return l.errorf("extend", err)
 	}
 	id, ok := owner.FromContext(ctx)
@@ -41,7 +41,7 @@ func (l *Lock) Extend(ctx context.Context, d time.Duration) error {
 // CheckExtend returns why a lock named name, configured by cfg, may not be
 // extended to d, if it may not: the checks every lock's Extend makes
 // before any I/O.
-func CheckExtend(name string, c redis.UniversalClient, cfg *lockopt.Common, d time.Duration) error {
+func CheckExtend(ctx context.Context, name string, c redis.UniversalClient, cfg *lockopt.Common, d time.Duration) error {
 	if err := keys.Usable(ctx, name, c); err != nil {
 		return err
 	}

@@ -33,6 +33,7 @@ func init() { behind.idle.L = &behind.Mutex }
 // out with Redis answering leaves time to clean up, so that what the call
 // left is gone when it returns; an error or an ended ctx leaves none.
 func Behind(ctx context.Context, stay bool, f func(ctx context.Context)) {
+	flight.MustContext(ctx)
 	done := make(chan struct{})
 	behind.Lock()
 	behind.n++
@@ -76,6 +77,7 @@ func Settle() {
 // is bounded instead by client's ride-out (which Retry keeps to) and the
 // time a last request may take.
 func Detach(ctx context.Context, client redis.UniversalClient) (context.Context, context.CancelFunc) {
+	flight.MustContext(ctx)
 	// A clean-up is not cut short, and its bound counts a last request.
 	return context.WithTimeout(flight.Patient(context.WithoutCancel(ctx)), settings.RideOut(client)+lastRequest)
 }

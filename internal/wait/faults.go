@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/fault"
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/settings"
 	"github.com/redis/go-redis/v9"
 )
@@ -105,6 +106,7 @@ func (f *faults) pause(ctx context.Context, err error) error {
 // request record (see scripts.Write.Once): releases, count-downs, changes of
 // permits. It returns f's last error, or an error matching ctx.Err().
 func Retry(ctx context.Context, client redis.UniversalClient, f func(ctx context.Context) error) error {
+	flight.MustContext(ctx)
 	fs := faults{rideOut: settings.RideOut(client)}
 	for {
 		fs.began(time.Now())

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/fault"
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/observe"
@@ -145,6 +146,7 @@ func (s *Spec) rank() int64 {
 // ended ctx returns an error matching ctx.Err(); a closed Hub returns an
 // error matching ErrClosed.
 func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error) {
+	flight.MustContext(ctx)
 	if !s.Silent && observe.For(s.Client) != nil {
 		defer s.report(time.Now(), wait)(&ok, &err)
 	}
