@@ -116,9 +116,12 @@
 // [ErrNotReplicated], since a failover could otherwise hand the same lock
 // or permits to another client; a release or count-down is applied on the
 // master all the same and reports the error. Each primitive's
-// WithReplicaSync option sets the timeout, or turns this off. WAIT makes a
-// lost write much less likely, not impossible: use fencing tokens where it
-// matters.
+// WithReplicaSync option sets the timeout, or turns this off. A client
+// counts a master's replicas (INFO replication) with its first write to
+// it, and again, within a write's own round trip, once the count is a
+// second old: a replica that attaches is waited for within about a second.
+// WAIT makes a lost write much less likely, not impossible: use fencing
+// tokens where it matters.
 //
 // # Permissions
 //

@@ -15,9 +15,11 @@ import (
 )
 
 // replicaRecheck is how old a master's replica count may grow before it is
-// read again (in the background: the write that notices goes on with the
-// count it has).
-const replicaRecheck = 5 * time.Second
+// read again: a replica that attaches is waited for by the writes sent
+// about a second after it is online. The first write that finds the count
+// old reads INFO along with its script, in its own round trip (see
+// recount); a count by WAIT, which blocks, is read in the background.
+const replicaRecheck = time.Second
 
 // infoTimeout bounds one INFO replication call.
 const infoTimeout = 2 * time.Second
@@ -85,11 +87,32 @@ func masterFor(ctx context.Context, client redis.UniversalClient, key string) (*
 	return nil, errors.New("latchkey: replica sync needs a *redis.Client or *redis.ClusterClient")
 }
 
+// A recount is a replica count that a write reads again, with INFO
+// replication sent along its script; done must be called with INFO's
+// answer.
+type recount struct {
+	sc *serverCache
+	rc *replicaCount
+}
+
+// done records the count that INFO answered and returns it; after an
+// error, the count stands, and the next write reads it again.
+func (r *recount) done(info string, err error) int {
+	r.sc.mu.Lock()
+	defer r.sc.mu.Unlock()
+	r.rc.reading = false
+	if err == nil {
+		r.rc.set(onlineReplicas(info), false, time.Now())
+	}
+	return r.rc.n
+}
+
 // replicasOf returns how many replicas node has online, reading INFO the
-// first time and refreshing it in the background when it is old. The
-// error is that of a first read that could not reach node: the write
-// would fail the same way, so it is not sent.
-func replicasOf(ctx context.Context, client redis.UniversalClient, node *redis.Client) (int, error) {
+// first time. Once the count is old (replicaRecheck), one write reads it
+// again: replicasOf then returns a recount for it. The error is that of
+// a first read that could not reach node: the write would fail the same
+// way, so it is not sent.
+func replicasOf(ctx context.Context, client redis.UniversalClient, node *redis.Client) (int, *recount, error) {
 	sc := servers.Get(client)
 	sc.mu.Lock()
 	rc := sc.masters[node]
@@ -109,38 +132,41 @@ func replicasOf(ctx context.Context, client redis.UniversalClient, node *redis.C
 		close(rc.ready)
 		sc.mu.Unlock()
 		if failed {
-			return 0, err
+			return 0, nil, err
 		}
-		return n, nil
+		return n, nil, nil
 	}
 	ready := rc.ready
 	sc.mu.Unlock()
 	select {
 	case <-ready:
 	case <-ctx.Done():
-		return 0, nil // the write fails on ctx anyway
+		return 0, nil, nil // the write fails on ctx anyway
 	}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if rc.noWait {
-		return 0, nil
+		return 0, nil, nil
 	}
-	if !rc.reading && time.Since(rc.at) > replicaRecheck {
-		rc.reading = true
+	if rc.reading || time.Since(rc.at) <= replicaRecheck {
+		return rc.n, nil, nil
+	}
+	rc.reading = true
+	if sc.infoDenied[node] {
 		go sc.refresh(rc, node)
+		return rc.n, nil, nil
 	}
-	return rc.n, nil
+	return rc.n, &recount{sc, rc}, nil
 }
 
-// recheck reads node's replica count again soon: WAIT answered a number
-// other than the cached one.
+// recheck has the next write to node read its replica count again: WAIT
+// answered a number other than the cached one.
 func recheck(client redis.UniversalClient, node *redis.Client) {
 	sc := servers.Get(client)
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	if rc := sc.masters[node]; rc != nil && !rc.reading {
-		rc.reading = true
-		go sc.refresh(rc, node)
+	if rc := sc.masters[node]; rc != nil {
+		rc.at = time.Time{}
 	}
 }
 
@@ -194,6 +220,12 @@ func (sc *serverCache) readReplicas(ctx context.Context, node *redis.Client) (n 
 	if err != nil {
 		return 0, false, err
 	}
+	return onlineReplicas(info), false, nil
+}
+
+// onlineReplicas returns the number of replicas that INFO replication's
+// answer info lists as online.
+func onlineReplicas(info string) (n int) {
 	for _, line := range strings.Split(info, "\n") {
 		key, val, ok := strings.Cut(strings.TrimSpace(line), ":")
 		if ok && strings.HasPrefix(key, "slave") && key != "slave_read_only" && strings.Contains(val, "state=online") {
@@ -202,7 +234,7 @@ func (sc *serverCache) readReplicas(ctx context.Context, node *redis.Client) (n 
 			}
 		}
 	}
-	return n, false, nil
+	return n
 }
 
 // replicasByWait counts the replicas of node that acknowledge, with WAIT

@@ -23,14 +23,14 @@ func (s *Script) execSynced(ctx context.Context, client redis.UniversalClient, t
 		if err != nil {
 			return Failed(ctx, err)
 		}
-		reps, err := replicasOf(ctx, client, node)
+		reps, again, err := replicasOf(ctx, client, node)
 		if err != nil {
 			return Failed(ctx, err)
 		}
-		if reps == 0 {
+		if reps == 0 && again == nil {
 			return Reply{Cmd: s.s.Run(ctx, node, keys, args...)}
 		}
-		r := s.pipeWait(ctx, client, node, reps, waitFor(node, timeout), keys, args)
+		r := s.pipeWait(ctx, client, node, reps, again, waitFor(node, timeout), keys, args)
 		if attempt < movedRetries && isMoved(r.Err()) {
 			// The write did not run: the slot is elsewhere now.
 			if cc, ok := client.(*redis.ClusterClient); ok {
@@ -41,37 +41,56 @@ func (s *Script) execSynced(ctx context.Context, client redis.UniversalClient, t
 			}
 			continue
 		}
-		if r.Err() == nil && r.Acked != reps {
+		if r.Err() == nil && r.Acked != r.Replicas {
 			recheck(client, node)
 		}
 		return r
 	}
 }
 
-// pipeWait sends the script and WAIT for reps replicas on one connection of
-// node, in one round trip. A NOSCRIPT answer means the script did not run:
-// it is sent again with EVAL, which also loads it.
-func (s *Script) pipeWait(ctx context.Context, client redis.UniversalClient, node *redis.Client, reps int, timeout time.Duration, keys []string, args []any) Reply {
-	var ev *redis.Cmd
-	var wait *redis.Cmd
+// pipeWait sends the script and WAIT for reps replicas (none if reps is 0)
+// on one connection of node, in one round trip. A NOSCRIPT answer means
+// the script did not run: it is sent again with EVAL, which also loads it.
+// With again, INFO replication goes first, and a replica that it finds
+// beyond reps is waited for with one more WAIT on the same connection.
+func (s *Script) pipeWait(ctx context.Context, client redis.UniversalClient, node *redis.Client, reps int, again *recount, timeout time.Duration, keys []string, args []any) Reply {
+	pipeline := node.Pipeline
+	var conn *redis.Conn
+	if again != nil {
+		conn = node.Conn() // WAIT counts the acknowledgements of its connection's writes
+		defer conn.Close()
+		pipeline = conn.Pipeline
+	}
+	var info *redis.StringCmd
+	var ev, wait *redis.Cmd
 	send := func(eval bool) {
-		pipe := node.Pipeline()
+		pipe := pipeline()
+		if again != nil {
+			info = pipe.Info(ctx, "replication")
+		}
 		if eval {
 			ev = pipe.Eval(ctx, s.src, keys, args...)
 		} else {
 			ev = pipe.EvalSha(ctx, s.Hash(), keys, args...)
 		}
-		wait = pipe.Do(ctx, "WAIT", reps, Ms(timeout))
+		if reps > 0 {
+			wait = pipe.Do(ctx, "WAIT", reps, Ms(timeout))
+		}
 		_, _ = pipe.Exec(ctx)
 	}
 	send(false)
 	if isNoScript(ev.Err()) {
 		send(true)
 	}
-	r := Reply{Cmd: ev, Replicas: reps, Timeout: timeout}
-	if ev.Err() != nil {
+	if again != nil {
+		if n := again.done(info.Result()); n > reps && ev.Err() == nil {
+			reps, wait = n, conn.Do(ctx, "WAIT", n, Ms(timeout))
+		}
+	}
+	if ev.Err() != nil || reps == 0 {
 		return Reply{Cmd: ev}
 	}
+	r := Reply{Cmd: ev, Replicas: reps, Timeout: timeout}
 	n, err := wait.Int()
 	switch {
 	case err == nil:
