@@ -23,6 +23,7 @@ import (
 type Granted struct {
 	Client redis.UniversalClient
 	Name   string        // the lock's hash
+	Grant  string        // the lock's grant key, which a take deletes
 	Lease  time.Duration // the lock's TTL, which a take sets
 	Sync   time.Duration // how long a take waits for replicas
 	// Then is the lock's own keeper, which keeps the hold once taken.
@@ -32,6 +33,13 @@ type Granted struct {
 	At      time.Time // when the grant was made, at the soonest
 	Plain   bool      // the owner id is the hold's alone (see giveBack)
 }
+
+// Take is the renewal that takes a granted hold, and extends a hold of a
+// lock that grants: it sets the lease as lease.HashLock does, and deletes
+// the lock's grant key, which would otherwise outlive a lease shorter
+// than the grace and keep newcomers out of the free lock until the grace
+// ended. A hold's KEYS are the lock and its grant key.
+var Take = &lease.Kind{Script: scripts.Get("lock_take"), KeysPerItem: 2, ArgsPerItem: 1}
 
 // Keep starts keeping owner id's granted hold (a hold.Keeper).
 func (g Granted) Keep(id string, _ time.Time, lost func(error)) hold.Keeping {
@@ -74,8 +82,8 @@ func (k *taking) take() {
 	k.mu.Unlock()
 	sent := time.Now()
 	ctx, cancel := context.WithDeadline(context.Background(), k.until)
-	rep := lease.HashLock.Script.Exec(ctx, k.g.Client, scripts.Write{
-		Keys: []string{k.g.Name},
+	rep := Take.Script.Exec(ctx, k.g.Client, scripts.Write{
+		Keys: []string{k.g.Name, k.g.Grant},
 		Args: []any{scripts.Ms(k.g.Lease), k.id},
 		Sync: k.g.Sync,
 	})

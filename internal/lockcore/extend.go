@@ -5,9 +5,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/owner"
@@ -31,7 +31,9 @@ func (l *Lock) Extend(ctx context.Context, d time.Duration) error {
 			return l.errorf("extend", lockerr.ErrNotHeld)
 		}
 	}
-	err := l.Holds.Extend(ctx, l.Client, lease.HashLock, []string{l.Name}, id, d, l.Cfg.Sync.Timeout())
+	// An extension takes a grant not taken yet, as the take would.
+	ks := []string{l.Name, keys.LockOf(l.Name).Grant}
+	err := l.Holds.Extend(ctx, l.Client, handoff.Take, ks, id, d, l.Cfg.Sync.Timeout())
 	if err != nil {
 		return l.errorf("extend", err)
 	}

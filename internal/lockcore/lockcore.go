@@ -228,7 +228,8 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 	if !w.grantedAt.IsZero() {
 		// Granted by a release, and told by its letter: no attempt ran.
 		g := handoff.Granted{
-			Client: l.Client, Name: l.Name, Lease: l.Cfg.TTL(), Sync: l.Cfg.Sync.Timeout(), Then: l.keep,
+			Client: l.Client, Name: l.Name, Grant: keys.LockOf(l.Name).Grant, Lease: l.Cfg.TTL(),
+			Sync: l.Cfg.Sync.Timeout(), Then: l.keep,
 			Release: func(ctx context.Context, id string) { _, _ = l.releaseOnce(ctx, id, false) },
 			At:      w.grantedAt, Plain: !w.Reentrant,
 		}
