@@ -54,9 +54,10 @@
 //
 // # Deadlines and clean-up
 //
-// A blocking call (Lock, RLock, Acquire, Wait and their Try forms) returns
-// by its ctx deadline, also against a server that stalls or a network that
-// drops packets. go-redis bounds a read by the ctx's deadline only on a
+// Every call returns by its ctx deadline: blocking calls (Lock, RLock,
+// Acquire, Wait and their Try forms), queries (IsLocked, TTL,
+// AvailablePermits, Count, Leader, ...) and clean-up calls alike, also
+// against a server that stalls or a network that drops packets. go-redis bounds a read by the ctx's deadline only on a
 // client with ContextTimeoutEnabled; on any other, each request of a call
 // with a deadline goes from a goroutine of its own, which costs it a
 // hand-over between goroutines (tens of µs on a small VM): set
@@ -78,18 +79,23 @@
 // default options), which comes on top.
 //
 // A clean-up call (Unlock, RUnlock, Release, ReleaseAll, CountDown,
-// ForceUnlock, and MultiLock's and RedLock's Unlock) is not cut short by
-// its ctx: its request is sent detached from ctx's cancellation and
-// deadline, with ctx's values (an owner among them), and it returns when
-// Redis answered or the ride-out ran out. An ended ctx thus never strands
-// a hold, and `defer m.Unlock(ctx)` with a request's ctx frees the lock.
-// Its answer is the release's own, so there is nothing to retry after
-// success or after an answer such as ErrNotHeld. go-redis's resends of a
-// release count once (each carries a request record). Only when no answer
-// came within the ride-out is the outcome unknown: a lock handle then ends
-// its hold all the same (nothing renews it, and the lock expires with its
-// lease if the release did not apply), and a retried Release of permits
-// may count twice.
+// ForceUnlock, an election's Resign, and MultiLock's and RedLock's Unlock)
+// is not cut short by its ctx: its requests are sent detached from ctx's
+// cancellation and deadline, with ctx's values (an owner among them), and
+// go on until Redis answers or the ride-out runs out. An ended ctx thus
+// never strands a hold, and `defer m.Unlock(ctx)` with a request's ctx
+// frees the lock. The call itself returns by ctx's deadline: with the
+// answer if it came first; otherwise with an error matching ctx.Err()
+// (given a ctx that already ended, at once), while its requests go on in
+// the background and apply once (go-redis's resends and latchkey's retries
+// of a release count once: each carries a request record), and the
+// handle's books follow their answer. A retried unlock of a plain hold
+// then finds it not held, which is harmless; but another Release of
+// permits, CountDown or unlock by an owner counts again, as any second call
+// would: after such an error the clean-up is under way, so do not repeat
+// it. Only when no answer came within the ride-out is the outcome unknown:
+// a lock handle then ends its hold all the same (nothing renews it, and the
+// lock expires with its lease if the release did not apply).
 //
 // # Names
 //

@@ -16,11 +16,11 @@ const DefaultRideOut = settings.DefaultRideOut
 // refused or reset connection, a timeout, a failover in progress) are
 // retried, backing off up to a second, until the outage has lasted d; then
 // the call returns the last error. It bounds a Lock or Acquire given
-// context.Background() against a dead server, and the clean-up calls
-// (Unlock, Release, CountDown and the like), which are not cut short by
-// their ctx. A call whose ctx ends first returns then. The setting is kept
-// per client, like the hooks, until Close; d <= 0 restores DefaultRideOut
-// (30s).
+// context.Background() against a dead server, and the requests of the
+// clean-up calls (Unlock, Release, CountDown and the like), which their
+// ctx does not cut short. A call whose ctx ends first returns then. The
+// setting is kept per client, like the hooks, until Close; d <= 0 restores
+// DefaultRideOut (30s).
 func SetRideOut(client redis.UniversalClient, d time.Duration) {
 	settings.SetRideOut(client, d)
 }

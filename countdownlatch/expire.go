@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockopt"
@@ -25,7 +26,7 @@ func (l *Latch) Expire(ctx context.Context, d time.Duration) (bool, error) {
 	}
 	var ok bool
 	if err == nil {
-		ok, err = l.client.PExpire(ctx, l.name, d).Result()
+		ok, err = flight.Query(ctx, l.client, func(ctx context.Context) (bool, error) { return l.client.PExpire(ctx, l.name, d).Result() })
 	}
 	if err != nil {
 		return false, fmt.Errorf("countdownlatch: expire %s in %v: %w", l.name, d, err)

@@ -103,28 +103,32 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 // failure CountDown returns an error wrapping the Redis error. A request
 // whose reply was lost and that go-redis sent again counts once.
 //
-// CountDown is not cut short by ctx: see "Deadlines and clean-up" in the
-// latchkey package doc.
+// CountDown returns by ctx's deadline, but its requests are not cut short by
+// ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (l *Latch) CountDown(ctx context.Context) error {
 	if err := keys.Usable(ctx, l.name, l.client); err != nil {
 		return fmt.Errorf("countdownlatch: count down %s: %w", l.name, err)
 	}
-	ctx, cancel := wait.Detach(ctx, l.client)
-	defer cancel()
-	ks, pub, err := l.target(ctx)
+	_, err := wait.Cleanup(ctx, l.client, func(ctx context.Context) (struct{}, error) {
+		ks, pub, err := l.target(ctx)
+		if err != nil {
+			return struct{}{}, err
+		}
+		rep := l.exec(ctx, countDownScript, ks, pub)
+		left, err := scripts.Int(rep.Cmd)
+		if err != nil {
+			return struct{}{}, err
+		}
+		if left == 0 {
+			l.notify(ctx, zeroCount)
+		}
+		if err := rep.SyncErr(); err != nil && left >= 0 {
+			return struct{}{}, fmt.Errorf("counted on the master: %w", err)
+		}
+		return struct{}{}, nil
+	})
 	if err != nil {
 		return fmt.Errorf("countdownlatch: count down %s: %w", l.name, err)
-	}
-	rep := l.exec(ctx, countDownScript, ks, pub)
-	left, err := scripts.Int(rep.Cmd)
-	if err != nil {
-		return fmt.Errorf("countdownlatch: count down %s: %w", l.name, err)
-	}
-	if left == 0 {
-		l.notify(ctx, zeroCount)
-	}
-	if err := rep.SyncErr(); err != nil && left >= 0 {
-		return fmt.Errorf("countdownlatch: count down %s: counted on the master: %w", l.name, err)
 	}
 	return nil
 }
@@ -169,7 +173,7 @@ func (l *Latch) Delete(ctx context.Context) (bool, error) {
 		err error
 	)
 	if l.split {
-		n, err = l.client.Del(ctx, l.name).Result()
+		n, err = flight.Query(ctx, l.client, func(ctx context.Context) (int64, error) { return l.client.Del(ctx, l.name).Result() })
 	} else {
 		var pub string
 		if pub, err = l.cfg.Publish(ctx, l.client); err == nil {

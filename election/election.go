@@ -127,7 +127,7 @@ func (e *Election) lead(done <-chan struct{}, end context.CancelCauseFunc) {
 // leadership was lost. The loss of a leadership is signalled as soon as
 // its validity may have ended, which can happen while a Resign is on its
 // way: a nil Resign then says that the release went through all the same.
-// Like an Unlock, Resign is not cut short by ctx.
+// Like an Unlock, Resign returns by ctx's deadline and its requests go on.
 func (e *Election) Resign(ctx context.Context) error {
 	if err := keys.Usable(ctx, e.keys.Name, e.client); err != nil {
 		return e.errorf("resign", err)
@@ -145,20 +145,23 @@ func (e *Election) Resign(ctx context.Context) error {
 }
 
 // resign releases owner id's leadership and deletes its record.
+// It is a clean-up (see wait.Cleanup): it returns by ctx's end, and goes
+// on in the background if ctx ends first.
 func (e *Election) resign(ctx context.Context, id string) error {
-	ctx, cancel := wait.Detach(ctx, e.client)
-	defer cancel()
-	err := e.m.Unlock(owner.NewContext(ctx, id))
-	pub, perr := e.cfg.Publish(ctx, e.client)
-	if perr == nil {
-		perr = resignScript.Exec(ctx, e.client, scripts.Write{
-			Keys: []string{e.keys.Leader, e.keys.Changes}, Args: []any{id, pub},
-		}).Err()
-	}
-	if err != nil {
-		return err
-	}
-	return perr
+	_, err := wait.Cleanup(ctx, e.client, func(ctx context.Context) (struct{}, error) {
+		err := e.m.Unlock(owner.NewContext(ctx, id))
+		pub, perr := e.cfg.Publish(ctx, e.client)
+		if perr == nil {
+			perr = resignScript.Exec(ctx, e.client, scripts.Write{
+				Keys: []string{e.keys.Leader, e.keys.Changes}, Args: []any{id, pub},
+			}).Err()
+		}
+		if err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, perr
+	})
+	return err
 }
 
 // Proclaim replaces the leader's value, without an election: observers see

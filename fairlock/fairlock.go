@@ -83,6 +83,6 @@ func (m *Mutex) LockContext(ctx context.Context) (context.Context, error) {
 // gone; Unlock reports ErrNotHeld like every other latchkey unlock, but
 // like Redisson it still wakes the first waiter if the lock is free.
 //
-// Unlock is not cut short by ctx: see "Deadlines and clean-up" in the
-// latchkey package doc.
+// Unlock returns by ctx's deadline, but its requests are not cut short by
+// ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }

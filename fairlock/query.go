@@ -10,7 +10,7 @@ import (
 // in the queue (Redisson's forceUnlock). It reports whether the lock was
 // held. The queue is left as it is. The holder's hold is lost: its Done
 // closes at its next renewal or lease end.
-// Like Unlock, it is not cut short by ctx.
+// Like Unlock, it returns by ctx's deadline and its request goes on.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
 
 // Delete deletes every key of the lock, Redisson's and latchkey's

@@ -207,11 +207,20 @@ func (m *MultiLock) release(ctx context.Context, taken []int) error {
 // are released all the same. A member found not held ends m's hold as
 // lost, if m had not seen the loss yet.
 //
-// Unlock is not cut short by ctx: see "Deadlines and clean-up" in the
-// latchkey package doc.
+// Unlock returns by ctx's deadline, but its requests are not cut short by
+// ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (m *MultiLock) Unlock(ctx context.Context) error {
-	ctx, cancel := wait.Detach(ctx, nil)
-	defer cancel()
+	_, err := wait.Cleanup(ctx, nil, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, m.unlockAll(ctx)
+	})
+	if wait.Pending(err) {
+		return fmt.Errorf("multilock: unlock: %w", err)
+	}
+	return err
+}
+
+// unlockAll is Unlock's clean-up (see wait.Cleanup).
+func (m *MultiLock) unlockAll(ctx context.Context) error {
 	// The hold leaves the books before any member is released, so that
 	// its watcher does not take this release for a loss.
 	h, last := m.detach(ctx)

@@ -79,14 +79,14 @@ func (m *Mutex) LockContext(ctx context.Context) (context.Context, error) {
 // lease. One that the master applied but no replica acknowledged returns an
 // error matching latchkey.ErrNotReplicated (see WithReplicaSync).
 //
-// Unlock is not cut short by ctx: see "Deadlines and clean-up" in the
-// latchkey package doc.
+// Unlock returns by ctx's deadline, but its requests are not cut short by
+// ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 
 // ForceUnlock deletes the lock whoever holds it and wakes a waiter
 // (Redisson's forceUnlock). It reports whether the lock was held. The
 // holder's hold is lost: its Done closes at its next renewal or lease end.
-// Like Unlock, it is not cut short by ctx.
+// Like Unlock, it returns by ctx's deadline and its request goes on.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
 
 // Delete deletes every key of the lock, Redisson's and latchkey's (the

@@ -80,8 +80,8 @@ func (p *Permit) ID() string {
 // server still hold it, and Release returns an error matching
 // latchkey.ErrNotHeld all the same: its holder was told it lost it.
 //
-// Release is not cut short by ctx: see "Deadlines and clean-up" in the
-// latchkey package doc.
+// Release returns by ctx's deadline, but its requests are not cut short by
+// ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (p *Permit) Release(ctx context.Context) error {
 	if p == nil {
 		return fmt.Errorf("permitsemaphore: release a nil permit: %w", lockerr.ErrNotHeld)
@@ -130,8 +130,8 @@ func (p *Permit) Extend(ctx context.Context, lease Lease) error {
 // held: the id is unknown, was released already, or its lease ended (the
 // permit was then returned to the pool when it expired).
 //
-// Release is not cut short by ctx: see "Deadlines and clean-up" in the
-// latchkey package doc.
+// Release returns by ctx's deadline, but its requests are not cut short by
+// ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (s *Semaphore) Release(ctx context.Context, id string) error {
 	return s.ReleaseAll(ctx, id)
 }
@@ -141,8 +141,8 @@ func (s *Semaphore) Release(ctx context.Context, id string) error {
 // latchkey.ErrNotHeld (Redisson's release of a list). Permits kept alive
 // through s (see Permit.KeepAlive) end when released: their renewals stop.
 //
-// ReleaseAll is not cut short by ctx: see "Deadlines and clean-up" in the
-// latchkey package doc.
+// ReleaseAll returns by ctx's deadline, but its requests are not cut short by
+// ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
 	if err := keys.Usable(ctx, s.name, s.client); err != nil {
 		return fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.name, err)
@@ -158,17 +158,21 @@ func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
 	if len(raw) == 0 {
 		return nil
 	}
-	ctx, cancel := wait.Detach(ctx, s.client)
-	defer cancel()
-	n, err := s.release(ctx, true, raw...)
-	if err == nil && n != int64(len(raw)) {
-		err = fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.name, lockerr.ErrNotHeld)
-	}
-	if err == nil {
-		observe.Report(s.client, observe.Released, observe.Event{Kind: "permitsemaphore", Name: s.name})
-	}
-	for _, p := range s.kept.get(ids) {
-		p.settle(err, len(ids) == 1)
+	_, err := wait.Cleanup(ctx, s.client, func(ctx context.Context) (struct{}, error) {
+		n, err := s.release(ctx, true, raw...)
+		if err == nil && n != int64(len(raw)) {
+			err = fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.name, lockerr.ErrNotHeld)
+		}
+		if err == nil {
+			observe.Report(s.client, observe.Released, observe.Event{Kind: "permitsemaphore", Name: s.name})
+		}
+		for _, p := range s.kept.get(ids) {
+			p.settle(err, len(ids) == 1)
+		}
+		return struct{}{}, err
+	})
+	if wait.Pending(err) {
+		return fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.name, err)
 	}
 	return err
 }

@@ -208,14 +208,23 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 // handle no longer counts the hold: what unreachable nodes still keep
 // expires with the lease, since nothing renews it.
 //
-// Unlock is not cut short by ctx: see "Deadlines and clean-up" in the
-// latchkey package doc.
+// Unlock returns by ctx's deadline, but its requests are not cut short by
+// ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	if err := keys.Usable(ctx, m.name, m.clients...); err != nil {
 		return fmt.Errorf("redlock: unlock %s: %w", m.name, err)
 	}
-	ctx, cancel := wait.Detach(ctx, m.clients[0])
-	defer cancel()
+	_, err := wait.Cleanup(ctx, m.clients[0], func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, m.unlock(ctx)
+	})
+	if wait.Pending(err) {
+		return fmt.Errorf("redlock: unlock %s: %w", m.name, err)
+	}
+	return err
+}
+
+// unlock is Unlock's clean-up (see wait.Cleanup).
+func (m *Mutex) unlock(ctx context.Context) error {
 	id, ok := owner.FromContext(ctx)
 	if !ok {
 		if id, ok = m.holds.ClaimPlain(hold.Any); !ok {

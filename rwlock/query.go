@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/owner"
@@ -84,15 +85,22 @@ func (rw *RWMutex) state(ctx context.Context) (mode string, fields int64, err er
 	if err := keys.Usable(ctx, rw.name, rw.client); err != nil {
 		return "", 0, fmt.Errorf("rwlock: query %s: %w", rw.name, err)
 	}
-	var get *redis.StringCmd
-	var n *redis.IntCmd
-	_, err = rw.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		get = p.HGet(ctx, rw.name, "mode")
-		n = p.HLen(ctx, rw.name)
-		return nil
+	type answer struct {
+		mode   string
+		fields int64
+	}
+	a, err := flight.Query(ctx, rw.client, func(ctx context.Context) (answer, error) {
+		var get *redis.StringCmd
+		var n *redis.IntCmd
+		_, err := rw.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			get = p.HGet(ctx, rw.name, "mode")
+			n = p.HLen(ctx, rw.name)
+			return nil
+		})
+		return answer{get.Val(), n.Val()}, err
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return "", 0, fmt.Errorf("rwlock: query %s: %w", rw.name, err)
 	}
-	return get.Val(), n.Val(), nil
+	return a.mode, a.fields, nil
 }

@@ -16,8 +16,17 @@ func (rw *RWMutex) unlock(ctx context.Context, s side) error {
 	if err := keys.Usable(ctx, rw.name, rw.client); err != nil {
 		return fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
 	}
-	ctx, cancel := wait.Detach(ctx, rw.client)
-	defer cancel()
+	_, err := wait.Cleanup(ctx, rw.client, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, rw.unlockDetached(ctx, s)
+	})
+	if wait.Pending(err) {
+		return fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
+	}
+	return err
+}
+
+// unlockDetached is unlock's clean-up (see wait.Cleanup).
+func (rw *RWMutex) unlockDetached(ctx context.Context, s side) error {
 	id, reentrant := owner.FromContext(ctx)
 	if !reentrant {
 		var ok bool
@@ -104,23 +113,24 @@ var (
 // next renewal. (Redisson's readLock().forceUnlock() and
 // writeLock().forceUnlock() delete the lock only in their own mode.)
 //
-// ForceUnlock is not cut short by ctx: see "Deadlines and clean-up" in the
-// latchkey package doc.
+// ForceUnlock returns by ctx's deadline, but its requests are not cut short by
+// ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := keys.Usable(ctx, rw.name, rw.client); err != nil {
 		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
 	}
-	ctx, cancel := wait.Detach(ctx, rw.client)
-	defer cancel()
-	pub, err := rw.cfg.Publish(ctx, rw.client)
+	held, err := wait.Cleanup(ctx, rw.client, func(ctx context.Context) (bool, error) {
+		pub, err := rw.cfg.Publish(ctx, rw.client)
+		if err != nil {
+			return false, err
+		}
+		n, err := scripts.Int(forceScript.Run(ctx, rw.client, []string{rw.name, rw.layout.Channel, rw.layout.Forced}, pub, "1"))
+		return n == 1, err
+	})
 	if err != nil {
 		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
 	}
-	n, err := scripts.Int(forceScript.Run(ctx, rw.client, []string{rw.name, rw.layout.Channel, rw.layout.Forced}, pub, "1"))
-	if err != nil {
-		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
-	}
-	return n == 1, nil
+	return held, nil
 }
 
 // Delete deletes every key of the lock, Redisson's and latchkey's (the

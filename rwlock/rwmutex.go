@@ -107,8 +107,8 @@ func (rw *RWMutex) TryRLock(ctx context.Context, wait time.Duration) (bool, erro
 // holds no read lock, including when its hold was lost; the lock is then
 // left untouched.
 //
-// RUnlock is not cut short by ctx: see "Deadlines and clean-up" in the
-// latchkey package doc.
+// RUnlock returns by ctx's deadline, but its requests are not cut short by
+// ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (rw *RWMutex) RUnlock(ctx context.Context) error {
 	return rw.unlock(ctx, read)
 }
@@ -146,8 +146,8 @@ func (rw *RWMutex) TryLock(ctx context.Context, wait time.Duration) (bool, error
 // released by Unlock), including when its hold was lost; the lock is then
 // left untouched.
 //
-// Unlock is not cut short by ctx: see "Deadlines and clean-up" in the
-// latchkey package doc.
+// Unlock returns by ctx's deadline, but its requests are not cut short by
+// ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (rw *RWMutex) Unlock(ctx context.Context) error {
 	return rw.unlock(ctx, write)
 }

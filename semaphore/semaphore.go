@@ -178,8 +178,8 @@ func available(payload string) int {
 // wrapped; in the latter case the permits may or may not have been given
 // back.
 //
-// Release is not cut short by ctx: see "Deadlines and clean-up" in the
-// latchkey package doc.
+// Release returns by ctx's deadline, but its requests are not cut short by
+// ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (s *Semaphore) Release(ctx context.Context, n int64) error {
 	if err := keys.Usable(ctx, s.name, s.client); err != nil {
 		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, err)
@@ -187,11 +187,15 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 	if n < 1 {
 		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
 	}
-	ctx, cancel := wait.Detach(ctx, s.client)
-	defer cancel()
-	err := s.release(ctx, n)
-	if err == nil {
-		observe.Report(s.client, observe.Released, observe.Event{Kind: "semaphore", Name: s.name})
+	_, err := wait.Cleanup(ctx, s.client, func(ctx context.Context) (struct{}, error) {
+		err := s.release(ctx, n)
+		if err == nil {
+			observe.Report(s.client, observe.Released, observe.Event{Kind: "semaphore", Name: s.name})
+		}
+		return struct{}{}, err
+	})
+	if wait.Pending(err) {
+		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, err)
 	}
 	return err
 }

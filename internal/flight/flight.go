@@ -61,6 +61,26 @@ func Bounded[T any](ctx context.Context, client redis.UniversalClient, f func(co
 	return zero, false
 }
 
+// Query returns f(ctx), a request that changes nothing, or, if ctx's
+// deadline passes first, an error matching ctx.Err() (see Bounded).
+func Query[T any](ctx context.Context, client redis.UniversalClient, f func(context.Context) (T, error)) (T, error) {
+	if !Needed(ctx, client) {
+		return f(ctx)
+	}
+	type answer struct {
+		v   T
+		err error
+	}
+	a, ok := Bounded(ctx, client, func(ctx context.Context) answer {
+		v, err := f(ctx)
+		return answer{v, err}
+	})
+	if !ok {
+		return a.v, ctx.Err()
+	}
+	return a.v, a.err
+}
+
 // Needed reports whether a request of client under ctx goes from a
 // goroutine of its own: not when ctx has no deadline, when client applies
 // ctx deadlines itself (ContextTimeoutEnabled), or when ctx is Patient. A

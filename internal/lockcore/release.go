@@ -27,19 +27,26 @@ func (l *Lock) record(id string, res int64) {
 }
 
 // Unlock releases one hold: the owner's carried by ctx, else the handle's
-// current plain hold. The release is sent detached from ctx (see
-// wait.Detach): an ended ctx never strands a hold.
+// current plain hold. The release is a clean-up (see wait.Cleanup): an
+// ended ctx never strands a hold.
 func (l *Lock) Unlock(ctx context.Context) error {
 	if err := keys.Usable(ctx, l.Name, l.Client); err != nil {
 		return l.errorf("unlock", err)
 	}
-	ctx, cancel := wait.Detach(ctx, l.Client)
-	defer cancel()
+	_, err := wait.Cleanup(ctx, l.Client, func(ctx context.Context) (struct{}, error) { return struct{}{}, l.unlock(ctx) })
+	if err != nil {
+		return l.errorf("unlock", err)
+	}
+	return nil
+}
+
+// unlock is Unlock's clean-up.
+func (l *Lock) unlock(ctx context.Context) error {
 	id, reentrant := owner.FromContext(ctx)
 	if !reentrant {
 		var ok bool
 		if id, ok = l.Holds.ClaimPlain(hold.Any); !ok {
-			return l.errorf("unlock", lockerr.ErrNotHeld)
+			return lockerr.ErrNotHeld
 		}
 	}
 	// An owner whose hold this handle saw lost is not told otherwise, but
@@ -56,13 +63,13 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		// over for the handle, as for Redisson: the watchdog stops, and a
 		// release that did not apply ends with the lease on the server.
 		l.Holds.Abandoned(id)
-		return l.errorf("unlock", err)
+		return err
 	case res < 0:
 		l.record(id, res)
-		return l.errorf("unlock", lockerr.ErrNotHeld)
+		return lockerr.ErrNotHeld
 	case err != nil:
 		l.record(id, res)
-		return l.errorf("unlock", fmt.Errorf("released on the master: %w", err))
+		return fmt.Errorf("released on the master: %w", err)
 	}
 	l.record(id, res)
 	return nil
@@ -101,17 +108,18 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := keys.Usable(ctx, l.Name, l.Client); err != nil {
 		return false, l.errorf("force unlock", err)
 	}
-	ctx, cancel := wait.Detach(ctx, l.Client)
-	defer cancel()
-	pub, err := l.Cfg.Publish(ctx, l.Client)
+	held, err := wait.Cleanup(ctx, l.Client, func(ctx context.Context) (bool, error) {
+		pub, err := l.Cfg.Publish(ctx, l.Client)
+		if err != nil {
+			return false, err
+		}
+		n, err := scripts.Int(l.Proto.Force(ctx, pub).Cmd)
+		return n == 1, err
+	})
 	if err != nil {
 		return false, l.errorf("force unlock", err)
 	}
-	n, err := scripts.Int(l.Proto.Force(ctx, pub).Cmd)
-	if err != nil {
-		return false, l.errorf("force unlock", err)
-	}
-	return n == 1, nil
+	return held, nil
 }
 
 // Delete deletes every key of the lock, Redisson's and latchkey's, unless

@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/latchkey/latchkey/internal/flight"
 	lua "github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -175,12 +176,17 @@ func (s *Script) Source() string { return s.src }
 // also loads it. It works on a *redis.Client and a *redis.ClusterClient
 // alike; in a cluster all keys must share one hash slot. Run is for scripts
 // that change nothing, or nothing that matters if done twice; writes go
-// through Exec.
-func (s *Script) Run(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd {
+// through Exec. Run returns by ctx's deadline, with an error matching
+// ctx.Err(), even when the server does not answer (see flight.Bounded).
+func (s *Script) Run(ctx context.Context, c redis.UniversalClient, keys []string, args ...any) *redis.Cmd {
 	if s.once {
 		panic("scripts: " + s.name + " takes a request record: use Exec")
 	}
-	return crossSlot(s.s.Run(ctx, c, keys, args...))
+	cmd, ok := flight.Bounded(ctx, c, func(ctx context.Context) *redis.Cmd { return s.s.Run(ctx, c, keys, args...) })
+	if !ok {
+		return Failed(ctx, ctx.Err()).Cmd
+	}
+	return crossSlot(cmd)
 }
 
 // Preload loads every script on every master of client, so that the first

@@ -2,6 +2,7 @@ package wait
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -34,6 +35,23 @@ func init() { behind.idle.L = &behind.Mutex }
 // left is gone when it returns; an error or an ended ctx leaves none.
 func Behind(ctx context.Context, stay bool, f func(ctx context.Context)) {
 	flight.MustContext(ctx)
+	done := background(func() {
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), AbandonTimeout)
+		defer cancel()
+		f(actx)
+	})
+	if !stay {
+		return
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// background runs f in a goroutine that Settle waits for, and returns a
+// channel closed when f has returned.
+func background(f func()) <-chan struct{} {
 	done := make(chan struct{})
 	behind.Lock()
 	behind.n++
@@ -47,17 +65,9 @@ func Behind(ctx context.Context, stay bool, f func(ctx context.Context)) {
 			behind.Unlock()
 		}()
 		defer close(done)
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), AbandonTimeout)
-		defer cancel()
-		f(actx)
+		f()
 	}()
-	if !stay {
-		return
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
+	return done
 }
 
 // Settle waits until no clean-up that Behind started is under way. Tests
@@ -80,4 +90,58 @@ func Detach(ctx context.Context, client redis.UniversalClient) (context.Context,
 	flight.MustContext(ctx)
 	// A clean-up is not cut short, and its bound counts a last request.
 	return context.WithTimeout(flight.Patient(context.WithoutCancel(ctx)), settings.RideOut(client)+lastRequest)
+}
+
+// Cleanup runs f, the whole of a clean-up call (an unlock, a release, a
+// count-down: its requests and what their answers mean for the handle),
+// with ctx detached (see Detach), and returns what f returns. If ctx ends
+// first, Cleanup returns at once with an error matching ctx.Err() that
+// says so, and f goes on in the background to its end, bounded by the
+// ride-out: a clean-up never strands what it frees because its caller
+// stopped waiting, and its requests, each resend-safe, apply once. A ctx
+// that never ends runs f on the caller's goroutine.
+func Cleanup[T any](ctx context.Context, client redis.UniversalClient, f func(ctx context.Context) (T, error)) (T, error) {
+	dctx, cancel := Detach(ctx, client)
+	if ctx.Done() == nil {
+		defer cancel()
+		return f(dctx)
+	}
+	var (
+		v   T
+		err error
+	)
+	done := background(func() {
+		defer cancel()
+		v, err = f(dctx)
+	})
+	select {
+	case <-done:
+		return v, err
+	case <-ctx.Done():
+	}
+	select {
+	case <-done: // answered as ctx ended: the answer counts
+		return v, err
+	default:
+	}
+	var zero T
+	return zero, pending{ctx.Err()}
+}
+
+// pending is the error of a clean-up call whose ctx ended before its
+// answer came (see Cleanup). It matches ctx's error.
+type pending struct{ err error }
+
+func (p pending) Error() string {
+	return p.err.Error() + " (no answer yet: the clean-up goes on in the background and applies once)"
+}
+
+func (p pending) Unwrap() error { return p.err }
+
+// Pending reports whether err is that of a clean-up call that returned
+// before its answer, its clean-up going on (see Cleanup): the only error
+// of Cleanup's own, which the caller wraps as it wraps f's.
+func Pending(err error) bool {
+	var p pending
+	return errors.As(err, &p)
 }
