@@ -27,7 +27,12 @@
 //
 // Every lock reports a hold that ends without its unlock (Done, Err,
 // LockContext), tells how long its hold is known valid (Deadline), and,
-// taken with a fixed lease, can be extended (Extend).
+// taken with a fixed lease, can be extended (Extend). A holder forced out
+// (a ForceUnlock, the CLI's unlock, a Redisson client's forceUnlock or
+// delete) is told within about a second: a hold that lasts half a second
+// has its Hub listen on the lock's channel, where those publish. A client
+// set to poll (SetPolling) subscribes to nothing, and learns it at its
+// next renewal.
 //
 // # Waiting
 //

@@ -8,8 +8,10 @@ import (
 
 // ForceUnlock deletes the lock whoever holds it and wakes the first waiter
 // in the queue (Redisson's forceUnlock). It reports whether the lock was
-// held. The queue is left as it is. The holder's hold is lost: its Done
-// closes at its next renewal or lease end.
+// held. The queue is left as it is. The holder's hold is lost, and a
+// latchkey holder is told within about a second (its Done closes, and Err
+// says it was force-unlocked); of a Redisson client's forceUnlock, which
+// tells only the first waiter, it learns at its next renewal or lease end.
 // Like Unlock, it returns by ctx's deadline and its request goes on.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
 

@@ -85,7 +85,9 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 
 // ForceUnlock deletes the lock whoever holds it and wakes a waiter
 // (Redisson's forceUnlock). It reports whether the lock was held. The
-// holder's hold is lost: its Done closes at its next renewal or lease end.
+// holder's hold is lost, and a latchkey holder is told within about a
+// second (its Done closes, and Err says it was force-unlocked), as it is
+// of a Redisson client's forceUnlock.
 // Like Unlock, it returns by ctx's deadline and its request goes on.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
 

@@ -172,6 +172,11 @@ func (p *protocol) Release(ctx context.Context, pub, id string, reentrant bool, 
 	return p.exec(ctx, lockcore.OpRelease, id, "", flag, time.Now(), pub, req)
 }
 
+// ForcedOn is Redisson's channel: every release and force-unlock, a
+// Redisson client's included, publishes on it, and a holder hears only
+// force-unlocks there.
+func (p *protocol) ForcedOn() (string, bool) { return p.channel, false }
+
 func (p *protocol) Force(ctx context.Context, pub string) scripts.Reply {
 	return p.exec(ctx, lockcore.OpForce, "", "", "0", time.Now(), pub, "")
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/lease"
+	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/scripts"
 )
@@ -16,7 +17,24 @@ var renewRead = &lease.Kind{Script: scripts.Get("rw_renew_read"), KeysPerItem: 2
 
 // keepers returns what keeps read and write holds alive under cfg: a fixed
 // lease, or the watchdog, which renews a read hold's own timeout keys.
+//
+// Both have an alarm on Redisson's channel (see hold.Alarm): while an
+// owner holds, only a release that frees the whole lock (a force-unlock,
+// or the end of a hold that was lost) publishes there.
 func (rw *RWMutex) keepers() (readKeep, writeKeep hold.Keeper) {
+	alarm := func(s side) *hold.Alarm {
+		return &hold.Alarm{
+			Client: rw.client, Hub: func() *notify.Hub { return rw.cfg.HubFor(rw.client) },
+			Channel: rw.layout.Channel, Key: rw.name,
+			Field: func(id string) string { return field(id, s) },
+		}
+	}
+	readKeep, writeKeep = rw.leases()
+	return hold.Alarmed(readKeep, alarm(read)), hold.Alarmed(writeKeep, alarm(write))
+}
+
+// leases returns what renews read and write holds, or lets them run out.
+func (rw *RWMutex) leases() (readKeep, writeKeep hold.Keeper) {
 	if rw.cfg.Fixed > 0 {
 		return hold.Fixed(rw.cfg.Fixed), hold.Fixed(rw.cfg.Fixed)
 	}

@@ -37,6 +37,9 @@ func (rw *RWMutex) unlockDetached(ctx context.Context, s side) error {
 	// An owner whose hold this handle saw lost is not told otherwise, but
 	// what is left of it on the server is released all the same.
 	lost := reentrant && rw.holds.WasLost(field(id, s))
+	if reentrant {
+		rw.holds.Claim(field(id, s))
+	}
 	res, err := rw.releaseOnce(ctx, id, s)
 	if lost && (err == nil || errors.Is(err, lockerr.ErrNotReplicated)) {
 		res, err = -1, nil
@@ -109,12 +112,14 @@ var (
 // ForceUnlock deletes the lock whoever holds it, readers and writer alike,
 // and reports whether it was held. It publishes Redisson's write-unlock
 // message, which wakes every waiting reader and writer, latchkey's and
-// Redisson's alike. A handle that held the lock finds its hold lost at its
-// next renewal. (Redisson's readLock().forceUnlock() and
-// writeLock().forceUnlock() delete the lock only in their own mode.)
+// Redisson's alike. A latchkey handle that held the lock is told within
+// about a second, as it is of a Redisson client's forceUnlock: its hold's
+// Done closes, and Err says it was force-unlocked. (Redisson's
+// readLock().forceUnlock() and writeLock().forceUnlock() delete the lock
+// only in their own mode.)
 //
-// ForceUnlock returns by ctx's deadline, but its requests are not cut short by
-// ctx: see "Deadlines and clean-up" in the latchkey package doc.
+// ForceUnlock returns by ctx's deadline, but its requests are not cut
+// short by ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := keys.Usable(ctx, rw.name, rw.client); err != nil {
 		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)

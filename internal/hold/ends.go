@@ -73,11 +73,14 @@ func (t *Table) Uncertain(key string) {
 	}
 }
 
-// Lose ends h as lost with err, unless it already ended.
+// Lose ends h as lost with err, unless it already ended, or an unlock of
+// its last count is under way (see ClaimPlain, Claim): that unlock's
+// answer says how it ended, and a loss found meanwhile may be its own
+// release.
 func (t *Table) Lose(h *Hold, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.holds[h.key] == h {
+	if t.holds[h.key] == h && !h.releasing {
 		t.endLocked(h, err)
 	}
 }

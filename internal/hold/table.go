@@ -146,6 +146,17 @@ func (t *Table) ClaimPlain(c int) (string, bool) {
 	return h.Owner, true
 }
 
+// Claim marks the owner's hold under key releasing if the unlock about to
+// be sent takes its last count (see Lose); the unlock's answer clears the
+// mark (Decremented, Abandoned) or ends the hold.
+func (t *Table) Claim(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h := t.holds[key]; h != nil && h.count == 1 {
+		h.releasing = true
+	}
+}
+
 // CurrentPlain returns the owner id of the newest plain hold of class c.
 func (t *Table) CurrentPlain(c int) (string, bool) {
 	t.mu.Lock()

@@ -103,6 +103,10 @@ type Protocol interface {
 	// Delete deletes every key of the lock, publishing with pub, unless it
 	// is held: -1 held, 1 deleted, 0 nothing there.
 	Delete(ctx context.Context, pub string) scripts.Reply
+	// ForcedOn names the channel on which a force-unlock of the lock
+	// publishes, and whether its messages name the owners forced out
+	// (see hold.Alarm).
+	ForcedOn() (channel string, named bool)
 }
 
 // A Lock is one handle on a reentrant hash lock.
@@ -134,6 +138,12 @@ func New(client redis.UniversalClient, pkg, name string, cfg *lockopt.Common, pr
 			What:   observe.Event{Kind: pkg, Name: name},
 		}
 	}
+	channel, named := proto.ForcedOn()
+	l.keep = hold.Alarmed(l.keep, &hold.Alarm{
+		Client: client, Hub: func() *notify.Hub { return cfg.HubFor(client) },
+		Channel: channel, Forced: named,
+		Key: name, Field: func(id string) string { return id },
+	})
 	return l
 }
 

@@ -125,6 +125,8 @@ func (f *fake) Release(ctx context.Context, pub, id string, reentrant bool, req 
 	return f.release(id, reentrant)
 }
 
+func (f *fake) ForcedOn() (string, bool) { return "forced", true }
+
 func (f *fake) Force(ctx context.Context, pub string) scripts.Reply {
 	f.note(call{op: "force", pub: pub, ctxErr: ctx.Err()})
 	if f.force.Cmd == nil {

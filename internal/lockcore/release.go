@@ -53,6 +53,9 @@ func (l *Lock) unlock(ctx context.Context) error {
 	// what is left of its hold on the server (a renewal that applied
 	// although its answer was lost) is released all the same.
 	lost := reentrant && l.Holds.WasLost(id)
+	if reentrant {
+		l.Holds.Claim(id)
+	}
 	res, err := l.releaseOnce(ctx, id, reentrant)
 	if lost && (err == nil || errors.Is(err, lockerr.ErrNotReplicated)) {
 		res, err = -1, nil

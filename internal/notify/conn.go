@@ -173,7 +173,7 @@ func (h *Hub) confirmed(c *conn, name string) {
 	if ch.pending {
 		ch.pending = false
 		close(ch.ready)
-		if len(ch.subs) == 0 {
+		if ch.idle() {
 			h.leftLocked(ch)
 		}
 		return
@@ -181,6 +181,7 @@ func (h *Hub) confirmed(c *conn, name string) {
 	// A reply for a channel already confirmed means go-redis re-established
 	// the connection and resubscribed: whatever was published meanwhile is
 	// lost, so every waiter must look again.
+	ch.tapLocked("", true)
 	h.wakeLocked(ch, All)
 }
 
@@ -192,6 +193,10 @@ func (h *Hub) deliver(c *conn, name, payload string) {
 	defer h.mu.Unlock()
 	ch := h.chans[name]
 	if ch == nil || ch.conn != c {
+		return
+	}
+	ch.tapLocked(payload, false)
+	if len(ch.subs) == 0 {
 		return
 	}
 	if ch.counting {
@@ -224,6 +229,22 @@ func (h *Hub) deliver(c *conn, name, payload string) {
 	}
 	h.wakeLocked(ch, ch.policy(payload))
 }
+
+// tapLocked hands the channel's taps a message, or tells them that
+// messages may have been missed (see Hub.Tap).
+func (ch *channel) tapLocked(payload string, missed bool) {
+	for _, t := range ch.taps {
+		if missed || len(t.heard) == maxHeard {
+			t.missed = true
+		} else {
+			t.heard = append(t.heard, payload)
+		}
+		t.signal()
+	}
+}
+
+// idle reports whether nobody listens on the channel, waiter or tap.
+func (ch *channel) idle() bool { return len(ch.subs) == 0 && len(ch.taps) == 0 }
 
 // letter splits a payload "@key body" into its key and body.
 func letter(payload string) (key, body string, ok bool) {
@@ -282,7 +303,7 @@ func (h *Hub) leftLocked(ch *channel) {
 	t = time.AfterFunc(h.cfg.linger, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		if h.chans[ch.name] == ch && ch.linger == t && len(ch.subs) == 0 {
+		if h.chans[ch.name] == ch && ch.linger == t && ch.idle() {
 			ch.linger = nil
 			h.dropLocked(ch)
 		}

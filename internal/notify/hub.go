@@ -42,9 +42,10 @@ type channel struct {
 	policy   WakePolicy
 	counting bool // its waiters count messages (see SubscribeCounter)
 	subs     []*Subscription
-	pending  bool  // a SUBSCRIBE awaits the server's reply
-	sendFail bool  // no SUBSCRIBE of it was written yet, or the last failed
-	sending  *send // the SUBSCRIBE queued or being written, if any
+	taps     []*Subscription // see Tap
+	pending  bool            // a SUBSCRIBE awaits the server's reply
+	sendFail bool            // no SUBSCRIBE of it was written yet, or the last failed
+	sending  *send           // the SUBSCRIBE queued or being written, if any
 	ready    chan struct{}
 	linger   *time.Timer // set while it has no waiters but stays subscribed
 }
@@ -120,11 +121,22 @@ func (h *Hub) SubscribeCounterNeed(ctx context.Context, name string, policy Wake
 	return h.subscribe(ctx, name, policy, sub{counter: true, need: need})
 }
 
+// Tap registers a listener on channel that hears every message without
+// taking part in waking its waiters: each message signals it, and it reads
+// them with Heard, which also says when messages may have been missed (a
+// reconnect). Like Subscribe, it returns once the server confirmed the
+// subscription. A lock's holder
+// taps its lock's channel to hear that someone else ended its hold.
+func (h *Hub) Tap(ctx context.Context, name string) (*Subscription, error) {
+	return h.subscribe(ctx, name, nil, sub{tap: true})
+}
+
 // sub is what a waiter asks of a subscription besides its channel.
 type sub struct {
 	need    int    // see SubscribeNeed
 	key     string // see SubscribeKey
 	counter bool   // see SubscribeCounter
+	tap     bool   // see Tap
 }
 
 func (h *Hub) subscribe(ctx context.Context, name string, policy WakePolicy, o sub) (*Subscription, error) {
@@ -158,8 +170,18 @@ func (h *Hub) subscribe(ctx context.Context, name string, policy WakePolicy, o s
 		h.chans[name] = ch
 		ch.pending, ch.sendFail = true, true
 	}
-	sub := &Subscription{hub: h, ch: ch, need: max(o.need, 1), key: o.key, expect: 1, c: make(chan struct{}, 1)}
-	ch.subs = append(ch.subs, sub)
+	sub := &Subscription{hub: h, ch: ch, need: max(o.need, 1), key: o.key, expect: 1, tap: o.tap, c: make(chan struct{}, 1)}
+	switch {
+	case o.tap:
+		ch.taps = append(ch.taps, sub)
+	case len(ch.subs) == 0:
+		// The first waiter sets how messages wake (a tap may have made
+		// the channel); the others pass the same.
+		ch.policy, ch.counting = policy, o.counter
+		fallthrough
+	default:
+		ch.subs = append(ch.subs, sub)
+	}
 	if ch.sendFail && ch.sending == nil {
 		ch.sending = &send{failed: make(chan struct{})}
 		ch.conn.queueLocked(op{ch: ch})
@@ -260,7 +282,7 @@ func (h *Hub) Stats() Stats {
 	defer h.mu.Unlock()
 	s := Stats{Connections: len(h.conns), Channels: len(h.chans)}
 	for _, ch := range h.chans {
-		s.Waiters += len(ch.subs)
+		s.Waiters += len(ch.subs) + len(ch.taps)
 	}
 	return s
 }

@@ -23,6 +23,25 @@ type Subscription struct {
 
 	count  int // messages counted since the last Count (see Hub.SubscribeCounter)
 	expect int // how many wake the waiter
+
+	tap    bool     // hears every message, waking no waiter (see Hub.Tap)
+	heard  []string // a tap's messages not read yet (see Heard)
+	missed bool     // messages may have been missed since the last Heard
+}
+
+// maxHeard bounds the messages a tap keeps unread; past it, Heard says
+// that some were missed.
+const maxHeard = 32
+
+// Heard returns the messages a tap heard since the last Heard, oldest
+// first, and whether some may have been missed: after a reconnect, or
+// when more came than it keeps.
+func (s *Subscription) Heard() (payloads []string, missed bool) {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	payloads, missed = s.heard, s.missed
+	s.heard, s.missed = nil, false
+	return payloads, missed
 }
 
 // Expect makes a counter wake its waiter once n messages have been counted
@@ -81,11 +100,10 @@ func (s *Subscription) Close() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		ch := s.ch
-		for i, o := range ch.subs {
-			if o == s {
-				ch.subs = append(ch.subs[:i:i], ch.subs[i+1:]...)
-				break
-			}
+		if s.tap {
+			ch.taps = without(ch.taps, s)
+		} else {
+			ch.subs = without(ch.subs, s)
 		}
 		if h.chans[ch.name] != ch {
 			return // the Hub was closed
@@ -98,10 +116,20 @@ func (s *Subscription) Close() {
 		default:
 		}
 		// A channel whose SUBSCRIBE never reached the server awaits no reply.
-		if len(ch.subs) == 0 && (!ch.pending || ch.sendFail) {
+		if ch.idle() && (!ch.pending || ch.sendFail) {
 			h.leftLocked(ch)
 		}
 	})
+}
+
+// without returns subs without s.
+func without(subs []*Subscription, s *Subscription) []*Subscription {
+	for i, o := range subs {
+		if o == s {
+			return append(subs[:i:i], subs[i+1:]...)
+		}
+	}
+	return subs
 }
 
 func (s *Subscription) signal() bool {

@@ -1,0 +1,170 @@
+package hold
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/latchkey/latchkey/internal/flight"
+	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/settings"
+	"github.com/redis/go-redis/v9"
+)
+
+// An Alarm tells a holder at once that someone else ended its hold: a
+// force-unlock (latchkey's, the CLI's or Redisson's) or a delete, which
+// publish on the lock's channel. Renewals would find it too, but only a
+// third of a lease later, and a fixed lease not before it ran out: for that
+// long two processes would act as holders. A hold that lasts AlarmAfter has
+// its Hub tap the channel (see notify.Hub.Tap) and looks at once, so that
+// one ended before the tap was live is found as well; it looks again at
+// each message the alarm counts. Shorter holds, most of them, cost
+// nothing.
+type Alarm struct {
+	Client redis.UniversalClient
+	Hub    func() *notify.Hub
+	// Channel is where the lock's force-unlocks publish.
+	Channel string
+	// Forced, if set, reads a message on Channel as the owners forced out
+	// (space-separated hash fields: latchkey_lock__forced); otherwise
+	// every message is a reason to look, or those Looks accepts.
+	Forced bool
+	Looks  func(payload string) bool
+	// Key and Field name the hash field that a hold of owner keeps.
+	Key   string
+	Field func(owner string) string
+}
+
+// AlarmAfter is how long a hold lasts before its alarm is set: a holder is
+// told within about that much (and two round trips) of a force-unlock.
+const AlarmAfter = 500 * time.Millisecond
+
+// Alarmed returns k, each hold of which is watched by a.
+func Alarmed(k Keeper, a *Alarm) Keeper { return alarmed{k, a} }
+
+type alarmed struct {
+	Keeper
+	a *Alarm
+}
+
+func (k alarmed) Keep(id string, started time.Time, lost func(error)) Keeping {
+	inner := k.Keeper.Keep(id, started, lost)
+	if settings.Polling(k.a.Client) {
+		return inner // its Hub must not subscribe: renewals find the loss
+	}
+	w := &alarmWatch{a: k.a, field: k.a.Field(id), lost: lost, stop: make(chan struct{})}
+	w.timer = time.AfterFunc(AlarmAfter, w.run)
+	return &alarmKeeping{inner, w}
+}
+
+type alarmKeeping struct {
+	Keeping
+	w *alarmWatch
+}
+
+func (k *alarmKeeping) Stop() {
+	k.Keeping.Stop()
+	k.w.close()
+}
+
+// An alarmWatch is one hold's alarm.
+type alarmWatch struct {
+	a     *Alarm
+	field string
+	lost  func(error)
+	timer *time.Timer
+	once  sync.Once
+	stop  chan struct{}
+}
+
+func (w *alarmWatch) close() {
+	w.once.Do(func() {
+		w.timer.Stop()
+		close(w.stop)
+	})
+}
+
+// stopped reports whether the hold ended.
+func (w *alarmWatch) stopped() bool {
+	select {
+	case <-w.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// tapTimeout bounds the tap's subscription, and lookTimeout one look.
+const (
+	tapTimeout  = 5 * time.Second
+	lookTimeout = 2 * time.Second
+)
+
+// run taps the channel and looks, then looks at each message, until the
+// hold ends. A tap that fails leaves the hold to its renewals.
+func (w *alarmWatch) run() {
+	ctx, cancel := context.WithTimeout(context.Background(), tapTimeout)
+	sub, err := w.a.Hub().Tap(ctx, w.a.Channel)
+	cancel()
+	if err != nil {
+		return
+	}
+	defer sub.Close()
+	if !w.stopped() && w.look() {
+		for {
+			select {
+			case <-sub.C():
+				if !w.heard(sub) {
+					return
+				}
+			case <-sub.Done():
+				return
+			case <-w.stop:
+				return
+			}
+		}
+	}
+}
+
+// heard handles a signal of the tap, and reports whether the hold is
+// still to be watched: a message that names the owner forced out ends it,
+// and one that may mean so, or messages missed, make it look.
+func (w *alarmWatch) heard(sub *notify.Subscription) bool {
+	if w.stopped() {
+		return false
+	}
+	payloads, missed := sub.Heard()
+	look := missed
+	for _, p := range payloads {
+		switch {
+		case w.a.Forced && slices.Contains(strings.Fields(p), w.field):
+			w.lost(fmt.Errorf("%w: force-unlocked", lockerr.ErrLost))
+			return false
+		case !w.a.Forced && (w.a.Looks == nil || w.a.Looks(p)):
+			look = true
+		}
+	}
+	return !look || w.look()
+}
+
+// look asks the server whether the hold's field is still there, and
+// declares the hold lost if not; it reports whether the hold is still to
+// be watched. A look that fails leaves the hold to its renewals.
+func (w *alarmWatch) look() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), lookTimeout)
+	defer cancel()
+	c := w.a.Client
+	held, err := flight.Query(ctx, c, func(ctx context.Context) (bool, error) { return c.HExists(ctx, w.a.Key, w.field).Result() })
+	if err != nil || held {
+		return true
+	}
+	if w.stopped() { // released meanwhile
+		return false
+	}
+	w.lost(fmt.Errorf("%w: force-unlocked or deleted: gone from the lock while held", lockerr.ErrLost))
+	return false
+}
