@@ -56,8 +56,9 @@ var (
 	// ErrInvalidLease is returned by a call given a permit lease that is
 	// negative, or positive but below MinLease (see package
 	// permitsemaphore), and by a lock's Extend, an Expire or a
-	// TrySetPermitsTTL given a lease or TTL below MinLease. Such a call
-	// does no I/O and changes nothing.
+	// TrySetPermitsTTL given a lease or TTL below MinLease; and by every
+	// one of them given a lease or TTL above MaxLease. Such a call does
+	// no I/O and changes nothing.
 	ErrInvalidLease = lockerr.ErrInvalidLease
 
 	// ErrHeld is returned by a lock's Delete when someone holds the lock,

@@ -11,3 +11,11 @@ import "github.com/latchkey/latchkey/internal/lockopt"
 // clock drift allowance of at least 2ms: with a shorter lease a lock would
 // expire before its holder learned that it had it.
 const MinLease = lockopt.MinLease
+
+// MaxLease is the longest lease or TTL latchkey accepts, about 292 years:
+// the longest time.Duration in whole milliseconds, so that a TTL or lease
+// read back (TTL, LeaseTime) is the Duration that was set. Every call or
+// option that takes a lease or a TTL (WithLease, WithWatchdogTimeout,
+// Extend, a permit's lease, Expire, TrySetPermitsTTL, an election's
+// WithLeaseTimeout) refuses a longer one as it refuses one below MinLease.
+const MaxLease = lockopt.MaxLease

@@ -9,7 +9,8 @@
 // anyone releasing them, which a plain semaphore (package semaphore) cannot
 // do. Forever (the zero Lease) makes a permanent permit, released only by
 // its id; a negative lease, or one below latchkey.MinLease (10ms), is an
-// error matching latchkey.ErrInvalidLease, never a permanent permit.
+// error matching latchkey.ErrInvalidLease, never a permanent permit, and so
+// is one above latchkey.MaxLease (292 years).
 // UpdateLeaseTime and Permit.Extend reset a permit's lease while it is
 // held. Releasing or extending a permit whose lease ended, or one never
 // acquired, fails with latchkey.ErrNotHeld.

@@ -51,7 +51,8 @@ func (s *Semaphore) Delete(ctx context.Context) (bool, error) {
 // semaphore that was never set, and queue again with their next attempt.
 // SetPermits sets the count anew, which drops its TTL, as in Redisson;
 // TrySetPermitsTTL sets one. A d below latchkey.MinLease, zero included,
-// returns an error matching latchkey.ErrInvalidLease and changes nothing.
+// or above latchkey.MaxLease returns an error matching
+// latchkey.ErrInvalidLease and changes nothing.
 func (s *Semaphore) Expire(ctx context.Context, d time.Duration) (bool, error) {
 	if err := lockopt.CheckLease(d); err != nil {
 		return false, fmt.Errorf("permitsemaphore: expire %s in %v: %w", s.name, d, err)

@@ -99,7 +99,7 @@ func (p *Permit) Release(ctx context.Context) error {
 // permanent if lease is Forever. It returns an error matching
 // latchkey.ErrNotHeld if the permit is no longer held (released, or its
 // lease already ended), and one matching latchkey.ErrInvalidLease, changing
-// nothing, if lease is negative or below latchkey.MinLease. A permit kept
+// nothing, if lease is refused (see Lease). A permit kept
 // alive (see KeepAlive) is not extended: the watchdog sets its lease, and
 // Extend returns an error and changes nothing.
 func (p *Permit) Extend(ctx context.Context, lease Lease) error {
@@ -202,11 +202,10 @@ func (s *Semaphore) release(ctx context.Context, strict bool, raw ...any) (int64
 // UpdateLeaseTime sets the lease of the permit with the given id to end
 // lease from now, or makes it permanent if lease is Forever. It
 // reports whether the permit was held; if it was not (unknown id, released,
-// or its lease already ended) nothing changes. A negative lease, or one
-// below latchkey.MinLease, returns an error matching
-// latchkey.ErrInvalidLease and changes nothing. A permit kept alive (see
-// Permit.KeepAlive) gets its own lease back at its next renewal, unless
-// made permanent.
+// or its lease already ended) nothing changes. A lease that Lease refuses
+// returns an error matching latchkey.ErrInvalidLease and changes nothing.
+// A permit kept alive (see Permit.KeepAlive) gets its own lease back at
+// its next renewal, unless made permanent.
 func (s *Semaphore) UpdateLeaseTime(ctx context.Context, id string, lease Lease) (bool, error) {
 	if err := lease.check(); err != nil {
 		return false, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)

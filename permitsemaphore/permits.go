@@ -49,8 +49,8 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 // TrySetPermitsTTL is TrySetPermits for a semaphore that lives ttl, as
 // Redisson's trySetPermits with a time to live: set, it expires ttl from
 // now, with the permits acquired meanwhile (see Expire). A ttl below
-// latchkey.MinLease, zero included, returns an error matching
-// latchkey.ErrInvalidLease and changes nothing.
+// latchkey.MinLease, zero included, or above latchkey.MaxLease returns an
+// error matching latchkey.ErrInvalidLease and changes nothing.
 func (s *Semaphore) TrySetPermitsTTL(ctx context.Context, n int64, ttl time.Duration) (bool, error) {
 	if err := lockopt.CheckLease(ttl); err != nil {
 		return false, fmt.Errorf("permitsemaphore: set %d permits of %s for %v: %w", n, s.name, ttl, err)

@@ -73,13 +73,12 @@ func (s *Semaphore) Name() string { return s.name }
 
 // Acquire takes a permit, blocking until one is available to it or ctx is
 // done, and returns it. Waiters are served in order (see the package
-// doc). The permit returns to the pool by itself lease after it
-// was taken unless released or extended before; Forever makes it
-// permanent. A negative lease, or one below latchkey.MinLease, fails at
-// once with an error matching latchkey.ErrInvalidLease (see Lease). When
-// ctx ends first Acquire returns an error that
-// matches ctx.Err(); otherwise it returns the Redis error, wrapped. On
-// failure the semaphore is left unchanged: a permit whose grant landed
+// doc). The permit returns to the pool by itself lease after it was taken
+// unless released or extended before; Forever makes it permanent. A lease
+// that Lease refuses fails at once with an error matching
+// latchkey.ErrInvalidLease. When ctx ends first Acquire returns an error
+// that matches ctx.Err(); otherwise it returns the Redis error, wrapped.
+// On failure the semaphore is left unchanged: a permit whose grant landed
 // while Acquire was giving up is released. Asking a semaphore for more
 // permits than it has in all, available and held, fails at once with an
 // error matching latchkey.ErrInvalidPermits rather than wait for AddPermits,
@@ -231,12 +230,13 @@ func available(payload string) int {
 // when it runs out, the permit returns to the pool by itself, so a crashed
 // holder's permits come back. Forever, the zero Lease, makes the permit
 // permanent, and it is the only lease that does. A negative lease, such as
-// Lease(time.Until(deadline)) once the deadline has passed, and one below
+// Lease(time.Until(deadline)) once the deadline has passed, one below
 // latchkey.MinLease (10ms), too short to outlive the round trip that takes
-// the permit, are refused: a call given one returns an error matching
-// latchkey.ErrInvalidLease, does no I/O and changes nothing. Lease has a
-// type of its own so that it cannot be swapped with a wait by mistake:
-// TryAcquire(ctx, time.Second, permitsemaphore.Lease(time.Minute)).
+// the permit, and one above latchkey.MaxLease (292 years), longer than
+// LeaseTime could report, are refused: a call given one returns an error
+// matching latchkey.ErrInvalidLease, does no I/O and changes nothing.
+// Lease has a type of its own so that it cannot be swapped with a wait by
+// mistake: TryAcquire(ctx, time.Second, permitsemaphore.Lease(time.Minute)).
 type Lease time.Duration
 
 // Forever is the lease of a permanent permit.

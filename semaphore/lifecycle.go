@@ -43,8 +43,8 @@ func (s *Semaphore) Delete(ctx context.Context) (bool, error) {
 // on as on a semaphore that was never set, and queue again with their next
 // attempt. Calls that set the count anew drop the TTL, as Redisson's
 // do (SetPermits, AddPermits); TrySetPermitsTTL sets one. A d below
-// latchkey.MinLease, zero included, returns an error matching
-// latchkey.ErrInvalidLease and changes nothing.
+// latchkey.MinLease, zero included, or above latchkey.MaxLease returns an
+// error matching latchkey.ErrInvalidLease and changes nothing.
 func (s *Semaphore) Expire(ctx context.Context, d time.Duration) (bool, error) {
 	if err := keys.Usable(ctx, s.name, s.client); err != nil {
 		return false, fmt.Errorf("semaphore: expire %s: %w", s.name, err)

@@ -27,8 +27,9 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 
 // TrySetPermitsTTL is TrySetPermits for a semaphore that lives ttl: set,
 // it expires ttl from now, as after Expire (Redisson's trySetPermits with
-// a time to live). A ttl below latchkey.MinLease, zero included, returns
-// an error matching latchkey.ErrInvalidLease and changes nothing.
+// a time to live). A ttl below latchkey.MinLease, zero included, or above
+// latchkey.MaxLease returns an error matching latchkey.ErrInvalidLease and
+// changes nothing.
 func (s *Semaphore) TrySetPermitsTTL(ctx context.Context, n int64, ttl time.Duration) (bool, error) {
 	if err := lockopt.CheckLease(ttl); err != nil {
 		return false, fmt.Errorf("semaphore: set %d permits of %s for %v: %w", n, s.name, ttl, err)

@@ -8,6 +8,7 @@ package lockopt
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/lockerr"
@@ -53,15 +54,26 @@ type Common struct {
 // it, and a Lock would retry until its ctx ended.
 const MinLease = 10 * time.Millisecond
 
-// CheckLease returns nil if d is a lease a hold can have, and otherwise an
-// error matching lockerr.ErrInvalidLease that says why: d is negative, or
-// below MinLease.
+// MaxLease is the longest lease or TTL accepted, about 292 years: the
+// longest time.Duration in whole milliseconds, which Redis keeps as TTLs,
+// so that what a TTL or lease query reads back is a Duration again. Lua
+// numbers (exact to 2^53 ms) and Redis (a TTL of up to 2^63 ms from now)
+// hold more, and a permit's lease end stays below the score Redisson
+// takes for a permanent permit (year 31197) for 28,000 years yet.
+const MaxLease = math.MaxInt64 / time.Millisecond * time.Millisecond
+
+// CheckLease returns nil if d is a lease a hold can have, or a TTL a key
+// can be given, and otherwise an error matching lockerr.ErrInvalidLease
+// that says why: d is negative, below MinLease or above MaxLease. Every
+// lease and TTL a caller passes goes through it.
 func CheckLease(d time.Duration) error {
 	switch {
 	case d < 0:
 		return fmt.Errorf("%w: %v is negative", lockerr.ErrInvalidLease, d)
 	case d < MinLease:
 		return fmt.Errorf("%w: %v is below the minimum of %v, too short to outlive a round trip to Redis", lockerr.ErrInvalidLease, d, MinLease)
+	case d > MaxLease:
+		return fmt.Errorf("%w: %v is above the maximum of %v, the longest a TTL read back can report", lockerr.ErrInvalidLease, d, MaxLease)
 	}
 	return nil
 }
@@ -75,12 +87,12 @@ func (c *Common) SetLease(pkg string, d time.Duration) {
 	c.Fixed = d
 }
 
-// SetWatchdog sets the watchdog's lease; it panics, naming pkg, if d is
-// below MinLease: a hold it keeps must outlive its acquisition as a fixed
-// lease must.
+// SetWatchdog sets the watchdog's lease; it panics, naming pkg, if
+// CheckLease refuses d: a hold it keeps must outlive its acquisition as a
+// fixed lease must, and read back as one does.
 func (c *Common) SetWatchdog(pkg string, d time.Duration) {
-	if d < MinLease {
-		panic(fmt.Sprintf("%s: New: WithWatchdogTimeout: timeout %v is below the minimum of %v, too short to outlive a round trip to Redis", pkg, d, MinLease))
+	if err := CheckLease(d); err != nil {
+		panic(pkg + ": New: WithWatchdogTimeout: " + err.Error())
 	}
 	c.Watchdog = d
 }
