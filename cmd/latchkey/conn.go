@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/mutex"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -40,7 +43,7 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.master, "sentinel-master", c.master, "connect through Redis Sentinel to the master called `NAME`; -redis lists the sentinels, host:port,...")
 	fs.StringVar(&c.user, "user", c.user, "ACL user name (overrides the URL's)")
 	fs.StringVar(&c.password, "password", c.password, "password (overrides the URL's and $"+authEnv+"; visible in ps: prefer $"+authEnv+")")
-	fs.DurationVar(&c.timeout, "timeout", c.timeout, "bound on each command's Redis calls (not on watch)")
+	fs.DurationVar(&c.timeout, "timeout", c.timeout, "bound on a command's reads, and on its change; on each round trip of ls, each look of watch")
 }
 
 // target returns the address or URL to connect to.
@@ -58,6 +61,63 @@ func (c *connFlags) target() string {
 type conn struct {
 	client redis.UniversalClient
 	server string // host:port, or the cluster's seeds; never a password
+	// lease is the watchdog lease that holders are taken to renew (-lease).
+	lease time.Duration
+
+	mu  sync.Mutex
+	pub string // see publish
+}
+
+// publish returns the command that the library's scripts publish with on
+// c, as its Hub decides (internal/notify): SPUBLISH on a cluster whose
+// nodes answer PUBSUB SHARDNUMSUB (Redis 7), PUBLISH elsewhere. Each
+// master is asked, side by side, and the first answer decides, so that
+// a master that does not answer (frozen, cut off) holds up nothing.
+func (c *conn) publish(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cc, ok := c.client.(*redis.ClusterClient)
+	switch {
+	case c.pub != "":
+		return c.pub, nil
+	case !ok:
+		c.pub = "PUBLISH"
+		return c.pub, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	answers := make(chan error)
+	go func() {
+		defer close(answers)
+		err := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			select {
+			case answers <- node.Do(ctx, "PUBSUB", "SHARDNUMSUB").Err():
+			case <-ctx.Done():
+			}
+			return nil
+		})
+		if err != nil {
+			select {
+			case answers <- err:
+			case <-ctx.Done():
+			}
+		}
+	}()
+	var reply redis.Error
+	var last error = errNoReply
+	for err := range answers {
+		switch {
+		case err == nil:
+			c.pub = "SPUBLISH"
+		case errors.As(err, &reply):
+			c.pub = "PUBLISH"
+		default:
+			last = err
+			continue
+		}
+		return c.pub, nil
+	}
+	return "", fmt.Errorf("%s: the publish command: %w", c.server, last)
 }
 
 // open makes the client. It does no I/O: a server that cannot be reached
@@ -74,7 +134,8 @@ func (c *connFlags) open() (*conn, error) {
 		o := &redis.FailoverOptions{MasterName: c.master, SentinelAddrs: strings.Split(t, ",")}
 		o.Username, o.Password = c.user, c.auth("")
 		o.DialTimeout, o.MaxRetries = min(c.timeout, 5*time.Second), 1
-		return &conn{redis.NewFailoverClient(o), "master " + c.master + " via sentinels " + t}, nil
+		o.ReadTimeout, o.WriteTimeout, o.ContextTimeoutEnabled = c.timeout, c.timeout, true
+		return &conn{client: redis.NewFailoverClient(o), server: "master " + c.master + " via sentinels " + t, lease: mutex.DefaultWatchdogTimeout}, nil
 	case c.cluster:
 		o := &redis.ClusterOptions{Addrs: strings.Split(t, ",")}
 		if url {
@@ -88,7 +149,8 @@ func (c *connFlags) open() (*conn, error) {
 		}
 		o.Password = c.auth(o.Password)
 		o.DialTimeout, o.MaxRetries = min(c.timeout, 5*time.Second), 1
-		return &conn{redis.NewClusterClient(o), "cluster " + strings.Join(o.Addrs, ",")}, nil
+		o.ReadTimeout, o.WriteTimeout, o.ContextTimeoutEnabled = c.timeout, c.timeout, true
+		return &conn{client: redis.NewClusterClient(o), server: "cluster " + strings.Join(o.Addrs, ","), lease: mutex.DefaultWatchdogTimeout}, nil
 	}
 	o := &redis.Options{Addr: t}
 	if url {
@@ -102,7 +164,8 @@ func (c *connFlags) open() (*conn, error) {
 	}
 	o.Password = c.auth(o.Password)
 	o.DialTimeout, o.MaxRetries = min(c.timeout, 5*time.Second), 1
-	return &conn{redis.NewClient(o), o.Addr}, nil
+	o.ReadTimeout, o.WriteTimeout, o.ContextTimeoutEnabled = c.timeout, c.timeout, true
+	return &conn{client: redis.NewClient(o), server: o.Addr, lease: mutex.DefaultWatchdogTimeout}, nil
 }
 
 // auth returns the password: -password's, else the URL's (fromURL), else

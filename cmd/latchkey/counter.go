@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/hex"
 	"strconv"
 	"strings"
@@ -10,69 +9,65 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// readCounter reads the integer-string kinds: semaphore, permit semaphore,
-// latch, and the ambiguous plain counter (shown as both permits and count).
-func readCounter(ctx context.Context, c *conn, st *State) error {
-	n := namesOf(st.Name)
-	p := c.client.Pipeline()
-	val := p.Get(ctx, st.Name)
-	pttl := p.PTTL(ctx, st.Name)
-	var leases *redis.ZSliceCmd
-	var entries *redis.StringSliceCmd
-	var scores *redis.ZSliceCmd
-	if st.Kind != kindLatch {
-		entries = p.LRange(ctx, n.sem.Queue, 0, -1)
-		scores = p.ZRangeWithScores(ctx, n.sem.Deadlines, 0, -1)
-	}
-	if st.Kind == kindPermits {
-		leases = p.ZRangeWithScores(ctx, n.sem.Leases, 0, -1)
-	}
-	var grants *redis.ZSliceCmd
-	if st.Kind == kindSemaphore {
-		grants = p.ZRangeWithScores(ctx, n.sem.Grants, 0, -1)
-	}
-	_, _ = p.Exec(ctx)
-	cmds := []redis.Cmder{val, pttl}
-	if entries != nil {
-		cmds = append(cmds, entries, scores)
-	}
-	if leases != nil {
-		cmds = append(cmds, leases)
-	}
-	if grants != nil {
-		cmds = append(cmds, grants)
-	}
-	if err := failed(c, st.Name, cmds...); err != nil {
-		return err
-	}
-	st.TTLms = ttl(pttl)
-	v, _ := strconv.ParseInt(val.Val(), 10, 64)
-	now := time.Now().UnixMilli()
-	switch st.Kind {
-	case kindLatch:
-		st.Count = &v
-		return nil
-	case kindCounter:
-		st.Count = &v
-	case kindPermits:
-		permitTotals(st, v, leases.Val(), now)
-	}
-	st.Permits = &v
-	deadline := scoreMap(scores.Val())
-	for _, e := range entries.Val() {
-		w := semWaiter(st.Kind, e, deadline[e], now)
-		if w.Client == "latchkey" {
-			w.channel = hubChannel(n.sem.Hubs, e)
+// counterStep reads the integer-string kinds: semaphore, permit
+// semaphore, latch, and the ambiguous plain counter (shown as both permits
+// and count).
+func counterStep(c *conn, st *State) step {
+	return func(r *round) func() (step, error) {
+		n := namesOf(st.Name)
+		ctx, p := r.ctx, r.p
+		val := p.Get(ctx, st.Name)
+		pttl := p.PTTL(ctx, st.Name)
+		cmds := []redis.Cmder{val, pttl}
+		var entries *redis.StringSliceCmd
+		var scores, leases, grants *redis.ZSliceCmd
+		if st.Kind != kindLatch {
+			entries = p.LRange(ctx, n.sem.Queue, 0, -1)
+			scores = p.ZRangeWithScores(ctx, n.sem.Deadlines, 0, -1)
+			cmds = append(cmds, entries, scores)
 		}
-		st.Queue = append(st.Queue, w)
-	}
-	if grants != nil {
-		for _, z := range grants.Val() {
-			e := z.Member.(string)
-			st.Grants = append(st.Grants, semWaiter(st.Kind, e, int64(z.Score), now))
+		if st.Kind == kindPermits {
+			leases = p.ZRangeWithScores(ctx, n.sem.Leases, 0, -1)
+			cmds = append(cmds, leases)
+		}
+		if st.Kind == kindSemaphore {
+			grants = p.ZRangeWithScores(ctx, n.sem.Grants, 0, -1)
+			cmds = append(cmds, grants)
+		}
+		return func() (step, error) {
+			if err := failed(c, st.Name, cmds...); err != nil {
+				return nil, err
+			}
+			st.TTLms = ttl(pttl)
+			v, _ := strconv.ParseInt(val.Val(), 10, 64)
+			now := time.Now().UnixMilli()
+			switch st.Kind {
+			case kindLatch:
+				st.Count = &v
+				return nil, nil
+			case kindCounter:
+				st.Count = &v
+			case kindPermits:
+				permitTotals(st, v, leases.Val(), now)
+			}
+			st.Permits = &v
+			deadline := scoreMap(scores.Val())
+			for _, e := range entries.Val() {
+				w := semWaiter(st.Kind, e, deadline[e], now)
+				if w.Client == "latchkey" {
+					w.channel = hubChannel(n.sem.Hubs, e)
+				}
+				st.Queue = append(st.Queue, w)
+			}
+			if grants != nil {
+				for _, z := range grants.Val() {
+					e := z.Member.(string)
+					st.Grants = append(st.Grants, semWaiter(st.Kind, e, int64(z.Score), now))
+				}
+			}
+			return nil, nil
 		}
 	}
-	return nil
 }
 
 // permitTotals sorts a permit semaphore's leases into the permits held

@@ -9,7 +9,7 @@
 // The commands:
 //
 //	inspect [-json] [-kind K] NAME...        show what is held and who waits
-//	ls [-json] [-all] [PATTERN]              list the synchronizers present (SCAN)
+//	ls [-json] [-all] [PATTERN]              list the synchronizers present (one SCAN pass)
 //	watch [-json] [-kind K] [-every D] NAME  follow a synchronizer as it changes
 //	unlock [-yes] [-kind K] NAME             force-unlock a lock, waking its waiters
 //	evict [-yes] [-kind K] NAME WAITER       remove a waiter from a queue, waking those it held back
@@ -25,6 +25,18 @@
 // through Redis Sentinel to the master called NAME), -user, -password and
 // -timeout. Without -password or a password in the URL, the password is
 // taken from $REDISCLI_AUTH, as redis-cli does, which keeps it out of ps.
+// -timeout (10s) bounds each command's reads and its change, each round
+// trip of ls (a SCAN call, a batch of keys sifted or read) and each look of
+// watch.
+//
+// ls reads each master's keyspace once (SCAN, matching PATTERN on its
+// side, a Redis glob) and sifts each page of keys in a round trip or two,
+// reading a few bytes of each (a hash's sampled field names, a string's
+// first 21 bytes): a name that may be a synchronizer's, and a waiter queue
+// left behind, is read in a batch with others, and its row printed as soon
+// as its batch is read. A round trip past -timeout, or a master that fails,
+// ends that master's listing: the rows found are printed, stderr says what
+// is missing, and the exit status is 7.
 //
 // The commands that change a synchronizer (unlock, evict, release,
 // countdown, clear) show what they will do and ask for confirmation on a
@@ -90,11 +102,19 @@
 //	                alone), "none" (nothing here) or "other"
 //	ttl_ms          the main key's time to live: -1 none, 0 no such key
 //	mode            rwlock: "read" or "write" (omitted otherwise)
-//	holders         [{owner, count, mode, client, ttl_ms, process}]:
-//	                client is "latchkey" or "redisson" (by the owner
-//	                id's shape); mode and ttl_ms (the longest read
-//	                hold's) for rwlock; process as below
-//	token           the fencing counter, or null
+//	holders         [{owner, count, mode, client, ttl_ms, token,
+//	                renewed_ms, running_down, process}]: client is
+//	                "latchkey" or "redisson" (by the owner id's shape);
+//	                mode for rwlock; ttl_ms the hold's (a reader's
+//	                longest read hold's); token the holder's fencing
+//	                token, a latchkey holder's only (an RLock draws
+//	                none); renewed_ms how long ago the hold was renewed,
+//	                its TTL against the watchdog lease (-lease, 30s),
+//	                null if its TTL is over the lease or it has none;
+//	                running_down when that is longer than a watchdog
+//	                allows (a third of the lease, plus a sixth or 1s);
+//	                process as below
+//	token           the fencing counter (the latest token drawn), or null
 //	permits, count  semaphores: permits available (the count in Redis);
 //	                latch: the count (a plain integer: both); null for
 //	                the other kinds
@@ -114,9 +134,11 @@
 //	process         the process behind a latchkey owner, as it records
 //	                itself (latchkey_process:{<uuid>}, see the latchkey
 //	                package's Process record): {host, pid, program,
-//	                started, version}; omitted for Redisson's owners and
-//	                for a process with no record (lapsed 5 minutes after
-//	                it ended, or turned off)
+//	                started, version, age_ms}, age_ms how long ago it
+//	                last wrote the record (every minute while it runs);
+//	                omitted for Redisson's owners and for a process with
+//	                no record (lapsed 5 minutes after it ended, or turned
+//	                off)
 //	channel, subscribers
 //	                the channel on which waiters without a queue entry
 //	                wait, and how many connections listen on it (see
@@ -188,7 +210,7 @@
 // Exit status, for scripts:
 //
 //	0  success
-//	1  a runtime error: Redis unreachable, a command failed
+//	1  Redis could not be reached, or a command failed
 //	2  a usage error, among them a node of a Redis Cluster reached without
 //	   -cluster (it holds only some of the keys)
 //	3  nothing here: no synchronizer under a name given (inspect, and the
@@ -197,4 +219,8 @@
 //	4  not locked: unlock of a lock nobody holds
 //	5  not confirmed: the prompt was answered no, or a command that asks
 //	   ran without -yes on a stdin that is not a terminal; nothing was done
+//	6  refused: what Redis holds does not allow the command (a -kind of
+//	   another family than the key's); nothing was done
+//	7  partial: ls's listing lacks what stderr says (a master that
+//	   failed, or a round trip past -timeout); the rows printed are right
 package main

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/latchkey/latchkey/internal/shared"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -21,7 +20,7 @@ func subscribers(ctx context.Context, c *conn, channels []string, self selfListe
 	if len(channels) == 0 {
 		return map[string]int64{}, nil
 	}
-	pub, err := shared.Publish(ctx, c.client, nil)
+	pub, err := c.publish(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -53,21 +52,43 @@ func subscribers(ctx context.Context, c *conn, channels []string, self selfListe
 // each, which is no waiter's.
 type selfListens map[string]bool
 
-// shardCounts asks each channel's master for its sharded subscribers.
+// shardCounts asks each channel's master for its sharded subscribers:
+// one pipeline per master, the masters side by side.
 func shardCounts(ctx context.Context, cl *redis.ClusterClient, channels []string) (map[string]int64, error) {
-	counts := make(map[string]int64, len(channels))
+	byMaster := map[*redis.Client][]string{}
 	for _, ch := range channels {
 		node, err := cl.MasterForKey(ctx, ch)
 		if err != nil {
 			return nil, err
 		}
-		m, err := node.PubSubShardNumSub(ctx, ch).Result()
-		if err != nil {
-			return nil, err
-		}
-		counts[ch] = m[ch]
+		byMaster[node] = append(byMaster[node], ch)
 	}
-	return counts, nil
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var errs []error
+	counts := make(map[string]int64, len(channels))
+	for node, chs := range byMaster {
+		wg.Go(func() {
+			cmds := make([]*redis.MapStringIntCmd, len(chs))
+			_, err := node.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for i, ch := range chs {
+					cmds[i] = p.PubSubShardNumSub(ctx, ch)
+				}
+				return nil
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			for i, ch := range chs {
+				counts[ch] = cmds[i].Val()[ch]
+			}
+		})
+	}
+	wg.Wait()
+	return counts, errors.Join(errs...)
 }
 
 // clusterCounts sums the subscribers of every node of a cluster: a
@@ -108,39 +129,43 @@ func sharedChannel(st *State) string {
 	return ""
 }
 
-// listen counts the subscribers of st's shared channel and of each
+// listenStep counts the subscribers of st's shared channel and of each
 // waiter's own channel, and tells from them and from each entry's
-// deadline which waiters live.
-func listen(ctx context.Context, c *conn, st *State, self selfListens) error {
-	var channels []string
-	if st.Channel = sharedChannel(st); st.Channel != "" {
-		channels = append(channels, st.Channel)
-	}
-	for _, w := range st.Queue {
-		if w.channel != "" {
-			channels = append(channels, w.channel)
+// deadline which waiters live; then it reads the processes behind the
+// owners (identifyStep).
+func listenStep(c *conn, st *State) step {
+	return func(r *round) func() (step, error) {
+		if st.Channel = sharedChannel(st); st.Channel != "" {
+			r.count = append(r.count, st.Channel)
+		}
+		for _, w := range st.Queue {
+			if w.channel != "" {
+				r.count = append(r.count, w.channel)
+			}
+		}
+		return func() (step, error) {
+			if r.countErr != nil {
+				return nil, c.keyErr(st.Name, r.countErr)
+			}
+			counts := r.counts
+			if counts != nil && st.Channel != "" {
+				n := counts[st.Channel]
+				st.Subscribers = &n
+			}
+			for i := range st.Queue {
+				w := &st.Queue[i]
+				if counts != nil && w.channel != "" {
+					on := counts[w.channel] > 0
+					w.Listening = &on
+				}
+				if w.InMs < 0 {
+					w.LapsedMs = -w.InMs
+				}
+				w.Alive = w.InMs >= 0 && (w.Listening == nil || *w.Listening)
+			}
+			return identifyStep(c, st), nil
 		}
 	}
-	counts, err := subscribers(ctx, c, channels, self)
-	if err != nil {
-		return c.keyErr(st.Name, err)
-	}
-	if counts != nil && st.Channel != "" {
-		n := counts[st.Channel]
-		st.Subscribers = &n
-	}
-	for i := range st.Queue {
-		w := &st.Queue[i]
-		if counts != nil && w.channel != "" {
-			on := counts[w.channel] > 0
-			w.Listening = &on
-		}
-		if w.InMs < 0 {
-			w.LapsedMs = -w.InMs
-		}
-		w.Alive = w.InMs >= 0 && (w.Listening == nil || *w.Listening)
-	}
-	return nil
 }
 
 // dead counts the waiters of st that seem dead.

@@ -51,6 +51,8 @@ const (
 	exitNothing      = 3
 	exitNotLocked    = 4
 	exitNotConfirmed = 5
+	exitRefused      = 6
+	exitPartial      = 7
 )
 
 // A statusError ends a command with an exit status of its own; msg, if
@@ -65,6 +67,13 @@ func (e *statusError) Error() string { return e.msg }
 // nothingHere is the status of a command that found nothing to show or act on.
 func nothingHere(format string, args ...any) error {
 	return &statusError{exitNothing, fmt.Sprintf(format, args...)}
+}
+
+// refused is the status of a command that what Redis holds does not allow
+// (a kind it does not act on, a held lock to clear, a -kind of another
+// family than the key's): nothing was changed.
+func refused(format string, args ...any) error {
+	return &statusError{exitRefused, fmt.Sprintf(format, args...)}
 }
 
 // usageError is a mistake in the command line: exit status 2.
@@ -155,8 +164,9 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 		fmt.Fprintf(w, "  %s\n", commands[name].summary)
 	}
 	fmt.Fprintf(w, "\nKinds (-kind): %s.\n", kindList)
-	fmt.Fprintf(w, "\nExit status: 0 success, 1 error, 2 usage (or a cluster node without -cluster),\n"+
-		"3 nothing here (no such synchronizer, waiter or permit), 4 not locked, 5 not confirmed.\n")
+	fmt.Fprintf(w, "\nExit status: 0 success, 1 Redis unreachable or a command failed, 2 usage (or a cluster\n"+
+		"node without -cluster), 3 nothing here (no such synchronizer, waiter or permit), 4 not locked,\n"+
+		"5 not confirmed, 6 refused (nothing changed), 7 partial listing.\n")
 	fmt.Fprintf(w, "\nConnection flags (also accepted after the command):\n")
 	fs.SetOutput(w)
 	fs.PrintDefaults()

@@ -3,12 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,8 +21,11 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 var raceBuild bool
 
 // build compiles the command into a temporary directory of t.
-func build(t *testing.T) string {
+func build(t testing.TB) string {
 	t.Helper()
+	if bin := os.Getenv("LATCHKEY_TEST_BIN"); bin != "" {
+		return bin // a binary built elsewhere: an earlier commit's, to show what a test finds there
+	}
 	bin := filepath.Join(t.TempDir(), "latchkey")
 	args := []string{"build", "-o", bin}
 	if raceBuild {
@@ -45,7 +46,7 @@ type cli struct {
 	env  []string // more environment variables, NAME=value
 }
 
-func (c cli) run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+func (c cli) run(t testing.TB, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
@@ -72,16 +73,7 @@ func (c cli) states(t *testing.T, args ...string) []State {
 	if code != 0 && code != exitNothing {
 		t.Fatalf("latchkey %v: exit %d\n%s", args, code, errOut)
 	}
-	var sts []State
-	dec := json.NewDecoder(strings.NewReader(out))
-	for dec.More() {
-		var st State
-		if err := dec.Decode(&st); err != nil {
-			t.Fatalf("latchkey %v: bad JSON %v in\n%s", args, err, out)
-		}
-		sts = append(sts, st)
-	}
-	return sts
+	return decodeStates(t, out)
 }
 
 // inspect runs inspect -json on one name.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 
 	"github.com/latchkey/latchkey/internal/owner"
@@ -79,7 +78,22 @@ type Holder struct {
 	Count  int64  `json:"count"`          // holds (reentrancy)
 	Mode   string `json:"mode,omitempty"` // rwlock: read or write
 	Client string `json:"client"`         // latchkey or redisson (by the owner id's shape)
-	TTLms  *int64 `json:"ttl_ms,omitempty"`
+	// TTLms is the hold's time to live: the lock's, or a reader's longest
+	// read hold's.
+	TTLms *int64 `json:"ttl_ms,omitempty"`
+	// Token is the holder's fencing token: a latchkey holder's of a
+	// mutex, fair lock or write lock, which its acquisition drew from the
+	// counter (State.Token). A Redisson holder has none here: an RLock
+	// draws none, so the counter is an earlier holder's.
+	Token *int64 `json:"token,omitempty"`
+	// RenewedMs is how long ago the hold was last renewed (or taken), as
+	// its TTL tells against the watchdog lease (-lease): null when it
+	// cannot tell (a TTL over the lease, or none). RunningDown is set when
+	// that is longer than a watchdog renewing every third of the lease
+	// allows: its holder stopped renewing it, or took it with a fixed
+	// lease.
+	RenewedMs   *int64 `json:"renewed_ms"`
+	RunningDown bool   `json:"running_down"`
 	// Process is the process behind a latchkey owner, as it recorded
 	// itself; omitted for Redisson's owners and for a process with no
 	// record (see Process).
@@ -123,49 +137,6 @@ type Permit struct {
 
 // permanent is Redisson's lease end of a permit without a lease.
 const permanent = 922337203685477
-
-// read returns the state of name as a synchronizer of kind ("" to detect).
-// It only reads: nothing is purged or reclaimed.
-func read(ctx context.Context, c *conn, name, kind string) (*State, error) {
-	return readAs(ctx, c, name, kind, nil)
-}
-
-// readAs is read for a caller that itself listens on the channels in self
-// (a watch): its own subscriptions are not counted among the listeners,
-// nor taken for a waiter's.
-func readAs(ctx context.Context, c *conn, name, kind string, self selfListens) (*State, error) {
-	bare := false
-	if kind == "" {
-		var err error
-		if kind, bare, err = detect(ctx, c, name, self); err != nil {
-			return nil, err
-		}
-	}
-	st := &State{Name: name, Kind: kind, Holders: []Holder{}, Queue: []Waiter{}, Leases: []Permit{},
-		Expired: []Permit{}, Grants: []Waiter{}, bare: bare}
-	var err error
-	switch kind {
-	case kindMutex, kindFairLock, kindEitherLock:
-		err = readLock(ctx, c, st)
-	case kindRWLock:
-		err = readRW(ctx, c, st)
-	case kindSemaphore, kindPermits, kindLatch, kindCounter:
-		err = readCounter(ctx, c, st)
-	case kindOther:
-		st.Note = "not a synchronizer's layout"
-	case kindNone:
-		st.Note = "nothing here"
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := listen(ctx, c, st, self); err != nil {
-		return nil, err
-	}
-	identify(ctx, c, st)
-	annotate(st)
-	return st, nil
-}
 
 // client tells whose owner id this is.
 func client(id string) string {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"time"
@@ -10,46 +9,71 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-func readLock(ctx context.Context, c *conn, st *State) error {
-	n := namesOf(st.Name)
-	queue, deadlines, counter := n.lock.Queue, n.lock.Deadlines, n.lock.Token
-	if st.Kind == kindFairLock {
-		queue, deadlines, counter = n.lock.FairQueue, n.lock.FairDeadlines, n.lock.FairToken
+// lockStep reads a mutex's or a fair lock's hash, TTL, fencing counter,
+// queue (the mutex's, or the fair lock's with its heartbeats), grant and
+// election record.
+func lockStep(c *conn, st *State) step {
+	return func(r *round) func() (step, error) {
+		n := namesOf(st.Name)
+		queue, deadlines, counter := n.lock.Queue, n.lock.Deadlines, n.lock.Token
+		if st.Kind == kindFairLock {
+			queue, deadlines, counter = n.lock.FairQueue, n.lock.FairDeadlines, n.lock.FairToken
+		}
+		ctx, p := r.ctx, r.p
+		hash := p.HGetAll(ctx, st.Name)
+		pttl := p.PTTL(ctx, st.Name)
+		token := p.Get(ctx, counter)
+		entries := p.LRange(ctx, queue, 0, -1)
+		scores := p.ZRangeWithScores(ctx, deadlines, 0, -1)
+		grant := p.Get(ctx, n.lock.Grant)
+		beats := p.ZRangeWithScores(ctx, n.lock.Heartbeats, 0, -1)
+		leader := p.HGetAll(ctx, keys.ElectionOf(st.Name).Leader)
+		return func() (step, error) {
+			if err := failed(c, st.Name, hash, pttl, token, entries, scores, grant, beats, leader); err != nil {
+				return nil, err
+			}
+			decodeLock(st, n, hash.Val(), ttl(pttl), token, grant.Val(), leader.Val())
+			lockQueue(st, n, entries.Val(), scoreMap(scores.Val()), beats.Val())
+			return nil, nil
+		}
 	}
-	p := c.client.Pipeline()
-	hash := p.HGetAll(ctx, st.Name)
-	pttl := p.PTTL(ctx, st.Name)
-	token := p.Get(ctx, counter)
-	entries := p.LRange(ctx, queue, 0, -1)
-	scores := p.ZRangeWithScores(ctx, deadlines, 0, -1)
-	grant := p.Get(ctx, n.lock.Grant)
-	beats := p.ZRangeWithScores(ctx, n.lock.Heartbeats, 0, -1)
-	leader := p.HGetAll(ctx, keys.ElectionOf(st.Name).Leader)
-	_, _ = p.Exec(ctx)
-	if err := failed(c, st.Name, hash, pttl, token, entries, scores, grant, beats, leader); err != nil {
-		return err
+}
+
+// decodeLock fills in st's holders, each with the lock's TTL and, for a
+// latchkey holder, its fencing token (the counter, which its acquisition
+// drew last: Redisson's RLock draws none, so a Redisson holder's is not
+// the counter's), the counter, the grant and the leader.
+func decodeLock(st *State, n names, hash map[string]string, pttl int64, token *redis.StringCmd, grant string, leader map[string]string) {
+	if leader["owner"] != "" && hash[leader["owner"]] != "" {
+		term, _ := strconv.ParseInt(leader["term"], 10, 64)
+		st.Leader = &Leader{Owner: leader["owner"], Value: leader["value"], Term: term}
 	}
-	if rec := leader.Val(); rec["owner"] != "" && hash.Val()[rec["owner"]] != "" {
-		term, _ := strconv.ParseInt(rec["term"], 10, 64)
-		st.Leader = &Leader{Owner: rec["owner"], Value: rec["value"], Term: term}
-	}
-	st.TTLms = ttl(pttl)
-	for f, v := range hash.Val() {
-		cnt, _ := strconv.ParseInt(v, 10, 64)
-		st.Holders = append(st.Holders, Holder{Owner: f, Count: cnt, Client: client(f)})
-	}
-	if t, err := token.Int64(); err == nil {
+	st.TTLms = pttl
+	t, err := token.Int64()
+	if err == nil {
 		st.Token = &t
 	}
-	if grant.Val() != "" {
-		st.Granted = entryOwner(grant.Val())
+	for f, v := range hash {
+		cnt, _ := strconv.ParseInt(v, 10, 64)
+		h := Holder{Owner: f, Count: cnt, Client: client(f), TTLms: &st.TTLms}
+		if err == nil && h.Client == "latchkey" {
+			h.Token = &t
+		}
+		st.Holders = append(st.Holders, h)
 	}
+	if grant != "" {
+		st.Granted = entryOwner(grant)
+	}
+}
+
+// lockQueue fills in st's waiters from its queue's entries, their
+// deadlines and, for a fair lock, latchkey's heartbeats.
+func lockQueue(st *State, n names, entries []string, deadline map[string]int64, beats []redis.Z) {
 	now := time.Now().UnixMilli()
-	deadline := scoreMap(scores.Val())
 	// A latchkey fair-lock waiter's heartbeat, <hub id>/<owner>[/...] ->
 	// until when, is its liveness; its Hub's channel carries its letters.
 	beat, hub := map[string]int64{}, map[string]string{}
-	for _, z := range beats.Val() {
+	for _, z := range beats {
 		m := z.Member.(string)
 		h, key, ok := strings.Cut(m, "/")
 		if !ok {
@@ -58,7 +82,7 @@ func readLock(ctx context.Context, c *conn, st *State) error {
 		who, _, _ := strings.Cut(key, "/")
 		beat[who], hub[who] = int64(z.Score), h
 	}
-	for _, e := range entries.Val() {
+	for _, e := range entries {
 		w := Waiter{Owner: e, Client: client(e), DeadlineMs: deadline[e]}
 		switch {
 		case e == redissonEntry || e == redissonTurn: // Redisson's waiters' place in line
@@ -77,7 +101,6 @@ func readLock(ctx context.Context, c *conn, st *State) error {
 		w.InMs = w.DeadlineMs - now
 		st.Queue = append(st.Queue, w)
 	}
-	return nil
 }
 
 // Redisson's waiters' place in a latchkey queue (see queue.lua).

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+)
+
+// help makes fs's -h print the command's usage line, text (its
+// arguments, what it changes, an example), and its own flags; the
+// connection flags are latchkey -h's.
+func help(fs *flag.FlagSet, usage, text string) {
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: latchkey [connection flags] %s\n\n%s\n", usage, strings.TrimSpace(text))
+		own := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		fs.VisitAll(func(f *flag.Flag) {
+			if !connFlag[f.Name] {
+				own.Var(f.Value, f.Name, f.Usage)
+			}
+		})
+		fmt.Fprintf(w, "\nFlags (the connection flags, latchkey -h lists them, may come here too):\n")
+		own.SetOutput(w)
+		own.PrintDefaults()
+	}
+}
+
+// connFlag are the names of the connection flags (see connFlags.register).
+var connFlag = map[string]bool{"redis": true, "cluster": true, "sentinel-master": true, "user": true, "password": true, "timeout": true}
+
+const lsHelp = `
+Lists the synchronizers whose names match PATTERN (a Redis glob: * ? [a-z]
+\x; default *), one row each, printed as they are found: one SCAN pass over
+each master, reading little of any key that is no synchronizer's. A lock
+whose own key is gone but whose dead waiters' queue is left is listed too.
+Reads only: changes nothing.
+
+-timeout bounds each round trip (each SCAN call, each batch of keys
+sifted or read), not the listing: a keyspace of a million keys takes as
+long as it takes. A round trip past -timeout, or a master that fails, ends
+that master's listing: the rows found so far are printed, stderr says what
+is missing, and the exit status is 7 (partial).
+
+Example:
+  latchkey -cluster -redis node-1:7000 ls 'orders:*'`
