@@ -88,8 +88,8 @@ func testKinds(t *testing.T, c cli, rdb redis.UniversalClient) {
 	if st.Kind != kindCounter || !strings.Contains(st.Note, "nothing beside it") {
 		t.Errorf("an unrelated integer: kind %s, note %q", st.Kind, st.Note)
 	}
-	if _, errOut, code := c.run(t, "countdown", "-yes", counter); code != exitUsage {
-		t.Errorf("countdown of an unrelated integer without -kind: exit %d (%s), want %d", code, errOut, exitUsage)
+	if _, errOut, code := c.run(t, "countdown", "-yes", counter); code != exitRefused {
+		t.Errorf("countdown of an unrelated integer without -kind: exit %d (%s), want %d", code, errOut, exitRefused)
 	}
 	listed := map[string]string{}
 	for _, st := range c.states(t, "ls", "-json", prefix+":*") {

@@ -207,6 +207,21 @@
 // queues have no TTL), with a note "free; N dead waiters queued: run
 // latchkey clear NAME"; unlock of it says the same.
 //
+// Holders. inspect's holder table shows each holder's fencing token (a
+// latchkey holder's; an RLock draws none, so a Java holder shows none,
+// and COUNTER, the latest token drawn, is an earlier holder's), its
+// process (latchkey's owners: host, pid, program, from its record), and
+// its LIVENESS: "renewed 4s ago" (its TTL against the watchdog lease,
+// -lease, 30s by default: a watchdog sets the TTL back to the lease every
+// third of it), "not renewed for 25s (on a 30s lease), expires in 5s" when
+// the TTL has run down further than a watchdog allows (its holder is
+// frozen, cut off or dead, or took a fixed lease shorter than -lease), or
+// "TTL over the 30s lease" (a fixed lease, or a longer watchdog: pass
+// -lease); for a latchkey holder, also when its process last wrote its
+// record (every minute while it runs), "process silent" when it is older
+// than that, or "no process record" (it lapsed 5 minutes after its process
+// stopped, or is turned off). ls shows the same in a few words.
+//
 // Exit status, for scripts:
 //
 //	0  success
@@ -219,8 +234,10 @@
 //	4  not locked: unlock of a lock nobody holds
 //	5  not confirmed: the prompt was answered no, or a command that asks
 //	   ran without -yes on a stdin that is not a terminal; nothing was done
-//	6  refused: what Redis holds does not allow the command (a -kind of
-//	   another family than the key's); nothing was done
+//	6  refused: what Redis holds does not allow the command: unlock or
+//	   clear of what is no lock, clear of a held lock, release or
+//	   countdown of another kind, a plain integer without -kind, a -kind
+//	   of another family than the key's (which it says); nothing was done
 //	7  partial: ls's listing lacks what stderr says (a master that
 //	   failed, or a round trip past -timeout); the rows printed are right
 package main

@@ -58,7 +58,7 @@ func runEvict(ctx context.Context, e *env, args []string) error {
 	if n == 0 {
 		return nothingHere("%s: waiter %q left the queue of %q meanwhile", t.c.server, id, name)
 	}
-	fmt.Fprintf(e.stdout, "%s: evicted %s, #%d of %d waiting", name, id, pos+1, len(st.Queue))
+	fmt.Fprintf(e.stdout, "%s: evicted %s, #%d of %d queued", name, id, pos+1, len(st.Queue))
 	if pos == 0 {
 		fmt.Fprint(e.stdout, "; the next in line was told")
 	}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/latchkey/latchkey/countdownlatch"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/latchkey/latchkey/permitsemaphore"
@@ -70,5 +72,43 @@ func testClusterGuard(t *testing.T, bin string, cl *redistest.Cluster) {
 		if _, errOut, code := one.run(t, args...); code != exitUsage || !strings.Contains(errOut, "-cluster") {
 			t.Errorf("%v on a cluster node without -cluster: exit %d, %q; want %d and a hint", args, code, errOut, exitUsage)
 		}
+	}
+}
+
+// testRefusals: a command that what Redis holds does not allow exits 6
+// (refused, nothing changed), which a script tells from 1 (Redis could not
+// be reached): unlock of a latch, clear of a held lock, and a -kind of
+// another family than the key's, which says what the key holds instead of
+// Redis' WRONGTYPE.
+func testRefusals(t *testing.T, c cli, rdb redis.UniversalClient) {
+	ctx := t.Context()
+	latch := testName(t, "latch")
+	if _, err := countdownlatch.New(rdb, latch).TrySetCount(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	wrong := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"unlock", "-yes", "-kind", "countdownlatch", latch}, "only locks"},
+		{[]string{"unlock", "-yes", "-kind", "mutex", latch}, `holds a string, which reads as a semaphore|countdownlatch`},
+		{[]string{"inspect", "-kind", "rwlock", latch}, "holds a string"},
+		{[]string{"countdown", "-yes", "-kind", "semaphore", latch}, "only a countdownlatch counts down"},
+	}
+	for _, w := range wrong {
+		if _, errOut, code := c.run(t, w.args...); code != exitRefused || !strings.Contains(errOut, w.want) || strings.Contains(errOut, "WRONGTYPE") {
+			t.Errorf("%v: exit %d, %q; want %d, saying %q", w.args, code, errOut, exitRefused, w.want)
+		}
+	}
+	if n, _ := countdownlatch.New(rdb, latch).Count(ctx); n != 2 {
+		t.Errorf("latch count %d after refusals, want 2", n)
+	}
+	m := mutex.New(rdb, testName(t, "held"))
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Unlock(context.Background())
+	if _, errOut, code := c.run(t, "inspect", "-kind", "semaphore", m.Name()); code != exitRefused || !strings.Contains(errOut, "holds a hash, which reads as a mutex") {
+		t.Errorf("inspect -kind semaphore of a mutex: exit %d, %q; want %d", code, errOut, exitRefused)
 	}
 }

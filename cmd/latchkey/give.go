@@ -36,16 +36,18 @@ func runRelease(ctx context.Context, e *env, args []string) error {
 	what := fmt.Sprintf("permit %s", *id)
 	switch {
 	case st.Kind == kindCounter:
-		return usagef("%q is a plain integer, a semaphore or a latch: pass -kind semaphore if it is a semaphore", name)
+		return refused("%q is a plain integer, a semaphore or a latch: pass -kind semaphore if it is a semaphore; nothing released", name)
 	case *n > 0 && st.Kind == kindSemaphore:
-		what = fmt.Sprintf("%d permits", *n)
+		what = counted(*n, "permit")
 	case *id != "" && st.Kind == kindPermits:
 	case *n > 0 && st.Kind == kindPermits:
-		return usagef("%q is a permit semaphore: release its permits by -id (inspect lists them)", name)
+		return refused("%q is a permit semaphore: release its permits by -id (inspect lists them); nothing released", name)
+	case *id != "" && st.Kind == kindSemaphore:
+		return refused("%q is a semaphore, whose permits have no ids: release them by -n; nothing released", name)
 	default:
-		return fmt.Errorf("%s: key %q is a %s: only a semaphore's (-n) or a permit semaphore's (-id) permits can be released", t.c.server, name, st.Kind)
+		return refused("%s: key %q is a %s: only a semaphore's (-n) or a permit semaphore's (-id) permits can be released", t.c.server, name, st.Kind)
 	}
-	q := fmt.Sprintf("Release %s of %s %q on %s (%d available, %d waiting)? [y/N] ", what, st.Kind, name, t.c.server, *st.Permits, len(st.Queue))
+	q := fmt.Sprintf("Release %s of %s %q on %s (available: %d, queued: %d)? [y/N] ", what, st.Kind, name, t.c.server, *st.Permits, len(st.Queue))
 	if err := approve(e, *ch.yes, q); err != nil {
 		return err
 	}
@@ -62,7 +64,7 @@ func runRelease(ctx context.Context, e *env, args []string) error {
 	case err != nil:
 		return t.c.keyErr(name, err)
 	}
-	fmt.Fprintf(e.stdout, "%s: released %s; %d were available, %d waiting\n", name, what, *st.Permits, len(st.Queue))
+	fmt.Fprintf(e.stdout, "%s: released %s (available before: %d, queued: %d)\n", name, what, *st.Permits, len(st.Queue))
 	return nil
 }
 
@@ -89,9 +91,9 @@ func runCountdown(ctx context.Context, e *env, args []string) error {
 	switch st.Kind {
 	case kindLatch:
 	case kindCounter:
-		return usagef("%q is a plain integer, a semaphore or a latch: pass -kind countdownlatch if it is a latch", name)
+		return refused("%q is a plain integer, a semaphore or a latch: pass -kind countdownlatch if it is a latch; nothing counted", name)
 	default:
-		return fmt.Errorf("%s: key %q is a %s: only a countdownlatch counts down", t.c.server, name, st.Kind)
+		return refused("%s: key %q is a %s: only a countdownlatch counts down", t.c.server, name, st.Kind)
 	}
 	from := *st.Count
 	if from <= 0 {
@@ -114,7 +116,7 @@ func runCountdown(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return t.c.keyErr(name, err)
 	}
-	fmt.Fprintf(e.stdout, "%s: counted down %d times, from %d to %d", name, by, from, left)
+	fmt.Fprintf(e.stdout, "%s: counted down from %d to %d", name, from, left)
 	if left == 0 {
 		fmt.Fprint(e.stdout, "; its waiters were released")
 	}

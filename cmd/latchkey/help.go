@@ -28,6 +28,17 @@ func help(fs *flag.FlagSet, usage, text string) {
 // connFlag are the names of the connection flags (see connFlags.register).
 var connFlag = map[string]bool{"redis": true, "cluster": true, "sentinel-master": true, "user": true, "password": true, "timeout": true}
 
+const inspectHelp = `
+Shows each NAME's kind, TTL, holders (their fencing token, their process,
+how long ago their lease was renewed), waiters (alive or dead), permits,
+count, leader. Reads only: changes nothing.
+
+NAME is the synchronizer's name as the services give it (a Redisson
+getLock("orders") is orders). Exit status 3 if nothing is under a NAME.
+
+Example:
+  latchkey -redis redis-1:6379 inspect orders:{42}`
+
 const lsHelp = `
 Lists the synchronizers whose names match PATTERN (a Redis glob: * ? [a-z]
 \x; default *), one row each, printed as they are found: one SCAN pass over

@@ -13,6 +13,8 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object per name")
 	kind := fs.String("kind", "", "the kind to read NAME as, instead of detecting it: "+kindList)
+	lease := leaseFlag(fs)
+	help(fs, "inspect [flags] NAME...", inspectHelp)
 	names, err := e.parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -28,14 +30,19 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer c.client.Close()
+	c.lease = *lease
 	ctx, cancel := e.withTimeout(ctx)
 	defer cancel()
+	reqs := make([]request, len(names))
+	for i, name := range names {
+		reqs[i] = request{name, *kind}
+	}
+	sts, errs := readMany(ctx, c, reqs, nil) // every name in the same few round trips
 	enc := json.NewEncoder(e.stdout)
 	nothing := false // a name with nothing under it: exit status 3
-	for i, name := range names {
-		st, err := read(ctx, c, name, *kind)
-		if err != nil {
-			return err
+	for i, st := range sts {
+		if errs[i] != nil {
+			return errs[i]
 		}
 		if st.Kind == kindNone {
 			nothing = true
@@ -50,7 +57,7 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 		if i > 0 {
 			fmt.Fprintln(e.stdout)
 		}
-		if err := printState(e.stdout, st); err != nil {
+		if err := printState(e.stdout, st, *lease); err != nil {
 			return err
 		}
 	}

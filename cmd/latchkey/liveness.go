@@ -2,7 +2,10 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"time"
+
+	"github.com/latchkey/latchkey/internal/process"
 
 	"github.com/latchkey/latchkey/mutex"
 )
@@ -40,3 +43,44 @@ func holdLiveness(st *State, lease time.Duration) {
 // renewal before it is said to run down: a third of the lease, when the
 // watchdog renews, plus a sixth of it or at least renewSlack.
 func stallLimit(lease time.Duration) time.Duration { return lease/3 + max(lease/6, renewSlack) }
+
+// holderLiveness says how a holder's hold and process are doing: when its
+// hold was renewed, or that it runs down, and for a latchkey holder
+// whether its process still writes its record.
+func holderLiveness(st *State, h Holder, lease time.Duration) string {
+	var s string
+	ttl := int64(0)
+	if h.TTLms != nil {
+		ttl = *h.TTLms
+	}
+	switch {
+	case h.Owner == st.Granted:
+		s = "granted by a release, not taken yet"
+	case ttl == -1:
+		s = "no TTL: held until unlocked"
+	case h.RunningDown:
+		s = fmt.Sprintf("not renewed for %s (on a %s lease), expires in %s", rounded(*h.RenewedMs), lease, rounded(ttl))
+	case h.RenewedMs != nil:
+		s = fmt.Sprintf("renewed %s ago", rounded(*h.RenewedMs))
+	case ttl > 0:
+		s = fmt.Sprintf("TTL over the %s lease (-lease): a fixed lease or a longer watchdog", lease)
+	default:
+		s = "-"
+	}
+	if h.Client == "latchkey" {
+		s += "; " + recordLiveness(h.Process)
+	}
+	return s
+}
+
+// recordLiveness says whether the process behind a latchkey owner still
+// writes its record.
+func recordLiveness(p *Process) string {
+	switch {
+	case p == nil:
+		return fmt.Sprintf("no process record (it lapses %s after its process stopped, or was turned off)", process.TTL)
+	case p.Fresh():
+		return fmt.Sprintf("process record written %s ago", rounded(max(p.AgeMs, 1)))
+	}
+	return fmt.Sprintf("process silent: record written %s ago, every %s while it runs", rounded(p.AgeMs), process.Refresh)
+}

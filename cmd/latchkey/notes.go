@@ -44,6 +44,9 @@ func isLock(kind string) bool {
 	return false
 }
 
+// counted returns n and word, with an s unless n is 1: "1 permit", "2 permits".
+func counted(n int64, word string) string { return fmt.Sprintf("%d %s", n, plural(int(n), word)) }
+
 // plural returns word, with an s unless n is 1.
 func plural(n int, word string) string {
 	if n == 1 {

@@ -24,8 +24,8 @@ func testRelease(t *testing.T, c cli, rdb redis.UniversalClient) {
 	if err := s.Acquire(ctx, 3); err != nil { // by holders that die
 		t.Fatal(err)
 	}
-	if _, _, code := c.run(t, "release", "-yes", "-n", "1", name); code != exitUsage {
-		t.Errorf("release of a plain integer without -kind: exit %d, want %d", code, exitUsage)
+	if _, _, code := c.run(t, "release", "-yes", "-n", "1", name); code != exitRefused {
+		t.Errorf("release of a plain integer without -kind: exit %d, want %d (refused)", code, exitRefused)
 	}
 	sub := rdb.Subscribe(ctx, namesOf(name).sem.Channel) // a Java client's wait
 	defer sub.Close()

@@ -71,8 +71,9 @@ func permits(st *State) string {
 	return fmt.Sprint(*st.Permits)
 }
 
-// printState writes one name's state as aligned tables.
-func printState(out io.Writer, st *State) error {
+// printState writes one name's state as aligned tables; lease is the
+// watchdog lease a hold's TTL is read against (-lease).
+func printState(out io.Writer, st *State, lease time.Duration) error {
 	t := newTable(out)
 	row(t, "NAME", st.Name)
 	row(t, "KIND", st.Kind)
@@ -85,7 +86,7 @@ func printState(out io.Writer, st *State) error {
 		row(t, "MODE", st.Mode)
 	}
 	if st.Token != nil {
-		row(t, "TOKEN", *st.Token)
+		row(t, "COUNTER", fmt.Sprintf("%d (the fencing counter: the latest token drawn; a holder's own is in its row)", *st.Token))
 	}
 	if st.Permits != nil {
 		row(t, "PERMITS", permits(st))
@@ -116,13 +117,16 @@ func printState(out io.Writer, st *State) error {
 	if len(st.Holders) > 0 {
 		fmt.Fprintln(out)
 		t = newTable(out)
-		row(t, cells(rw, "HOLDER", "COUNT", "MODE", "TTL", "CLIENT", "PROCESS")...)
+		row(t, cells(rw, "HOLDER", "COUNT", "MODE", "TTL", "CLIENT", "TOKEN", "PROCESS", "LIVENESS")...)
 		for _, h := range st.Holders {
-			d := "-"
+			d, token := "-", "-"
 			if h.TTLms != nil {
 				d = millis(*h.TTLms)
 			}
-			row(t, cells(rw, h.Owner, h.Count, h.Mode, d, h.Client, processCell(h.Process))...)
+			if h.Token != nil {
+				token = fmt.Sprint(*h.Token)
+			}
+			row(t, cells(rw, h.Owner, h.Count, h.Mode, d, h.Client, token, processCell(h.Process), holderLiveness(st, h, lease))...)
 		}
 		if err := t.Flush(); err != nil {
 			return err

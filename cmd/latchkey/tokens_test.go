@@ -5,8 +5,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/latchkey/latchkey/fairlock"
+	"github.com/latchkey/latchkey/mutex"
 	"github.com/latchkey/latchkey/rwlock"
 	"github.com/redis/go-redis/v9"
 )
@@ -64,5 +66,41 @@ func testTokens(t *testing.T, c cli, rdb redis.UniversalClient) {
 	defer rdb.Del(context.Background(), name)
 	if st := c.inspect(t, name); st.Mode != "write" || st.Token != nil {
 		t.Errorf("rwlock held by a Redisson writer: mode %s, token %v; want write and no token", st.Mode, st.Token)
+	}
+}
+
+// testTokenPerHolder: a Java client's RLock taken after a latchkey
+// holder's release shows no token of its own (an RLock draws none): the
+// counter, the latchkey holder's token, is not shown as the Java holder's.
+func testTokenPerHolder(t *testing.T, c cli, rdb redis.UniversalClient) {
+	ctx := t.Context()
+	name := testName(t, "tokenjava")
+	m := mutex.New(rdb, name)
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	goToken := m.Token()
+	if st := c.inspect(t, name); len(st.Holders) != 1 || st.Holders[0].Token == nil || *st.Holders[0].Token != goToken {
+		t.Fatalf("a latchkey holder: %+v, want its token %d", st.Holders, goToken)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rdb.HSet(ctx, name, java+":3", 1) // a Java client's RLock
+	rdb.PExpire(ctx, name, 30*time.Second)
+	defer rdb.Del(context.Background(), name)
+	st := c.inspect(t, name)
+	if len(st.Holders) != 1 || st.Holders[0].Token != nil || st.Token == nil || *st.Token != goToken {
+		t.Errorf("a Java holder after a latchkey one: holders %+v, counter %v; want no token of its own, the counter %d", st.Holders, st.Token, goToken)
+	}
+	table, _, _ := c.run(t, "inspect", name)
+	for _, l := range strings.Split(table, "\n") {
+		if strings.HasPrefix(l, java) && strings.Contains(l, strconv.FormatInt(goToken, 10)) {
+			t.Errorf("the Java holder's row shows the earlier holder's token:\n%s", table)
+		}
+	}
+	ls, _, _ := c.run(t, "ls", name)
+	if strings.Contains(ls, "token=") || !strings.Contains(ls, "counter="+strconv.FormatInt(goToken, 10)) {
+		t.Errorf("ls shows a token for the Java holder:\n%s", ls)
 	}
 }

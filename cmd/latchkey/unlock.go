@@ -53,10 +53,7 @@ func runUnlock(ctx context.Context, e *env, args []string) error {
 // listening on its shared channel, where the waiters without a queue entry
 // wait (a read-write lock's readers, Redisson's waiters).
 func waiting(st *State) string {
-	s := fmt.Sprintf("%d waiting", len(st.Queue))
-	if len(st.Queue) > 0 {
-		s = fmt.Sprintf("%d queued", len(st.Queue))
-	}
+	s := fmt.Sprintf("%d queued", len(st.Queue))
 	if d := dead(st); d > 0 {
 		s += fmt.Sprintf(" (%d dead)", d)
 	}
@@ -89,7 +86,7 @@ func (t *target) lock(what string) error {
 	if isLock(t.st.Kind) {
 		return nil
 	}
-	return fmt.Errorf("%s: key %q is a %s: only locks (mutex, fairlock, rwlock) can be %s", t.c.server, t.st.Name, t.st.Kind, what)
+	return refused("%s: key %q is a %s: only locks (mutex, fairlock, rwlock) can be %s; nothing done", t.c.server, t.st.Name, t.st.Kind, what)
 }
 
 // A lock is what unlock and clear act on, of any kind: the packages' own
@@ -142,7 +139,7 @@ func runClear(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(st.Holders) > 0 {
-		return fmt.Errorf("%s: %s %q is held by %s: clear deletes only a free lock's keys (force-unlock first: latchkey unlock)", t.c.server, st.Kind, st.Name, holdersCell(st.Holders))
+		return refused("%s: %s %q is held by %s: clear deletes only a free lock's keys (force-unlock first: latchkey unlock); nothing deleted", t.c.server, st.Kind, st.Name, holdersCell(st.Holders))
 	}
 	q := fmt.Sprintf("Delete every key of free %s %q on %s (%d in its queue)? [y/N] ", st.Kind, st.Name, t.c.server, len(st.Queue))
 	if err := approve(e, *ch.yes, q); err != nil {
@@ -153,7 +150,7 @@ func runClear(ctx context.Context, e *env, args []string) error {
 	existed, err := lockOf(t.c, st).Delete(ctx)
 	switch {
 	case errors.Is(err, latchkey.ErrHeld):
-		return fmt.Errorf("%s: %q was locked meanwhile: nothing deleted", t.c.server, st.Name)
+		return refused("%s: %q was locked meanwhile: nothing deleted", t.c.server, st.Name)
 	case err != nil:
 		return t.c.keyErr(st.Name, err)
 	case !existed:

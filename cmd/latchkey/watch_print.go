@@ -97,7 +97,7 @@ func summary(st *State) string {
 		for i, q := range st.Queue {
 			owners[i] = q.Owner
 		}
-		fmt.Fprintf(&b, ", %d waiting: %s", len(st.Queue), strings.Join(owners, " "))
+		fmt.Fprintf(&b, ", %d queued: %s", len(st.Queue), strings.Join(owners, " "))
 	}
 	return b.String()
 }
