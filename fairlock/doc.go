@@ -116,7 +116,8 @@
 //
 //	latchkey_lock_heartbeat:{N}         zset {<owner>/<hub id>: heartbeat deadline in Unix ms}
 //	latchkey_lock_grant:{N}             the waiter a release granted the lock to, until taken
-//	latchkey_lock_token:{N}             the fencing counter: the latest token drawn, no TTL
+//	latchkey_lock_token:{N}             the fencing counter: the latest token drawn,
+//	                                    TTL = a day from its start and every 256th token
 //	latchkey_lock__channel:{N}:<hub>    a Hub's channel, letters "@<owner> <body>"
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.

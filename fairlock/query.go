@@ -53,9 +53,9 @@ func (m *Mutex) Err() error { return m.l.Err() }
 // strictly increases with every acquisition of the lock name, by any handle
 // or process. It returns 0 if m is not held. A new lock's first token comes
 // from the server's clock (in microseconds), so tokens keep increasing
-// after a restart that lost the counter. Only latchkey's acquisitions draw
-// tokens: Redisson's fair lock keeps none, so a Redisson client's hold has
-// none either.
+// after the counter expired (see the package doc's keys) or a restart
+// lost it. Only latchkey's acquisitions draw tokens: Redisson's fair lock
+// keeps none, so a Redisson client's hold has none either.
 func (m *Mutex) Token() int64 { return m.l.Holds.Token() }
 
 // Locker returns a sync.Locker whose Lock and Unlock call m's with a

@@ -70,7 +70,8 @@
 // Redis keys for a lock named N. Redisson's:
 //
 //	N                            hash {<uuid>:<n>: hold count}, TTL = lease
-//	redisson_lock_token:{N}      fencing counter (RFencedLock), no TTL
+//	redisson_lock_token:{N}      fencing counter (RFencedLock), TTL = a day
+//	                             from its start and from every 256th token
 //	redisson_lock__channel:{N}   unlock channel, message "0"
 //
 // and latchkey's own, which Redisson clients ignore:

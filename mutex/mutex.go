@@ -129,7 +129,8 @@ func (m *Mutex) Err() error { return m.l.Err() }
 // strictly increases with every acquisition of the lock name, by any handle
 // or process. It returns 0 if m is not held. A new lock's first token comes
 // from the server's clock (in microseconds), so tokens keep increasing
-// after a restart that lost the counter.
+// after the counter expired (see the package doc's keys) or a restart
+// lost it.
 func (m *Mutex) Token() int64 { return m.l.Holds.Token() }
 
 // Locker returns a sync.Locker whose Lock and Unlock call m's with a

@@ -52,7 +52,8 @@
 // Redis keys on each node, as Redisson lays out an RLock named N:
 //
 //	N                            hash {<uuid>:<n>: 1}, TTL = lease
-//	redisson_lock_token:{N}      counter incremented by every grant (unused)
+//	redisson_lock_token:{N}      counter incremented by every grant (unused),
+//	                             TTL = a day from its start and every 256th
 //	redisson_lock__channel:{N}   unlock channel, message "0"
 //
 // and on the queue node of a Mutex made WithHub, as a mutex keeps them:

@@ -103,7 +103,8 @@
 //	                                     kept while readers are held back
 //	latchkey_rwlock_token:{N}            latchkey's: the write holds'
 //	                                     fencing counter, the latest token
-//	                                     drawn; no TTL
+//	                                     drawn; TTL = a day from its start
+//	                                     and from every 256th token
 //
 // A name that contains "{" is used as is, keeping the caller's hash tag.
 // Any string is a name; those that a Redis Cluster cannot serve, and the

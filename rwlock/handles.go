@@ -95,9 +95,10 @@ func (l *WriteLock) Unlock(ctx context.Context) error { return l.rw.Unlock(ctx) 
 // strictly increases with every write acquisition of the lock name, by any
 // handle or process. It returns 0 if the handle holds no write lock. A new
 // lock's first token comes from the server's clock (in microseconds), so
-// tokens keep increasing after a restart that lost the counter. Only
-// latchkey's write acquisitions draw tokens: Redisson's read-write lock
-// keeps none, so a Redisson client's hold has none either.
+// tokens keep increasing after the counter expired (see the package doc's
+// keys) or a restart lost it. Only latchkey's write acquisitions draw
+// tokens: Redisson's read-write lock keeps none, so a Redisson client's
+// hold has none either.
 //
 // A read hold has no token: readers hold the lock together, so no number
 // could tell a stale reader from a live one. Code that writes what the

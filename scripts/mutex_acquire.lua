@@ -64,7 +64,8 @@ if held then
   -- a word (its entry stayed queued), unless the owner holds the lock
   -- through this handle, which took that grant; or, for a fresh id,
   -- acquired by an earlier send of this request. Each is taken as it is,
-  -- and not counted twice.
+  -- and not counted twice, with the token drawn then (a new one if the
+  -- counter expired since: see fence.lua).
   local g = redis.call('get', grant)
   local mine = g and owner_of(g) == owner
   if mine and reentry == '2' then
@@ -75,7 +76,7 @@ if held then
       redis.call('del', grant)
     end
     redis.call('pexpire', lock, lease)
-    return once_record({1, tonumber(redis.call('get', token) or '0'), tonumber(redis.call('hget', lock, owner))})
+    return once_record({1, tonumber(redis.call('get', token)) or fence(), tonumber(redis.call('hget', lock, owner))})
   end
 end
 -- Free. A release that yielded to Redisson's waiters gave the head of the

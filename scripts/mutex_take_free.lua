@@ -6,8 +6,9 @@
 -- ARGV[1] owner id <uuid>:<n>, fresh for this one acquisition
 -- ARGV[2] lease in ms
 -- Returns {1, token, 1} when acquired, or found acquired by an earlier
--- send of this request (the TTL is reset to the lease); {0, pttl} when
--- the lock is held, or a turn at it was given (pttl is how long that
+-- send of this request (the TTL is reset to the lease; the token is the
+-- one drawn then, or a new one if the counter expired since); {0, pttl}
+-- when the lock is held, or a turn at it was given (pttl is how long that
 -- lasts, -1 if the key has no TTL).
 -- A fresh id needs no request record (see mutex_acquire.lua): a resend
 -- finds the id holding.
@@ -24,6 +25,6 @@ end
 local n = redis.call('hget', lock, owner)
 if n then
   redis.call('pexpire', lock, lease)
-  return {1, tonumber(redis.call('get', token) or '0'), tonumber(n)}
+  return {1, tonumber(redis.call('get', token)) or fence(), tonumber(n)}
 end
 return {0, redis.call('pttl', lock)}

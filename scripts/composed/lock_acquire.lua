@@ -1,6 +1,8 @@
 -- lock_acquire.lua: take a Redisson RLock hash, counting a fencing token.
 -- KEYS[1] lock hash name          {owner = hold count}
--- KEYS[2] redisson_lock_token:{name}  fencing counter (RFencedLock layout)
+-- KEYS[2] redisson_lock_token:{name}  fencing counter (RFencedLock layout),
+--         which lives a day from its start and from every 256th token, as
+--         fence.lua's does (nothing reads RedLock's tokens: none is seeded)
 -- ARGV[1] lease in ms
 -- ARGV[2] owner id <uuid>:<n>
 -- ARGV[3] "1": the owner may re-enter (its count goes up);
@@ -19,4 +21,8 @@ if redis.call('exists', KEYS[1]) == 1 then
 end
 redis.call('hincrby', KEYS[1], ARGV[2], 1)
 redis.call('pexpire', KEYS[1], ARGV[1])
-return {1, redis.call('incr', KEYS[2])}
+local t = redis.call('incr', KEYS[2])
+if t == 1 or t % 256 == 0 then
+  redis.call('pexpire', KEYS[2], '86400000') -- a day, as fence.lua's
+end
+return {1, t}

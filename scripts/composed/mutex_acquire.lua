@@ -185,13 +185,22 @@ end
 -- uses fragment/clock.lua
 
 -- fence returns the next fencing token. A counter that is missing (new,
--- or lost to a restart without persistence) starts from the server's clock
--- in microseconds, above any token it can have handed out before.
+-- expired, or lost to a restart without persistence), or that a client
+-- which never seeds it (Redisson's RFencedLock) started again from 1,
+-- starts from the server's clock in microseconds: every token drawn since
+-- a counter's start is below the clock, so the new start is above every
+-- token handed out before (1e15 µs is 2001).
+-- A counter lives a day from its start, and again from every 256th token:
+-- a lock that is no longer used leaves no key for long ("a lock per
+-- order"), and the refresh costs one command in 256 draws, not one in
+-- each. A counter that expires in use starts again, higher.
 local function fence()
   local t = redis.call('incr', token)
-  if t == 1 then
+  if t < 1e15 then
     t = micros()
-    redis.call('set', token, t)
+    redis.call('set', token, t, 'PX', '86400000')
+  elseif t % 256 == 0 then
+    redis.call('pexpire', token, '86400000')
   end
   return t
 end
@@ -519,7 +528,8 @@ if held then
   -- a word (its entry stayed queued), unless the owner holds the lock
   -- through this handle, which took that grant; or, for a fresh id,
   -- acquired by an earlier send of this request. Each is taken as it is,
-  -- and not counted twice.
+  -- and not counted twice, with the token drawn then (a new one if the
+  -- counter expired since: see fence.lua).
   local g = redis.call('get', grant)
   local mine = g and owner_of(g) == owner
   if mine and reentry == '2' then
@@ -530,7 +540,7 @@ if held then
       redis.call('del', grant)
     end
     redis.call('pexpire', lock, lease)
-    return once_record({1, tonumber(redis.call('get', token) or '0'), tonumber(redis.call('hget', lock, owner))})
+    return once_record({1, tonumber(redis.call('get', token)) or fence(), tonumber(redis.call('hget', lock, owner))})
   end
 end
 -- Free. A release that yielded to Redisson's waiters gave the head of the

@@ -52,13 +52,22 @@ end
 -- uses fragment/clock.lua
 
 -- fence returns the next fencing token. A counter that is missing (new,
--- or lost to a restart without persistence) starts from the server's clock
--- in microseconds, above any token it can have handed out before.
+-- expired, or lost to a restart without persistence), or that a client
+-- which never seeds it (Redisson's RFencedLock) started again from 1,
+-- starts from the server's clock in microseconds: every token drawn since
+-- a counter's start is below the clock, so the new start is above every
+-- token handed out before (1e15 µs is 2001).
+-- A counter lives a day from its start, and again from every 256th token:
+-- a lock that is no longer used leaves no key for long ("a lock per
+-- order"), and the refresh costs one command in 256 draws, not one in
+-- each. A counter that expires in use starts again, higher.
 local function fence()
   local t = redis.call('incr', token)
-  if t == 1 then
+  if t < 1e15 then
     t = micros()
-    redis.call('set', token, t)
+    redis.call('set', token, t, 'PX', '86400000')
+  elseif t % 256 == 0 then
+    redis.call('pexpire', token, '86400000')
   end
   return t
 end

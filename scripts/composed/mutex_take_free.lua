@@ -6,8 +6,9 @@
 -- ARGV[1] owner id <uuid>:<n>, fresh for this one acquisition
 -- ARGV[2] lease in ms
 -- Returns {1, token, 1} when acquired, or found acquired by an earlier
--- send of this request (the TTL is reset to the lease); {0, pttl} when
--- the lock is held, or a turn at it was given (pttl is how long that
+-- send of this request (the TTL is reset to the lease; the token is the
+-- one drawn then, or a new one if the counter expired since); {0, pttl}
+-- when the lock is held, or a turn at it was given (pttl is how long that
 -- lasts, -1 if the key has no TTL).
 -- A fresh id needs no request record (see mutex_acquire.lua): a resend
 -- finds the id holding.
@@ -39,13 +40,22 @@ end
 -- uses fragment/clock.lua
 
 -- fence returns the next fencing token. A counter that is missing (new,
--- or lost to a restart without persistence) starts from the server's clock
--- in microseconds, above any token it can have handed out before.
+-- expired, or lost to a restart without persistence), or that a client
+-- which never seeds it (Redisson's RFencedLock) started again from 1,
+-- starts from the server's clock in microseconds: every token drawn since
+-- a counter's start is below the clock, so the new start is above every
+-- token handed out before (1e15 µs is 2001).
+-- A counter lives a day from its start, and again from every 256th token:
+-- a lock that is no longer used leaves no key for long ("a lock per
+-- order"), and the refresh costs one command in 256 draws, not one in
+-- each. A counter that expires in use starts again, higher.
 local function fence()
   local t = redis.call('incr', token)
-  if t == 1 then
+  if t < 1e15 then
     t = micros()
-    redis.call('set', token, t)
+    redis.call('set', token, t, 'PX', '86400000')
+  elseif t % 256 == 0 then
+    redis.call('pexpire', token, '86400000')
   end
   return t
 end
@@ -84,6 +94,6 @@ end
 local n = redis.call('hget', lock, owner)
 if n then
   redis.call('pexpire', lock, lease)
-  return {1, tonumber(redis.call('get', token) or '0'), tonumber(n)}
+  return {1, tonumber(redis.call('get', token)) or fence(), tonumber(n)}
 end
 return {0, redis.call('pttl', lock)}
