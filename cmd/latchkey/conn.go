@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -68,58 +67,6 @@ type conn struct {
 	pub string // see publish
 }
 
-// publish returns the command that the library's scripts publish with on
-// c, as its Hub decides (internal/notify): SPUBLISH on a cluster whose
-// nodes answer PUBSUB SHARDNUMSUB (Redis 7), PUBLISH elsewhere. Each
-// master is asked, side by side, and the first answer decides, so that
-// a master that does not answer (frozen, cut off) holds up nothing.
-func (c *conn) publish(ctx context.Context) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	cc, ok := c.client.(*redis.ClusterClient)
-	switch {
-	case c.pub != "":
-		return c.pub, nil
-	case !ok:
-		c.pub = "PUBLISH"
-		return c.pub, nil
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	answers := make(chan error)
-	go func() {
-		defer close(answers)
-		err := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-			select {
-			case answers <- node.Do(ctx, "PUBSUB", "SHARDNUMSUB").Err():
-			case <-ctx.Done():
-			}
-			return nil
-		})
-		if err != nil {
-			select {
-			case answers <- err:
-			case <-ctx.Done():
-			}
-		}
-	}()
-	var reply redis.Error
-	var last error = errNoReply
-	for err := range answers {
-		switch {
-		case err == nil:
-			c.pub = "SPUBLISH"
-		case errors.As(err, &reply):
-			c.pub = "PUBLISH"
-		default:
-			last = err
-			continue
-		}
-		return c.pub, nil
-	}
-	return "", fmt.Errorf("%s: the publish command: %w", c.server, last)
-}
-
 // open makes the client. It does no I/O: a server that cannot be reached
 // shows in the first command's error.
 func (c *connFlags) open() (*conn, error) {
@@ -150,6 +97,7 @@ func (c *connFlags) open() (*conn, error) {
 		o.Password = c.auth(o.Password)
 		o.DialTimeout, o.MaxRetries = min(c.timeout, 5*time.Second), 1
 		o.ReadTimeout, o.WriteTimeout, o.ContextTimeoutEnabled = c.timeout, c.timeout, true
+		o.ClusterSlots = clusterMap(o)
 		return &conn{client: redis.NewClusterClient(o), server: "cluster " + strings.Join(o.Addrs, ","), lease: mutex.DefaultWatchdogTimeout}, nil
 	}
 	o := &redis.Options{Addr: t}

@@ -20,7 +20,7 @@ func subscribers(ctx context.Context, c *conn, channels []string, self selfListe
 	if len(channels) == 0 {
 		return map[string]int64{}, nil
 	}
-	pub, err := c.publish(ctx)
+	pub, err := c.publish(ctx, channels...)
 	if err != nil {
 		return nil, err
 	}

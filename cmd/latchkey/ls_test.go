@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -124,7 +126,7 @@ func TestLsFrozenNode(t *testing.T) {
 	cc := cl.Client(t)
 	c := cli{bin: build(t), conn: []string{"-cluster", "-redis", strings.Join(cl.Addrs(), ","), "-timeout", "1s"}}
 	ctx := t.Context()
-	byNode := map[string][]string{}
+	byNode := map[int][]string{} // by port
 	for i := 0; len(byNode) < 3; i++ {
 		name := fmt.Sprintf("frozen:%d", i)
 		node, err := cc.MasterForKey(ctx, name)
@@ -133,13 +135,11 @@ func TestLsFrozenNode(t *testing.T) {
 		}
 		cc.HSet(ctx, name, java+":1", 1)
 		cc.PExpire(ctx, name, time.Minute)
-		byNode[node.Options().Addr] = append(byNode[node.Options().Addr], name)
+		byNode[port(t, node.Options().Addr)] = append(byNode[port(t, node.Options().Addr)], name)
 	}
-	frozen := cl.Nodes()[0]
-	frozen.Freeze()
-	defer frozen.Thaw()
+	frozen := freezeOne(t, cl)
 	out, errOut, code := c.run(t, "ls", "-json", "frozen:*")
-	if code != exitPartial || !strings.Contains(errOut, "partial listing") || !strings.Contains(errOut, frozen.Addr()) {
+	if code != exitPartial || !strings.Contains(errOut, "partial listing") || !strings.Contains(errOut, fmt.Sprintf(":%d:", frozen.Port())) {
 		t.Errorf("ls with a frozen master: exit %d, stderr %q; want %d, naming %s", code, errOut, exitPartial, frozen.Addr())
 	}
 	if testing.Verbose() {
@@ -149,10 +149,10 @@ func TestLsFrozenNode(t *testing.T) {
 	for _, st := range decodeStates(t, out) {
 		listed = append(listed, st.Name)
 	}
-	for addr, names := range byNode {
+	for p, names := range byNode {
 		for _, name := range names {
-			if in := slices.Contains(listed, name); in == (addr == frozen.Addr()) {
-				t.Errorf("%s on %s: listed %v (frozen master %s)", name, addr, in, frozen.Addr())
+			if in := slices.Contains(listed, name); in == (p == frozen.Port()) {
+				t.Errorf("%s on port %d: listed %v (frozen master %s)", name, p, in, frozen.Addr())
 			}
 		}
 	}
@@ -186,4 +186,75 @@ func decodeStates(t *testing.T, out string) []State {
 		sts = append(sts, st)
 	}
 	return sts
+}
+
+// TestTimeoutFrozenNode reads a name whose master is frozen, with
+// -timeout 2s: inspect gives up within the -timeout and a margin (the
+// cluster's map, asked of each seed in turn, and the dial), exiting 1
+// (Redis could not be reached); a name on another master reads as ever.
+// Before, go-redis's own read timeout (3s) and retries came on top.
+func TestTimeoutFrozenNode(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	cc := cl.Client(t)
+	c := cli{bin: build(t), conn: []string{"-cluster", "-redis", strings.Join(cl.Addrs(), ","), "-timeout", "2s"}}
+	ctx := t.Context()
+	frozen := cl.Nodes()[0]
+	var on, off string // a name on the frozen master, one elsewhere
+	for i := 0; on == "" || off == ""; i++ {
+		name := fmt.Sprintf("stall:%d", i)
+		node, err := cc.MasterForKey(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if node.Options().Addr == frozen.Addr() {
+			on = name
+		} else {
+			off = name
+		}
+	}
+	freezeOne(t, cl)
+	start := time.Now()
+	_, errOut, code := c.run(t, "inspect", on)
+	took := time.Since(start)
+	if code != exitError || !strings.Contains(errOut, on) {
+		t.Errorf("inspect of a name on a frozen master: exit %d, %q; want %d", code, errOut, exitError)
+	}
+	if took > 2*time.Second+3*time.Second {
+		t.Errorf("inspect -timeout 2s of a name on a frozen master took %v", took)
+	}
+	t.Logf("inspect -timeout 2s, frozen master: %v", took)
+	if _, errOut, code := c.run(t, "inspect", off); code != exitNothing {
+		t.Errorf("inspect of a name on a live master: exit %d, %s; want %d (nothing here)", code, errOut, exitNothing)
+	}
+}
+
+// freezeOne freezes the cluster's first node (SIGSTOP) until t ends; the
+// others keep serving their slots once they find it failed (as a cluster
+// set with cluster-require-full-coverage no does), so that a test sees
+// the frozen node alone.
+func freezeOne(t *testing.T, cl *redistest.Cluster) *redistest.Server {
+	t.Helper()
+	for _, n := range cl.Nodes()[1:] {
+		if err := n.Client(t).ConfigSet(t.Context(), "cluster-require-full-coverage", "no").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frozen := cl.Nodes()[0]
+	frozen.Freeze()
+	t.Cleanup(frozen.Thaw)
+	return frozen
+}
+
+// port returns the port of addr, host:port.
+func port(t *testing.T, addr string) int {
+	t.Helper()
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
