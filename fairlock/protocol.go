@@ -77,6 +77,9 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	if len(vs) > 3 {
 		w.ServerTime(vs[3], w.Started)
 	}
+	if len(vs) > 4 {
+		w.Rank = vs[4] // a polling waiter's schedule (see lockcore's wait.Spec.Rank)
+	}
 	return lockcore.Attempt{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
 }
 

@@ -558,12 +558,14 @@ end
 -- lease), n being the owner's holds now and token the hold's fencing
 -- token: each acquisition draws the next, a re-entry too (as Redisson's
 -- RFencedLock does), while a grant's (see fair_decide.lua) or a resent
--- request's is the one drawn then; {0, ms, foreign, now} when not: ms >= 1 is
--- the longest the caller may sleep before its next attempt; foreign is 1
--- if a Redisson client holds the lock or waits ahead of the caller; now is
--- the server's clock in µs, against which the waiter dates a grant's
--- letter. The caller joins the queue at the tail if it is not queued,
--- unless it tries once.
+-- request's is the one drawn then; {0, ms, foreign, now, rank} when not:
+-- ms >= 1 is the longest the caller may sleep before its next attempt;
+-- foreign is 1 if a Redisson client holds the lock or waits ahead of the
+-- caller; now is the server's clock in µs, against which the waiter dates
+-- a grant's letter; rank is how many waiters are ahead of the caller (a
+-- polling waiter looks again sooner the closer it is: see
+-- internal/wait/poll.go). The caller joins the queue at the tail if it is
+-- not queued, unless it tries once.
 -- An acquisition by an owner that may re-enter is recorded against its
 -- request (see once.lua), so that a resend answers as the first run did;
 -- one by a fresh id has no record (a resend finds the id holding instead).
@@ -657,4 +659,4 @@ else
   sleep = math.min(sleep, gone - now + 1)
 end
 local at = micros()
-return commit({0, sleep, foreign(), at})
+return commit({0, sleep, foreign(), at, (indexOf(owner) or #q + 1) - 1})
