@@ -6,6 +6,7 @@ package fault
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -98,4 +99,33 @@ func retries(client redis.UniversalClient) bool {
 		return o.MaxRetries > 0 || o.MaxRedirects > 0
 	}
 	return true
+}
+
+// Explain returns err, from a request on client, with what it may mean
+// when that is not plain: a connection that the server closed before any
+// reply, on a client without TLS, is what a server that accepts only TLS
+// (a tls-port and port 0) does to a plaintext client, which otherwise
+// learns nothing but EOF, or that its ctx ran out while it retried.
+func Explain(client redis.UniversalClient, err error) error {
+	if !closedUnanswered(err) || usesTLS(client) {
+		return err
+	}
+	return fmt.Errorf("%w: the server closed the connection without a reply; if it accepts only TLS, set the client's TLSConfig", err)
+}
+
+// closedUnanswered reports whether err says that the server closed the
+// connection, or reset it, instead of answering.
+func closedUnanswered(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// usesTLS reports whether client dials with TLS, as far as its options say.
+func usesTLS(client redis.UniversalClient) bool {
+	switch c := client.(type) {
+	case *redis.Client:
+		return c.Options().TLSConfig != nil
+	case *redis.ClusterClient:
+		return c.Options().TLSConfig != nil
+	}
+	return false
 }

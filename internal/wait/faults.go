@@ -3,6 +3,7 @@ package wait
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/fault"
@@ -34,6 +35,7 @@ type faults struct {
 	since    time.Time // when the first failed request of the outage was sent; zero for none
 	sent     time.Time // when the latest request was sent
 	tries    int       // errors in a row
+	last     error     // the outage's latest error
 	answered bool      // an attempt got an answer: Redis was there
 }
 
@@ -57,14 +59,36 @@ func (f *faults) attempt(ctx context.Context, s Spec) (bool, time.Duration, erro
 		f.began(time.Now())
 		ok, retry, err := attempt(ctx, s)
 		if err == nil || !s.transient(err) {
-			f.since, f.tries = time.Time{}, 0
+			err = f.cut(s.Client, err)
+			f.since, f.tries, f.last = time.Time{}, 0, nil
 			f.answered = f.answered || err == nil
 			return ok, retry, err
 		}
 		if err := f.pause(ctx, err); err != nil {
-			return false, 0, err
+			return false, 0, f.cut(s.Client, err)
 		}
 	}
+}
+
+// cut returns err, which ends a call, saying what may be wrong when no
+// attempt of the call had an answer: an ended ctx's error, which it still
+// matches, gets the outage's latest error beside it, as the only news of
+// why the call waited in vain, and an error from Redis's side what it may
+// mean (fault.Explain).
+func (f *faults) cut(client redis.UniversalClient, err error) error {
+	switch {
+	case err == nil || errors.Is(err, errSpent):
+		return err
+	case f.last != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		last := f.last
+		if !f.answered {
+			last = fault.Explain(client, last)
+		}
+		return fmt.Errorf("%w while retrying after: %v", err, last)
+	case !f.answered:
+		return fault.Explain(client, err)
+	}
+	return err
 }
 
 // began notes that a request was sent at t: an outage that it finds began
@@ -80,6 +104,7 @@ func (f *faults) pause(ctx context.Context, err error) error {
 	if f.since.IsZero() {
 		f.since = f.sent
 	}
+	f.last = err
 	f.tries++
 	d := min(25*time.Millisecond<<min(f.tries-1, 6), time.Second)
 	if now.Add(d).After(f.since.Add(f.rideOut)) {

@@ -176,7 +176,7 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 	}
 	if wait == 0 {
 		ok, _, err := attempt(ctx, s)
-		return ok, err
+		return ok, fault.Explain(s.Client, err)
 	}
 	f := faults{rideOut: settings.RideOut(s.Client), deadline: deadline}
 	ok, retry, err := f.attempt(ctx, s)
