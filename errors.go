@@ -34,8 +34,9 @@ var (
 
 	// ErrInvalidPermits is returned by a semaphore method given a permit
 	// count it cannot take: zero or less to acquire or release, less than
-	// zero to set; or, from a permit semaphore, more permits than it has
-	// in all. Such a call changes nothing.
+	// zero to set, beyond MaxPermits either way, or one that would take
+	// the count beyond MaxPermits; or, from a permit semaphore, more
+	// permits than it has in all. Such a call changes nothing.
 	ErrInvalidPermits = lockerr.ErrInvalidPermits
 
 	// ErrInvalidCount is returned by a latch's TrySetCount given a count of

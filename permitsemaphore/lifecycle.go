@@ -88,6 +88,7 @@ func (s *Semaphore) answer(ctx context.Context, what string, run func(context.Co
 		if v, err = scripts.Int(rep.Cmd); err == nil && v == 1 {
 			err = rep.SyncErr() // applied on the master all the same
 		}
+		err = lockopt.PermitsError(err)
 	}
 	if err != nil {
 		return v, fmt.Errorf("permitsemaphore: %s %s: %w", what, s.name, err)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
@@ -41,7 +40,8 @@ func (s *Semaphore) Permits(ctx context.Context) (int64, error) {
 // TrySetPermits sets the number of available permits to n if the semaphore
 // has none set yet (its key does not exist), and hands them to waiters. It reports
 // whether it set them; if the semaphore was already set it changes
-// nothing. It returns an error matching latchkey.ErrInvalidPermits if n < 0.
+// nothing. It returns an error matching latchkey.ErrInvalidPermits if n < 0
+// or n > latchkey.MaxPermits.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	return s.trySet(ctx, n, 0)
 }
@@ -59,8 +59,8 @@ func (s *Semaphore) TrySetPermitsTTL(ctx context.Context, n int64, ttl time.Dura
 }
 
 func (s *Semaphore) trySet(ctx context.Context, n int64, ttl time.Duration) (bool, error) {
-	if n < 0 {
-		return false, fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
+	if err := lockopt.CheckPermits(n, 0); err != nil {
+		return false, fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, err)
 	}
 	v, err := s.change(ctx, "set permits of", opTrySet, n, ttl)
 	return v == 1, err
@@ -70,10 +70,11 @@ func (s *Semaphore) trySet(ctx context.Context, n int64, ttl time.Duration) (boo
 // by setting the available count to n less the permits held now (Redisson's
 // setPermits), and hands those available to waiters. If more than n are
 // held, the available count goes below zero until enough are released. It
-// returns an error matching latchkey.ErrInvalidPermits if n < 0.
+// returns an error matching latchkey.ErrInvalidPermits if n < 0 or n >
+// latchkey.MaxPermits.
 func (s *Semaphore) SetPermits(ctx context.Context, n int64) error {
-	if n < 0 {
-		return fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
+	if err := lockopt.CheckPermits(n, 0); err != nil {
+		return fmt.Errorf("permitsemaphore: set %d permits of %s: %w", n, s.name, err)
 	}
 	return s.add(ctx, opSet, n)
 }
@@ -82,8 +83,13 @@ func (s *Semaphore) SetPermits(ctx context.Context, n int64) error {
 // and hands them to waiters if n is positive. A negative n reduces the
 // semaphore's capacity: the count may go below zero, and Acquire waits
 // until releases bring it back above. The semaphore is created if it was
-// never set.
+// never set. It returns an error matching latchkey.ErrInvalidPermits,
+// changing nothing, if the count, or the permits in all, available and
+// held, would go beyond latchkey.MaxPermits either way.
 func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
+	if err := lockopt.CheckPermits(n, -lockopt.MaxPermits); err != nil {
+		return fmt.Errorf("permitsemaphore: add %d permits of %s: %w", n, s.name, err)
+	}
 	return s.add(ctx, opAdd, n)
 }
 
@@ -95,7 +101,7 @@ func (s *Semaphore) add(ctx context.Context, op string, n int64) error {
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
 		rep := s.resend(ctx, s.write(op, pub, "", n, keys.Once(s.name, owner.New())))
-		if err = rep.Err(); err == nil {
+		if err = lockopt.PermitsError(rep.Err()); err == nil {
 			err = rep.SyncErr()
 		}
 	}

@@ -12,18 +12,30 @@
 -- ARGV[7] permits
 -- ARGV[8] for tryset, the semaphore's TTL in ms, or 0 for none
 -- Returns, for add and set, {available, held}; for tryset, 1 if set, 0 if
--- the semaphore existed.
+-- the semaphore existed; an OVERFLOW error, changing no count but for
+-- expired permits come back, if the count, or the total held and
+-- available, would leave the range a Lua number holds exactly (see
+-- exact.lua).
 -- A change is recorded against its request (see once.lua).
 -- uses fragment/replay.lua
 -- uses fragment/pes.lua
 -- uses fragment/permits.lua
+-- uses fragment/exact.lua
 local mode, arg = ARGV[6], ARGV[7]
+if inexact(tonumber(arg)) then
+  return overflow()
+end
 if mode == 'tryset' and not try_set(count, arg, ARGV[8]) then
   return 0
 end
 refresh()
 local held = redis.call('zcard', timeout)
 if mode == 'add' then
+  -- Releases and expiries bring the permits held back to the count.
+  local after = get() + tonumber(arg)
+  if inexact(after) or inexact(after + held) then
+    return overflow()
+  end
   redis.call('incrby', count, arg)
 elseif mode == 'set' then
   redis.call('set', count, tonumber(arg) - held)

@@ -8,12 +8,18 @@
 -- ARGV[6] permits to release
 -- ARGV[7] ms that a release a Redisson client may wait for leaves the
 --         permits to it (see yield.lua)
--- Returns the permits available after serving the queue.
+-- Returns the permits available after serving the queue; an OVERFLOW
+-- error, releasing nothing, if the count would leave the range a Lua
+-- number holds exactly (see exact.lua).
 -- A release is recorded against its request (see once.lua).
 -- uses fragment/replay.lua
 -- uses fragment/sem.lua
 -- uses fragment/permits.lua
+-- uses fragment/exact.lua
 refresh()
+if inexact(get() + tonumber(ARGV[6])) then
+  return overflow()
+end
 redis.call('incrby', count, tonumber(ARGV[6]))
 hand_on(tonumber(ARGV[7]))
 place_redisson(announce(available))

@@ -11,21 +11,29 @@
 -- ARGV[7] permits
 -- ARGV[8] for tryset, the semaphore's TTL in ms, or 0 for none
 -- Returns, for add and set, the permits available after serving the
--- queue; for tryset, 1 if set, 0 if the semaphore existed.
+-- queue; for tryset, 1 if set, 0 if the semaphore existed; an OVERFLOW
+-- error, changing nothing, if the count would leave the range a Lua number
+-- holds exactly (see exact.lua).
 -- A change is recorded against its request (see once.lua).
 -- uses fragment/replay.lua
 -- uses fragment/sem.lua
 -- uses fragment/permits.lua
+-- uses fragment/exact.lua
 local mode, n = ARGV[6], tonumber(ARGV[7])
+local v = n
+if mode == 'add' then
+  v = get() + n
+end
+if inexact(v) then
+  return overflow()
+end
 purge()
 if mode == 'tryset' then
   if not try_set(count, n, ARGV[8]) then
     return 0
   end
-elseif mode == 'add' then
-  redis.call('set', count, get() + n)
 else
-  redis.call('set', count, n)
+  redis.call('set', count, v)
 end
 -- A SET drops the count's TTL, or sets it: the grants follow.
 follow(grants, count)

@@ -103,6 +103,7 @@ func (s *Semaphore) change(ctx context.Context, what, op string, n int64, ttl ti
 	if err == nil && v == 1 {
 		err = rep.SyncErr() // applied on the master all the same
 	}
+	err = lockopt.PermitsError(err)
 	if err != nil {
 		return v, fmt.Errorf("semaphore: %s %s: %w", what, s.name, err)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
@@ -20,7 +19,8 @@ var drainScript = scripts.Get("sem_drain")
 // TrySetPermits sets the number of available permits to n if the semaphore
 // has none set yet (its key does not exist), and hands them to waiters. It reports
 // whether it set them; if the semaphore was already set it changes nothing.
-// It returns an error matching latchkey.ErrInvalidPermits if n < 0.
+// It returns an error matching latchkey.ErrInvalidPermits if n < 0 or n >
+// latchkey.MaxPermits.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	return s.trySet(ctx, n, 0)
 }
@@ -38,8 +38,8 @@ func (s *Semaphore) TrySetPermitsTTL(ctx context.Context, n int64, ttl time.Dura
 }
 
 func (s *Semaphore) trySet(ctx context.Context, n int64, ttl time.Duration) (bool, error) {
-	if n < 0 {
-		return false, fmt.Errorf("semaphore: set %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
+	if err := lockopt.CheckPermits(n, 0); err != nil {
+		return false, fmt.Errorf("semaphore: set %d permits of %s: %w", n, s.name, err)
 	}
 	v, err := s.change(ctx, "set permits of", opTrySet, n, ttl)
 	return v == 1, err
@@ -48,10 +48,10 @@ func (s *Semaphore) trySet(ctx context.Context, n int64, ttl time.Duration) (boo
 // SetPermits sets the number of available permits to n, whatever it was,
 // and hands them to waiters. Permits held at the time are not counted: their
 // holders' later Release calls add to n. SetPermits returns an error
-// matching latchkey.ErrInvalidPermits if n < 0.
+// matching latchkey.ErrInvalidPermits if n < 0 or n > latchkey.MaxPermits.
 func (s *Semaphore) SetPermits(ctx context.Context, n int64) error {
-	if n < 0 {
-		return fmt.Errorf("semaphore: set %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
+	if err := lockopt.CheckPermits(n, 0); err != nil {
+		return fmt.Errorf("semaphore: set %d permits of %s: %w", n, s.name, err)
 	}
 	return s.add(ctx, n, opSet)
 }
@@ -61,8 +61,13 @@ func (s *Semaphore) SetPermits(ctx context.Context, n int64) error {
 // semaphore's capacity: the count may go below zero, and Acquire waits
 // until releases bring it back above. The semaphore is created if it was
 // never set. Unlike Release, AddPermits rewrites the key, dropping any TTL
-// set on it, as Redisson's addPermits does.
+// set on it, as Redisson's addPermits does. It returns an error matching
+// latchkey.ErrInvalidPermits, changing nothing, if the count would go
+// beyond latchkey.MaxPermits either way.
 func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
+	if err := lockopt.CheckPermits(n, -lockopt.MaxPermits); err != nil {
+		return fmt.Errorf("semaphore: add %d permits of %s: %w", n, s.name, err)
+	}
 	return s.add(ctx, n, opAdd)
 }
 
@@ -73,7 +78,7 @@ func (s *Semaphore) add(ctx context.Context, n int64, mode string) error {
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
 		rep := s.resend(ctx, s.write(mode, "", n, pub, keys.Once(s.name, owner.New())))
-		if err = rep.Err(); err == nil {
+		if err = lockopt.PermitsError(rep.Err()); err == nil {
 			err = rep.SyncErr()
 		}
 	}

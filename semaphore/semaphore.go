@@ -10,6 +10,7 @@ import (
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
@@ -72,7 +73,8 @@ func (s *Semaphore) Name() string { return s.name }
 // granted the permits, which are then given back in the background if the
 // request can be traced within its record's lifetime, and are otherwise
 // lost like a crashed holder's (see the package doc). Acquire returns an
-// error matching latchkey.ErrInvalidPermits if n < 1, and one matching
+// error matching latchkey.ErrInvalidPermits if n < 1 or n >
+// latchkey.MaxPermits, and one matching
 // latchkey.ErrDeleted if the semaphore is deleted while it waits (see
 // Delete).
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
@@ -93,8 +95,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 	if err := keys.Usable(ctx, s.name, s.client); err != nil {
 		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, err)
 	}
-	if n < 1 {
-		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
+	if err := lockopt.CheckPermits(n, 1); err != nil {
+		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, err)
 	}
 	fail := func(err error) (bool, error) {
 		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, err)
@@ -174,9 +176,9 @@ func available(payload string) int {
 // caller acquired them: any goroutine or process may release, and
 // releasing more than was acquired raises the count, as in Redisson. A
 // semaphore that was never set is created. Release returns an error
-// matching latchkey.ErrInvalidPermits if n < 1, or the Redis error
-// wrapped; in the latter case the permits may or may not have been given
-// back.
+// matching latchkey.ErrInvalidPermits, releasing nothing, if n < 1 or the
+// count would go above latchkey.MaxPermits, or the Redis error wrapped; in
+// the latter case the permits may or may not have been given back.
 //
 // Release returns by ctx's deadline, but its requests are not cut short by
 // ctx: see "Deadlines and clean-up" in the latchkey package doc.
@@ -184,8 +186,8 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 	if err := keys.Usable(ctx, s.name, s.client); err != nil {
 		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, err)
 	}
-	if n < 1 {
-		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
+	if err := lockopt.CheckPermits(n, 1); err != nil {
+		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, err)
 	}
 	_, err := wait.Cleanup(ctx, s.client, func(ctx context.Context) (struct{}, error) {
 		err := s.release(ctx, n)
@@ -204,7 +206,7 @@ func (s *Semaphore) release(ctx context.Context, n int64) error {
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
 		rep := s.resend(ctx, s.write(opRelease, "", n, pub, keys.Once(s.name, owner.New())))
-		if err = rep.Err(); err == nil {
+		if err = lockopt.PermitsError(rep.Err()); err == nil {
 			err = rep.SyncErr()
 		}
 	}

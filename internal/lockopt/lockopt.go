@@ -7,8 +7,10 @@ package lockopt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/lockerr"
@@ -76,6 +78,40 @@ func CheckLease(d time.Duration) error {
 		return fmt.Errorf("%w: %v is above the maximum of %v, the longest a TTL read back can report", lockerr.ErrInvalidLease, d, MaxLease)
 	}
 	return nil
+}
+
+// MaxPermits is the largest count of permits a semaphore takes, gives or
+// keeps, either way: 2^53 - 1, the largest integer that a Lua number (a
+// double) holds exactly. The scripts do their sums in Lua numbers, and a
+// larger count would be stored rounded, or as "1.2e+18", which neither
+// latchkey nor Redisson can read as a count.
+const MaxPermits = 1<<53 - 1
+
+// CheckPermits returns nil if n permits are at least least and at most
+// MaxPermits, and otherwise an error matching lockerr.ErrInvalidPermits
+// that says why. An n below -MaxPermits is refused whatever least is.
+func CheckPermits(n, least int64) error {
+	switch {
+	case n < least:
+		return fmt.Errorf("%w: %d is below %d", lockerr.ErrInvalidPermits, n, least)
+	case n > MaxPermits || n < -MaxPermits:
+		return fmt.Errorf("%w: %d is beyond ±%d, the counts a Lua number holds exactly", lockerr.ErrInvalidPermits, n, int64(MaxPermits))
+	}
+	return nil
+}
+
+// PermitsError returns err, or, if err is a semaphore script's refusal of
+// a change that would take its count beyond MaxPermits (an error reply
+// whose code is OVERFLOW, see scripts/fragment/exact.lua), an error
+// matching lockerr.ErrInvalidPermits that says so.
+func PermitsError(err error) error {
+	var re redis.Error
+	if errors.As(err, &re) {
+		if msg, ok := strings.CutPrefix(re.Error(), "OVERFLOW "); ok {
+			return fmt.Errorf("%w: %s", lockerr.ErrInvalidPermits, msg)
+		}
+	}
+	return err
 }
 
 // SetLease sets a fixed lease; it panics, naming pkg, if CheckLease

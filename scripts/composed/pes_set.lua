@@ -650,6 +650,23 @@ local function dequeue(e)
   end
   return queued
 end
+-- exact.lua: a semaphore's count stays an integer that a Lua number holds
+-- exactly, at most 2^53 - 1 either way. The scripts do their sums in Lua
+-- numbers (doubles): a count beyond would be stored rounded, or as
+-- "1.2e+18", which neither latchkey nor Redisson reads as a count. A change
+-- that would leave the range is refused before it writes anything, with an
+-- error reply whose code is OVERFLOW (see lockopt.PermitsError).
+-- Reads no KEYS or ARGV. Defines inexact(v) and overflow().
+
+-- inexact reports whether the count v is beyond the range.
+local function inexact(v)
+  return v > 9007199254740991 or v < -9007199254740991
+end
+
+-- overflow returns the error reply of a change refused by inexact.
+local function overflow()
+  return redis.error_reply('OVERFLOW the count would leave -+9007199254740991, the integers a Lua number holds exactly')
+end
 -- pes_set.lua: change the permit semaphore's permits (addPermits,
 -- setPermits, trySetPermits), handing what it frees to the waiters at the
 -- head of its queue (see pes.lua).
@@ -664,18 +681,30 @@ end
 -- ARGV[7] permits
 -- ARGV[8] for tryset, the semaphore's TTL in ms, or 0 for none
 -- Returns, for add and set, {available, held}; for tryset, 1 if set, 0 if
--- the semaphore existed.
+-- the semaphore existed; an OVERFLOW error, changing no count but for
+-- expired permits come back, if the count, or the total held and
+-- available, would leave the range a Lua number holds exactly (see
+-- exact.lua).
 -- A change is recorded against its request (see once.lua).
 -- uses fragment/replay.lua
 -- uses fragment/pes.lua
 -- uses fragment/permits.lua
+-- uses fragment/exact.lua
 local mode, arg = ARGV[6], ARGV[7]
+if inexact(tonumber(arg)) then
+  return overflow()
+end
 if mode == 'tryset' and not try_set(count, arg, ARGV[8]) then
   return 0
 end
 refresh()
 local held = redis.call('zcard', timeout)
 if mode == 'add' then
+  -- Releases and expiries bring the permits held back to the count.
+  local after = get() + tonumber(arg)
+  if inexact(after) or inexact(after + held) then
+    return overflow()
+  end
   redis.call('incrby', count, arg)
 elseif mode == 'set' then
   redis.call('set', count, tonumber(arg) - held)

@@ -620,6 +620,23 @@ local function dequeue(e)
   end
   return queued
 end
+-- exact.lua: a semaphore's count stays an integer that a Lua number holds
+-- exactly, at most 2^53 - 1 either way. The scripts do their sums in Lua
+-- numbers (doubles): a count beyond would be stored rounded, or as
+-- "1.2e+18", which neither latchkey nor Redisson reads as a count. A change
+-- that would leave the range is refused before it writes anything, with an
+-- error reply whose code is OVERFLOW (see lockopt.PermitsError).
+-- Reads no KEYS or ARGV. Defines inexact(v) and overflow().
+
+-- inexact reports whether the count v is beyond the range.
+local function inexact(v)
+  return v > 9007199254740991 or v < -9007199254740991
+end
+
+-- overflow returns the error reply of a change refused by inexact.
+local function overflow()
+  return redis.error_reply('OVERFLOW the count would leave -+9007199254740991, the integers a Lua number holds exactly')
+end
 -- sem_release.lua: give permits back to the semaphore, handing them to the
 -- waiters at the head of its queue (see sem.lua), and publish the permits
 -- then available on Redisson's channel.
@@ -630,12 +647,18 @@ end
 -- ARGV[6] permits to release
 -- ARGV[7] ms that a release a Redisson client may wait for leaves the
 --         permits to it (see yield.lua)
--- Returns the permits available after serving the queue.
+-- Returns the permits available after serving the queue; an OVERFLOW
+-- error, releasing nothing, if the count would leave the range a Lua
+-- number holds exactly (see exact.lua).
 -- A release is recorded against its request (see once.lua).
 -- uses fragment/replay.lua
 -- uses fragment/sem.lua
 -- uses fragment/permits.lua
+-- uses fragment/exact.lua
 refresh()
+if inexact(get() + tonumber(ARGV[6])) then
+  return overflow()
+end
 redis.call('incrby', count, tonumber(ARGV[6]))
 hand_on(tonumber(ARGV[7]))
 place_redisson(announce(available))

@@ -620,6 +620,23 @@ local function dequeue(e)
   end
   return queued
 end
+-- exact.lua: a semaphore's count stays an integer that a Lua number holds
+-- exactly, at most 2^53 - 1 either way. The scripts do their sums in Lua
+-- numbers (doubles): a count beyond would be stored rounded, or as
+-- "1.2e+18", which neither latchkey nor Redisson reads as a count. A change
+-- that would leave the range is refused before it writes anything, with an
+-- error reply whose code is OVERFLOW (see lockopt.PermitsError).
+-- Reads no KEYS or ARGV. Defines inexact(v) and overflow().
+
+-- inexact reports whether the count v is beyond the range.
+local function inexact(v)
+  return v > 9007199254740991 or v < -9007199254740991
+end
+
+-- overflow returns the error reply of a change refused by inexact.
+local function overflow()
+  return redis.error_reply('OVERFLOW the count would leave -+9007199254740991, the integers a Lua number holds exactly')
+end
 -- sem_set.lua: change the semaphore's count (AddPermits, SetPermits,
 -- TrySetPermits), handing what it frees to the waiters at the head of its
 -- queue (see sem.lua).
@@ -633,21 +650,29 @@ end
 -- ARGV[7] permits
 -- ARGV[8] for tryset, the semaphore's TTL in ms, or 0 for none
 -- Returns, for add and set, the permits available after serving the
--- queue; for tryset, 1 if set, 0 if the semaphore existed.
+-- queue; for tryset, 1 if set, 0 if the semaphore existed; an OVERFLOW
+-- error, changing nothing, if the count would leave the range a Lua number
+-- holds exactly (see exact.lua).
 -- A change is recorded against its request (see once.lua).
 -- uses fragment/replay.lua
 -- uses fragment/sem.lua
 -- uses fragment/permits.lua
+-- uses fragment/exact.lua
 local mode, n = ARGV[6], tonumber(ARGV[7])
+local v = n
+if mode == 'add' then
+  v = get() + n
+end
+if inexact(v) then
+  return overflow()
+end
 purge()
 if mode == 'tryset' then
   if not try_set(count, n, ARGV[8]) then
     return 0
   end
-elseif mode == 'add' then
-  redis.call('set', count, get() + n)
 else
-  redis.call('set', count, n)
+  redis.call('set', count, v)
 end
 -- A SET drops the count's TTL, or sets it: the grants follow.
 follow(grants, count)
