@@ -56,6 +56,25 @@ func newPermits(s *Semaphore, n int) ([]*Permit, []any, error) {
 	return ps, raw, nil
 }
 
+// distinct returns ids without repeats, each permit once however its hex
+// is spelt, and the raw ids of those, ready for ARGV. An id that names no
+// permit is an error matching lockerr.ErrNotHeld.
+func distinct(ids []string) ([]string, []any, error) {
+	out, raw := ids[:0:0], make([]any, 0, len(ids))
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		r, ok := rawID(id)
+		if !ok {
+			return nil, nil, fmt.Errorf("permit %q: %w", id, lockerr.ErrNotHeld)
+		}
+		if !seen[r] {
+			seen[r] = true
+			out, raw = append(out, id), append(raw, r)
+		}
+	}
+	return out, raw, nil
+}
+
 // rawID returns the 16 bytes that id, 32 hex characters, stands for.
 func rawID(id string) (string, bool) {
 	b, err := hex.DecodeString(id)
@@ -138,8 +157,10 @@ func (s *Semaphore) Release(ctx context.Context, id string) error {
 
 // ReleaseAll gives back the permits with the given ids, all or none: if
 // one of them is not held it releases none and returns an error matching
-// latchkey.ErrNotHeld (Redisson's release of a list). Permits kept alive
-// through s (see Permit.KeepAlive) end when released: their renewals stop.
+// latchkey.ErrNotHeld (Redisson's release of a list). An id given more than
+// once counts once: ReleaseAll(ctx, id, id) releases the permit and returns
+// nil, as ReleaseAll(ctx, id) does. Permits kept alive through s (see
+// Permit.KeepAlive) end when released: their renewals stop.
 //
 // ReleaseAll returns by ctx's deadline, but its requests are not cut short by
 // ctx: see "Deadlines and clean-up" in the latchkey package doc.
@@ -147,18 +168,14 @@ func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
 	if err := keys.Usable(ctx, s.name, s.client); err != nil {
 		return fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.name, err)
 	}
-	raw := make([]any, len(ids))
-	for i, id := range ids {
-		r, ok := rawID(id)
-		if !ok {
-			return fmt.Errorf("permitsemaphore: release %q of %s: %w", id, s.name, lockerr.ErrNotHeld)
-		}
-		raw[i] = r
+	ids, raw, err := distinct(ids)
+	if err != nil {
+		return fmt.Errorf("permitsemaphore: release %s: %w", s.name, err)
 	}
 	if len(raw) == 0 {
 		return nil
 	}
-	_, err := wait.Cleanup(ctx, s.client, func(ctx context.Context) (struct{}, error) {
+	_, err = wait.Cleanup(ctx, s.client, func(ctx context.Context) (struct{}, error) {
 		n, err := s.release(ctx, true, raw...)
 		if err == nil && n != int64(len(raw)) {
 			err = fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.name, lockerr.ErrNotHeld)
