@@ -17,26 +17,26 @@ import (
 
 // runSuite runs every scenario and impl for d each and checks what every
 // run must show, whatever the speed: no violation, no failed setup, some
-// acquisitions per impl, and the report files.
+// acquisitions per impl, and the report files. The scenarios under
+// valgrind are left out: TestInstructions runs them.
 func runSuite(t *testing.T, cfg Config) (*Report, string) {
 	t.Helper()
 	if cfg.Impls == "" {
 		cfg.Impls = "all"
 	}
-	cfg.Rounds, cfg.Scenarios, cfg.Out, cfg.Command = 2, "all", t.TempDir(), "go test"
+	var names []string
+	for _, sc := range scenarios {
+		if !sc.Callgrind {
+			names = append(names, sc.Name)
+		}
+	}
+	cfg.Rounds, cfg.Scenarios, cfg.Out, cfg.Command = 2, strings.Join(names, ","), t.TempDir(), "go test"
 	selected, err := selectImpls(cfg.Impls)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Generous: a loaded 2-core machine under -race needs over 2 minutes.
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	rep, err := run(ctx, cfg, &stdout, &stderr)
-	if err != nil {
-		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
-	}
-	t.Logf("stdout:\n%s", stdout.String())
+	rep, stdout := runFor(t, cfg, 6*time.Minute)
 	if rep.Violations != 0 {
 		t.Errorf("%d mutual exclusion violations", rep.Violations)
 	}
@@ -46,7 +46,7 @@ func runSuite(t *testing.T, cfg Config) (*Report, string) {
 	skipped := strings.Join(rep.Notes, "\n")
 	want := 0
 	for _, sc := range scenarios {
-		if (sc.Replication || sc.Cluster) && rep.Mini {
+		if (sc.Replication || sc.Cluster) && rep.Mini || sc.Callgrind {
 			continue
 		}
 		for _, im := range selected {
@@ -117,10 +117,25 @@ func runSuite(t *testing.T, cfg Config) (*Report, string) {
 		t.Errorf("results.json: %v, %d results", err, len(back.Results))
 	}
 	for _, s := range []string{"Targets for latchkey", "Mutual exclusion violations: 0", "hotlock-many"} {
-		if !strings.Contains(stdout.String(), s) {
+		if !strings.Contains(stdout, s) {
 			t.Errorf("stdout lacks %q", s)
 		}
 	}
+	return rep, stdout
+}
+
+// runFor runs the suite as cfg says, within limit, and returns its report
+// and what it printed, which it logs.
+func runFor(t *testing.T, cfg Config, limit time.Duration) (*Report, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	rep, err := run(ctx, cfg, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	t.Logf("stdout:\n%s", stdout.String())
 	return rep, stdout.String()
 }
 

@@ -22,8 +22,21 @@ type Env struct {
 	// ClusterEnv is the Redis Cluster that Cluster scenarios run on, nil
 	// when none could be started.
 	ClusterEnv *Env
-	Ops        *atomic.Int64 // acquisitions so far, for the progress line
-	seq        *atomic.Int64
+	// CallgrindEnv is the redis-server under callgrind that Callgrind
+	// scenarios run on, nil when none could be started; in it, Callgrind
+	// is that server.
+	CallgrindEnv *Env
+	Callgrind    *callgrindServer
+	// InstrOps is how many operations a Callgrind scenario measures per
+	// window; InstrDumps, if set, the directory where it keeps each
+	// window's callgrind profile.
+	InstrOps   int
+	InstrDumps string
+	// options, if set, adjusts the options of the workers' clients on
+	// the main server.
+	options func(*redis.Options)
+	Ops     *atomic.Int64 // acquisitions so far, for the progress line
+	seq     *atomic.Int64
 
 	// Rounds is the invocation's, and Round (from 1) the one running: a
 	// scenario that counts its trials spreads them over the rounds.
@@ -38,6 +51,13 @@ func newEnv() *Env {
 // whose masters' own clients are controls, sharing e's counters.
 func (e *Env) clusterEnv(addrs []string, controls []*redis.Client) *Env {
 	return &Env{Cluster: addrs, Control: controls[0], Controls: controls, Peers: e.Peers, Ops: e.Ops, seq: e.seq}
+}
+
+// callgrindEnv returns the Env of the redis-server under callgrind s,
+// whose own client is control, sharing e's counters.
+func (e *Env) callgrindEnv(s *callgrindServer, control *redis.Client) *Env {
+	return &Env{Addr: s.Addr, Control: control, Controls: []*redis.Client{control}, Callgrind: s,
+		Peers: e.Peers, Ops: e.Ops, seq: e.seq, options: callgrindOptions}
 }
 
 // Name returns a key name no earlier run used, in its own hash slot.
@@ -108,7 +128,11 @@ func (e *Env) dial(ctx context.Context, cs *Clients) (redis.UniversalClient, err
 		}
 		return cc, nil
 	}
-	c := redis.NewClient(&redis.Options{Addr: e.Addr})
+	o := &redis.Options{Addr: e.Addr}
+	if e.options != nil {
+		e.options(o)
+	}
+	c := redis.NewClient(o)
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
 		return nil, err

@@ -64,8 +64,9 @@ var (
 // (handoff in one trip), issue 13's (no herds, less server work),
 // issue 18's (no dearer than Redisson's own protocol on the server, as
 // quick as the fastest Redis poller and as PostgreSQL's advisory locks,
-// request records that do not pile up) and issue 20's (an election that
-// fails over as quickly as etcd's).
+// request records that do not pile up), issue 20's (an election that
+// fails over as quickly as etcd's) and issue 33's (no more server
+// instructions than Redisson's fenced lock).
 var goals = []goal{
 	{issue: 5, scenario: "hotlock", impl: targetImpl, metric: mUtil, atLeast: true, bound: 90},
 	{issue: 5, scenario: "hotlock", impl: targetImpl, metric: mHandoffRTT, bound: 3},
@@ -109,8 +110,23 @@ var goals = []goal{
 	{issue: 20, scenario: "election", impl: "latchkey-election", metric: mFailover, bound: 1, versus: []string{"etcd-election"}},
 	{issue: 20, scenario: "election", impl: "latchkey-election", metric: mResigned, bound: 1, versus: []string{"etcd-election"}},
 
+	// Issue 33: every guarantee kept, at or below Redisson's fenced lock in
+	// server instructions (the optional instructions scenario, under
+	// valgrind: n/a unless run).
+	{issue: 33, scenario: "instructions", impl: targetImpl, metric: mInstr(caseKept), bound: 1, versus: []string{instrYardstick}},
+	{issue: 33, scenario: "instructions", impl: targetImpl, metric: mInstr(caseNew), bound: 1, versus: []string{instrYardstick}},
+	{issue: 33, scenario: "instructions", impl: targetImpl, metric: mInstr(caseOwner), bound: 1.25, versus: []string{instrYardstick}},
+	{issue: 33, scenario: "instructions", impl: targetImpl, metric: mInstr(caseHandoff), bound: 1.3, versus: []string{instrYardstick}},
+
 	// Mixed deployments: the yield to Redisson's waiters serves Java clients their turn.
 	{scenario: "hotlock-mixed", impl: targetImpl, metric: mJavaShare, within: true, bound: 2, note: "Java within 2× of Go"},
+}
+
+// mInstr is the server instructions per op of a case of the instructions
+// scenario, the mean over its rounds.
+func mInstr(c string) metric {
+	return metric{"server instructions per op, " + c, "",
+		func(r *Result) (float64, bool) { v := instrMean(r, c); return v, v > 0 }, kInstr}
 }
 
 func today() string { return "no worse than today, at " + todayCommit }

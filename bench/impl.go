@@ -86,6 +86,9 @@ type Impl struct {
 	// Close, if set, releases what the impl keeps for c in the background;
 	// it runs after the workers stopped, before c's clients are closed.
 	Close func(c *Conn)
+	// Optional impls run only in the scenarios that name them in Also: a
+	// yardstick one scenario needs, kept out of the others.
+	Optional bool
 }
 
 // onRedis reports whether im runs on the suite's Redis.

@@ -69,6 +69,19 @@ func (r *redislockMutex) Lock(ctx context.Context) error {
 	return err
 }
 
+// TryLock tries once, as a poller's waiter does between its pauses.
+func (r *redislockMutex) TryLock(ctx context.Context) (bool, error) {
+	l, err := r.c.Obtain(ctx, r.name, redislockTTL, nil)
+	switch {
+	case errors.Is(err, redislock.ErrNotObtained):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	r.held = l
+	return true, nil
+}
+
 func (r *redislockMutex) Unlock(ctx context.Context) error {
 	l := r.held
 	r.held = nil

@@ -16,4 +16,15 @@ func init() {
 			"command. Its client CPU is the Go emulation's, not a JVM's.",
 		New: func(c *Conn, name string) any { return newRedissonLock(c, name) },
 	})
+	register(&Impl{
+		Name:     instrYardstick,
+		Color:    "#a63603",
+		Kind:     KindMutex,
+		Rank:     7,
+		Optional: true,
+		About: "Redisson's RFencedLock protocol, latchkey's yardstick in the instructions scenario (latchkey's " +
+			"mutex always fences), in redisson.go: as redisson, but its acquire script also INCRs the token " +
+			"counter redisson_lock_token:{name} (lockAndGetToken). Runs only where a scenario names it.",
+		New: func(c *Conn, name string) any { return newRedissonFencedLock(c, name) },
+	})
 }

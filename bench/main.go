@@ -47,6 +47,8 @@ func main() {
 	flag.StringVar(&cfg.JSON, "json", "", "write the results as JSON to `FILE` (default: DIR/results.json)")
 	flag.StringVar(&cfg.Out, "out", "out", "write report.md and SVG charts into `DIR` (\"\" for none)")
 	flag.BoolVar(&cfg.Progress, "progress", true, "show a progress line on stderr")
+	flag.IntVar(&cfg.InstrOps, "instr-ops", instrOps, "operations per measured window of the instructions scenario")
+	flag.StringVar(&cfg.InstrDumps, "instr-dumps", "", "keep each window's callgrind profile of the instructions scenario in `DIR`, for callgrind_annotate")
 	nodes := flag.String("nodes", "", "comma-separated `ADDRS` of independent masters for redlock (default: start throwaway ones)")
 	list := flag.Bool("list", false, "list scenarios and implementations, then exit")
 	flag.Parse()
@@ -67,8 +69,8 @@ func main() {
 		}
 		return
 	}
-	if cfg.Duration <= 0 {
-		fmt.Fprintln(os.Stderr, "bench: -duration must be positive")
+	if cfg.Duration <= 0 || cfg.InstrOps <= 0 {
+		fmt.Fprintln(os.Stderr, "bench: -duration and -instr-ops must be positive")
 		os.Exit(2)
 	}
 	if *nodes != "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,7 +15,9 @@ import (
 
 // An emulated Redisson (Java) RLock client, written from the protocol
 // reference (redisson-protocol.md §1 and §3.1): the "redisson" impl, an
-// in-run yardstick, and the Java side of hotlock-mixed. It sends what
+// in-run yardstick, and the Java side of hotlock-mixed; with its token
+// counter (§3.5), the RFencedLock client of the "redisson-fenced" impl,
+// latchkey's yardstick in the instructions scenario. It sends what
 // Redisson's client sends for lock() and unlock() with its defaults, on a
 // single server or a cluster without replicas (so no WAIT, §1.4): EVALSHA
 // of the acquire script; EVALSHA of the unlock script with its latch; a
@@ -47,6 +50,21 @@ if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2])
   return nil
 end
 return redis.call('pttl', KEYS[1])`)
+
+// redissonFencedTry is RFencedLock's acquire (lockAndGetToken, §3.5): as
+// redissonTry, and every acquisition, re-entry included, draws the next
+// fencing token from a counter without a TTL.
+//
+// KEYS[1] the lock, KEYS[2] its token counter; ARGV[1] the lease in ms,
+// ARGV[2] the owner id. Returns {-1, token} when acquired, else {the
+// lock's PTTL in ms, -1}.
+var redissonFencedTry = redis.NewScript(`
+if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return {-1, redis.call('incr', KEYS[2])}
+end
+return {redis.call('pttl', KEYS[1]), -1}`)
 
 // redissonUnlock is RLock's unlock with its unlock latch: a latch that
 // exists answers a repeated request as the first was answered; else take
@@ -96,6 +114,7 @@ type redissonLock struct {
 	channel string
 	owner   string // <client uuid>:<thread id>
 	publish string // PUBLISH, or SPUBLISH on a cluster
+	token   string // RFencedLock's token counter; "" for an RLock
 	pending []string
 	sub     *redis.PubSub
 	msgs    <-chan any // messages and subscription confirmations
@@ -125,9 +144,27 @@ func redissonPrefix(prefix, name string) string {
 	return prefix + ":{" + name + "}"
 }
 
+// newRedissonFencedLock returns a handle on the RFencedLock name: an RLock
+// whose acquisitions draw a fencing token.
+func newRedissonFencedLock(c *Conn, name string) *redissonLock {
+	r := newRedissonLock(c, name)
+	r.token = redissonPrefix("redisson_lock_token", name)
+	return r
+}
+
 // try runs the acquire script once: whether it took the lock, else the
 // holder's TTL.
 func (r *redissonLock) try(ctx context.Context) (bool, time.Duration, error) {
+	if r.token != "" {
+		vs, err := r.eval(ctx, redissonFencedTry, []string{r.name, r.token}, redissonLease, r.owner).Int64Slice()
+		if err != nil || len(vs) != 2 {
+			return false, 0, cmp.Or(err, fmt.Errorf("redisson: fenced acquire replied %v", vs))
+		}
+		if vs[1] != -1 {
+			return true, 0, nil
+		}
+		return false, time.Duration(vs[0]) * time.Millisecond, nil
+	}
 	ttl, err := r.eval(ctx, redissonTry, []string{r.name}, redissonLease, r.owner).Int64()
 	if errors.Is(err, redis.Nil) {
 		return true, 0, nil

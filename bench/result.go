@@ -63,6 +63,9 @@ type Result struct {
 	Series     map[string]Dist    `json:"series,omitempty"`
 	Extra      map[string]float64 `json:"extra,omitempty"`
 	Failed     string             `json:"failed,omitempty"` // a run could not be set up
+	// Windows are the instructions scenario's measured windows, every
+	// round's.
+	Windows []Window `json:"instruction_windows,omitempty"`
 
 	samples []time.Duration // sorted waits (latencies when uncontended), for the charts
 }
@@ -137,6 +140,7 @@ func summarize(sc *Scenario, im *Impl, runs []*Run, failed string) *Result {
 			}
 			r.Extra[k] += v
 		}
+		r.Windows = append(r.Windows, run.Windows...)
 		for k, v := range run.Series {
 			if series == nil {
 				series = map[string][]time.Duration{}

@@ -35,9 +35,17 @@ type Scenario struct {
 	// cluster's, and only impls on Redis run it. Skipped, with a note, where
 	// no redis-server can be started.
 	Cluster bool
+	// Callgrind marks a scenario that runs on a redis-server under
+	// valgrind's callgrind, which the suite starts (callgrind.go): its Env
+	// is that server's. Skipped, with a note, where valgrind or
+	// redis-server is not installed, and on miniredis.
+	Callgrind bool
 	// Only, if set, limits the scenario to these impls (of its kinds or
 	// Also): variants that cannot differ in it are left out.
 	Only []string
+	// Rows, if set, is the scenario's table, for stdout and the report:
+	// its column heads and rows, in place of a row per impl.
+	Rows func(rs []*Result) (heads []string, rows [][]string)
 	// Run runs im once for d and returns what it measured.
 	Run func(ctx context.Context, env *Env, im *Impl, d time.Duration) (*Run, error)
 }
@@ -60,8 +68,10 @@ func (s *Scenario) runs(im *Impl) bool {
 	switch {
 	case s.Only != nil && !slices.Contains(s.Only, im.Name):
 		return false
-	case s.Cluster && !im.onRedis():
+	case (s.Cluster || s.Callgrind) && !im.onRedis():
 		return false
+	case im.Optional:
+		return slices.Contains(s.Also, im.Name)
 	}
 	return slices.Contains(s.Kinds, im.Kind) || slices.Contains(s.Also, im.Name)
 }
@@ -105,6 +115,8 @@ type Run struct {
 	// Series are scenario-specific samples (a reader's and a writer's wait),
 	// merged over rounds and summarized like Waits.
 	Series map[string][]time.Duration
+	// Windows are the instructions scenario's measured windows.
+	Windows []Window
 }
 
 func (r *Run) addSeries(name string, d time.Duration) {

@@ -20,6 +20,9 @@ type bench struct {
 	stops []func()
 	// noCluster says why no cluster was started for the Cluster scenarios.
 	noCluster string
+	// noCallgrind says why no server under callgrind was started for the
+	// Callgrind scenarios.
+	noCallgrind string
 }
 
 // stop stops every server, newest first.
@@ -77,6 +80,12 @@ func setup(ctx context.Context, cfg Config, scs []*Scenario, ims []*Impl, log io
 		}
 	}
 
+	if needed(scs, ims, func(sc *Scenario, _ *Impl) bool { return sc.Callgrind }) {
+		if err := b.startCallgrind(ctx, log); err != nil {
+			return nil, err
+		}
+	}
+
 	// Peers start only for impls that some selected scenario runs.
 	var peered []*Impl
 	for _, im := range ims {
@@ -89,6 +98,28 @@ func setup(ctx context.Context, cfg Config, scs []*Scenario, ims []*Impl, log io
 	b.ims, notes = startPeers(ctx, env, peered, log)
 	b.notes = append(b.notes, notes...)
 	return b, nil
+}
+
+// startCallgrind starts the redis-server under callgrind of the Callgrind
+// scenarios, or says in b.noCallgrind why it cannot.
+func (b *bench) startCallgrind(ctx context.Context, log io.Writer) error {
+	if b.env.Mini {
+		b.noCallgrind = "it counts a real redis-server's instructions, and this run is on miniredis"
+		return nil
+	}
+	if why := callgrindMissing(); why != "" {
+		b.noCallgrind = why
+		return nil
+	}
+	fmt.Fprintln(log, "bench: starting redis-server under valgrind's callgrind (slow to start)")
+	s, err := startCallgrind(ctx)
+	if err != nil {
+		return fmt.Errorf("callgrind: %w", err)
+	}
+	b.stops = append(b.stops, s.stop)
+	b.env.CallgrindEnv = b.env.callgrindEnv(s, b.control(s.Addr))
+	fmt.Fprintf(log, "bench: redis-server under callgrind at %s\n", s.Addr)
+	return nil
 }
 
 // control returns a client for the suite's own probes, closed by stop.
@@ -130,6 +161,8 @@ func (b *bench) skipReason(sc *Scenario) string {
 		return "miniredis has no replication"
 	case sc.Cluster && b.env.ClusterEnv == nil:
 		return b.noCluster
+	case sc.Callgrind && b.env.CallgrindEnv == nil:
+		return b.noCallgrind
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -25,6 +26,11 @@ type Config struct {
 	Out       string // "" writes no report
 	Progress  bool
 	Command   string // the command line, for the report
+	// InstrOps is how many operations the instructions scenario measures
+	// per window; 0 means instrOps. InstrDumps, if set, is a directory
+	// where it keeps each window's callgrind profile.
+	InstrOps   int
+	InstrDumps string
 }
 
 // A Report is everything one invocation measured; it is the JSON file.
@@ -82,6 +88,7 @@ func run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, er
 	defer b.stop()
 	env := b.env
 	env.Rounds = cfg.Rounds
+	env.InstrOps, env.InstrDumps = cmp.Or(cfg.InstrOps, instrOps), cfg.InstrDumps
 
 	rep := &Report{
 		When: time.Now(), Command: cfg.Command, Machine: machine(), GoVersion: runtime.Version(),

@@ -7,6 +7,29 @@ import (
 	"text/tabwriter"
 )
 
+// writeRows prints a scenario's own table (Scenario.Rows), then the
+// failures of its impls.
+func writeRows(w io.Writer, sc *Scenario, results []*Result) {
+	var rs []*Result
+	for _, r := range results {
+		if r.Scenario != sc.Name {
+			continue
+		}
+		if r.Failed != "" {
+			fmt.Fprintf(w, "%s FAILED: %s\n", r.Impl, r.Failed)
+			continue
+		}
+		rs = append(rs, r)
+	}
+	heads, rows := sc.Rows(rs)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(heads, "\t")+"\t")
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	tw.Flush()
+}
+
 // writeTable prints the results, the targets and the violation count.
 func writeTable(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "latchkey bench: Redis %s (%s), %s, %s per scenario per impl in %d rounds\n",
@@ -22,6 +45,10 @@ func writeTable(w io.Writer, rep *Report) {
 	}
 	for _, si := range rep.Scenarios {
 		fmt.Fprintf(w, "\n== %s: %s\n", si.Name, si.About)
+		if si.scen.Rows != nil {
+			writeRows(w, si.scen, rep.Results)
+			continue
+		}
 		cols := columnsFor(si.scen)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		heads := []string{"impl"}
