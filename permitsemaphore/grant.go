@@ -31,12 +31,12 @@ const (
 )
 
 // abandon undoes what the Acquire call with request w, queue entry entry
-// ("" for a single attempt) and permits raw left behind when it gave up:
+// ("" for a single attempt) and n permits from first left behind when it gave up:
 // its queue entry, and permits granted to it meanwhile, given back. When
 // an attempt went unanswered (unsure) it may have taken the permits: that
 // is resolved first, in the background (see resolve), so that a copy of it
 // still on its way cannot take them after the queue entry is gone.
-func (s *Semaphore) abandon(ctx context.Context, w scripts.Call, pub, entry string, raw []any, unsure bool) {
+func (s *Semaphore) abandon(ctx context.Context, w scripts.Call, pub, entry, first string, n int, unsure bool) {
 	if !unsure {
 		s.dequeue(ctx, pub, entry)
 		return
@@ -44,21 +44,21 @@ func (s *Semaphore) abandon(ctx context.Context, w scripts.Call, pub, entry stri
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), scripts.RecordTTL(s.client))
 		defer cancel()
-		s.resolve(ctx, w, raw)
+		s.resolve(ctx, w, first, n)
 		s.dequeue(ctx, pub, entry)
 	}()
 }
 
-// resolve finds out whether the acquisition w of the permits raw, given up
-// on without an answer, took them, and releases them if it did; if it did
+// resolve finds out whether the acquisition w of the n permits from first,
+// given up on without an answer, took them, and releases them if it did; if it did
 // not, it makes sure a late copy of it does not. It has until the request
 // record expires. The permits' ids make the give-back happen once: a
 // dequeue finds none of them held after this release, and this release
 // finds none after a dequeue gave them back.
-func (s *Semaphore) resolve(ctx context.Context, w scripts.Call, raw []any) {
+func (s *Semaphore) resolve(ctx context.Context, w scripts.Call, first string, n int) {
 	rep, applied, err := w.Resolve(ctx, s.client)
 	if vs, _ := scripts.Ints(rep.Cmd); err == nil && applied && len(vs) > 0 && vs[0] == 1 {
-		_, _ = s.release(ctx, false, raw...)
+		_, _ = s.release(ctx, false, permitIDs(first, n)...)
 	}
 }
 

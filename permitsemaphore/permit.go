@@ -40,20 +40,47 @@ type Permit struct {
 	cancels []context.CancelCauseFunc // of the contexts Context made
 }
 
-// newPermits returns n permits with fresh random ids, and those ids as the
-// 16 raw bytes Redisson stores, ready for ARGV.
-func newPermits(s *Semaphore, n int) ([]*Permit, []any, error) {
-	buf := make([]byte, 16*n)
-	if _, err := rand.Read(buf); err != nil {
-		return nil, nil, err
+// newFirst returns a fresh random first permit id, as the 16 raw bytes
+// Redisson stores: the ids of an acquisition's permits follow from it (see
+// permitIDs), so that nothing in proportion to their number is made
+// before the server grants them.
+func newFirst() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
 	}
-	ps, raw := make([]*Permit, n), make([]any, n)
-	for i := range ps {
-		b := buf[16*i : 16*(i+1)]
-		ps[i] = &Permit{s: s, id: hex.EncodeToString(b)}
-		raw[i] = string(b)
+	return string(b[:]), nil
+}
+
+// permitIDs returns the raw ids of the n permits whose first id is first,
+// as the scripts make them (each_id in scripts/fragment/pes.lua): they
+// share its first 10 bytes, and their last 6, read as a big-endian number,
+// count up from its own, modulo 2^48.
+func permitIDs(first string, n int) []any {
+	var b [16]byte
+	copy(b[:], first)
+	var base uint64
+	for _, c := range b[10:] {
+		base = base<<8 | uint64(c)
 	}
-	return ps, raw, nil
+	out := make([]any, n)
+	for k := range out {
+		v := base + uint64(k)
+		for i := 15; i >= 10; i-- {
+			b[i], v = byte(v), v>>8
+		}
+		out[k] = string(b[:])
+	}
+	return out
+}
+
+// newPermits returns the permits of s with the raw ids raw.
+func newPermits(s *Semaphore, raw []any) []*Permit {
+	ps := make([]*Permit, len(raw))
+	for i, r := range raw {
+		ps[i] = &Permit{s: s, id: hex.EncodeToString([]byte(r.(string)))}
+	}
+	return ps
 }
 
 // distinct returns ids without repeats, each permit once however its hex

@@ -2,9 +2,9 @@ package permitsemaphore
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/acquire"
@@ -107,8 +107,11 @@ func (s *Semaphore) TryAcquire(ctx context.Context, wait time.Duration, lease Le
 
 // AcquireN takes n permits at once, all or none, blocking until n are
 // available or ctx is done, and returns them; each has its own id and the
-// same lease. It returns an error matching latchkey.ErrInvalidPermits if n < 1.
-// Other failures are as for Acquire.
+// same lease. It returns an error matching latchkey.ErrInvalidPermits if
+// n < 1 or n > MaxAcquire, or if the semaphore has fewer than n in all
+// (see Acquire). Nothing in proportion to n is made before the server
+// grants the permits: the ids follow from the first. Other failures are as
+// for Acquire.
 func (s *Semaphore) AcquireN(ctx context.Context, n int, lease Lease) ([]*Permit, error) {
 	ps, _, err := s.acquire(ctx, n, -1, lease)
 	return ps, err
@@ -127,8 +130,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 	if err := keys.Usable(ctx, s.name, s.client); err != nil {
 		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
 	}
-	if n < 1 {
-		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, lockerr.ErrInvalidPermits)
+	if err := checkAcquire(n); err != nil {
+		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
 	}
 	if err := lease.check(); err != nil {
 		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
@@ -141,26 +144,24 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 	if err != nil {
 		return fail(err)
 	}
-	ps, raw, err := newPermits(s, n)
+	first, err := newFirst()
 	if err != nil {
 		return fail(err)
 	}
-	// The queue entry names the permits: a release that grants them to
-	// this call acquires them by their ids. The first id addresses letters.
-	var ids strings.Builder
-	for _, p := range ps {
-		ids.WriteString(p.id)
-	}
-	entry, op := handoff.EntryHub(s.client, hub)+"/"+ids.String(), opAcquire
+	// The queue entry names the permits by their number and first id, from
+	// which the others follow: a release that grants them to this call
+	// acquires them by their ids. The first id addresses letters.
+	key := hex.EncodeToString([]byte(first))
+	entry, op := handoff.EntryHub(s.client, hub)+"/"+strconv.Itoa(n)+"/"+key, opAcquire
 	if budget == 0 {
 		entry, op = "", opTry // a single attempt never queues
 	}
 	// One request for the whole wait: a resend finds its record.
-	w := s.write(op, pub, entry, 0, keys.Once(s.name, owner.New()), raw...)
+	w := s.write(op, pub, entry, 0, keys.Once(s.name, owner.New()), first, n)
 	// Redisson's releases, and permits whose lease ended, grant nothing:
 	// the waiter hears them on Redisson's channel, counting the messages
 	// that say some permits are available.
-	place := handoff.NewPlace(ps[0].id, wait.Channel{Name: s.channel, Policy: available, Need: 1})
+	place := handoff.NewPlace(key, wait.Channel{Name: s.channel, Policy: available, Need: 1})
 	mail := &deletable{Place: place}
 	m := acquire.New(acquire.Steps{
 		Client: s.client,
@@ -194,10 +195,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 			// takes the expired permit back even if nobody publishes.
 			return acquire.Answer{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
 		},
-		Undo: func(ctx context.Context) { _, _ = s.release(ctx, false, raw...) },
+		Undo: func(ctx context.Context) { _, _ = s.release(ctx, false, permitIDs(first, n)...) },
 		Abandon: func(ctx context.Context, unsure bool) {
 			if !mail.deleted || unsure { // the delete took the entry
-				s.abandon(ctx, w, pub, entry, raw, unsure)
+				s.abandon(ctx, w, pub, entry, first, n, unsure)
 			}
 		},
 	})
@@ -210,10 +211,27 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 	}
 	// The lease was set by an attempt sent no sooner than m.Since(): a
 	// permit kept alive counts its validity from there.
+	ps := newPermits(s, permitIDs(first, n))
 	for _, p := range ps {
 		p.lease, p.since = lease, m.Since()
 	}
 	return ps, true, nil
+}
+
+// MaxAcquire is the most permits one acquisition takes (AcquireN,
+// TryAcquireN): the server stores every one of them in one script, which
+// holds it up (about a second per 100,000 on a small machine). Redisson's
+// acquisition takes fewer still: it passes the ids as arguments, and Lua
+// unpacks no more than about 8,000 of them.
+const MaxAcquire = 1 << 16
+
+// checkAcquire returns nil if one acquisition may take n permits, and
+// otherwise an error matching lockerr.ErrInvalidPermits that says why.
+func checkAcquire(n int) error {
+	if n > MaxAcquire {
+		return fmt.Errorf("%w: %d is above the %d that one acquisition takes", lockerr.ErrInvalidPermits, n, MaxAcquire)
+	}
+	return lockopt.CheckPermits(int64(n), 1)
 }
 
 // available is the wake policy of Redisson's channel, whose messages are

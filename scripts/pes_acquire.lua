@@ -6,13 +6,15 @@
 --         listeners, turn
 -- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
 --         (see inputs.lua)
--- ARGV[6] waiter entry <hub id>/<ids in hex> (see pes.lua); "" for a try
+-- ARGV[6] waiter entry <hub id>/<permits>/<first id in hex> (see pes.lua);
+--         "" for a try
 -- ARGV[7] the lease end of the permits (or 922337203685477)
 -- ARGV[8] "1" to try once: the caller never queues
 -- ARGV[9] how long, in ms, the waiter's Hub may listen on Redisson's
 --         channel after the waiter left (see yield.lua)
 -- ARGV[10] "1" if the waiter listens there already
--- ARGV[11..] permit ids (16 raw bytes each)
+-- ARGV[11] the first permit id (16 raw bytes; see each_id in pes.lua)
+-- ARGV[12] how many permits
 -- Returns {1, 0} when acquired (or its grant taken); {0, ms, rank} when
 -- not: ms until the earliest lease ends for the head of the queue (-1 if
 -- no held permit has a lease, and for the others), rank the waiter's
@@ -23,25 +25,24 @@
 -- uses fragment/pes.lua
 -- uses fragment/permits.lua
 -- uses fragment/noted.lua
-local entry, lease = ARGV[6], ARGV[7]
+local entry, lease, first, n = ARGV[6], ARGV[7], ARGV[11], tonumber(ARGV[12])
 
 -- take holds the caller's permits until their lease end.
 local function take()
-  hold({unpack(ARGV, 11)}, lease)
+  hold(function(f) each_id(first, n, f) end, lease)
 end
 
 -- Granted: the grant is taken with the caller's lease, even past its
 -- grace if its permits did not expire yet. One that expired is gone.
-if redis.call('zscore', timeout, ARGV[11]) then
-  for i = 11, #ARGV do
-    redis.call('zadd', timeout, 'xx', lease, ARGV[i])
-  end
+if redis.call('zscore', timeout, first) then
+  each_id(first, n, function(id)
+    redis.call('zadd', timeout, 'xx', lease, id)
+  end)
   return once_record(noted({1, 0}, subscribed))
 end
 local expired = expire()
 purge()
 local queued = waiting() and redis.call('zscore', deadlines, entry)
-local n = #ARGV - 10
 if serve(queued and entry or nil, false, take) then
   if expired > 0 then
     announce(available)

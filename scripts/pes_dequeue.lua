@@ -20,9 +20,9 @@ if dequeue(entry) then
 end
 -- Granted meanwhile: the permits are given back, unless they expired.
 local back = 0
-for _, id in ipairs(ids(entry)) do
+each_of(entry, function(id)
   back = back + redis.call('zrem', timeout, id)
-end
+end)
 if back == 0 then
   return 0
 end

@@ -102,7 +102,7 @@ func semWaiter(kind, e string, deadline, now int64) Waiter {
 		return w
 	}
 	_, rest, _ := strings.Cut(e, "/")
-	if kind == kindPermits { // <hub id>/<permit ids in hex>, the first addressing letters
+	if kind == kindPermits && permitIDs(rest) { // before: <hub id>/<permit ids in hex>
 		w.Owner, w.Permits = rest[:min(32, len(rest))], int64(len(rest)/32)
 	} else if ps, key, ok := strings.Cut(rest, "/"); ok { // <hub id>/<permits>/<key>
 		w.Owner = key

@@ -61,25 +61,36 @@ func namesOf(name string) names {
 }
 
 // entriesKind tells the kind of a semaphore from latchkey's queue entries:
-// a permit semaphore's are <hub id>/<permit ids in hex>, a semaphore's
-// <hub id>/<permits>/<key>; Redisson's place in line ("redisson") tells
-// nothing. It returns "" when no entry tells.
+// both are <hub id>/<permits>/<key>, the key of a permit semaphore's being
+// its first permit's id, 32 hex characters, and a semaphore's a call id
+// (<client id>:<n>); before, a permit semaphore's were <hub id>/<permit
+// ids in hex>. Redisson's place in line ("redisson") tells nothing. It
+// returns "" when no entry tells.
 func entriesKind(entries []string) string {
 	for _, e := range entries {
 		_, rest, ok := strings.Cut(e, "/")
 		if !ok {
 			continue
 		}
-		if _, err := hex.DecodeString(rest); err == nil && len(rest) > 0 && len(rest)%32 == 0 {
+		if permitIDs(rest) {
 			return kindPermits
 		}
-		if ps, _, ok := strings.Cut(rest, "/"); ok {
+		if ps, key, ok := strings.Cut(rest, "/"); ok {
 			if _, err := strconv.ParseInt(ps, 10, 64); err == nil {
+				if permitIDs(key) && len(key) == 32 {
+					return kindPermits
+				}
 				return kindSemaphore
 			}
 		}
 	}
 	return ""
+}
+
+// permitIDs reports whether s is permit ids in hex, 32 characters each.
+func permitIDs(s string) bool {
+	_, err := hex.DecodeString(s)
+	return err == nil && len(s) > 0 && len(s)%32 == 0
 }
 
 // ownerShaped reports whether f looks like a Redisson owner field:

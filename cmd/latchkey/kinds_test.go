@@ -60,6 +60,9 @@ func TestEntriesKind(t *testing.T) {
 		{[]string{"redisson", "hub/" + hex}, kindPermits},
 		{[]string{"hub/" + hex + hex}, kindPermits},
 		{[]string{"hub/2/key-1"}, kindSemaphore},
+		{[]string{"hub/2/" + hex}, kindPermits},
+		{[]string{"/1/" + hex}, kindPermits},
+		{[]string{"hub/2/" + hex + hex}, kindSemaphore},
 		{[]string{"hub/" + hex[:31]}, ""},
 		{[]string{"hub/x/key"}, ""},
 	} {

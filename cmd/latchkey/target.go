@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"strings"
 
 	"github.com/latchkey/latchkey"
@@ -95,16 +94,15 @@ func (e *env) open(ctx context.Context, name, kind string) (*target, error) {
 }
 
 // counterKind returns the kind of a plain integer where its queue tells
-// (else st.Kind): a latch has none, and a permit semaphore's entries
-// <hub id>/<permit ids in hex> differ from a semaphore's
-// <hub id>/<permits>/<key>, which readCounter parsed already.
+// (else st.Kind): a latch has none, and readCounter parsed a permit
+// semaphore's entries as a semaphore's, which tell their kind apart by
+// their key (see entriesKind).
 func counterKind(st *State) string {
 	if st.Kind != kindCounter || len(st.Queue) == 0 {
 		return st.Kind
 	}
 	for _, w := range st.Queue {
-		_, ids, ok := strings.Cut(w.Owner, "/")
-		if _, err := hex.DecodeString(ids); ok && err == nil && len(ids) > 0 && len(ids)%32 == 0 {
+		if _, ids, ok := strings.Cut(w.Owner, "/"); ok && permitIDs(ids) || len(w.Owner) == 32 && permitIDs(w.Owner) {
 			return kindPermits
 		}
 	}

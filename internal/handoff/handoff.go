@@ -7,10 +7,10 @@
 // The formats, which the scripts write and this package reads:
 //
 //   - A queue entry is "<hub id>/<letter key>" (a semaphore's also carries
-//     the permits it waits for: "<hub id>/<n>/<letter key>"; a permit
-//     semaphore's, the permits' ids). The letter key names one call: the
-//     owner id, with "/<call id>" for an owner that may re-enter, or a
-//     fresh id per call.
+//     the permits it waits for: "<hub id>/<n>/<letter key>"). The letter
+//     key names one call: the owner id, with "/<call id>" for an owner that
+//     may re-enter, or a fresh id per call (a permit semaphore's: its
+//     first permit's id).
 //   - A letter is published on "<prefix>:<hub id>" as "@<letter key>
 //     <body>". A grant's body is "<what> <server clock in µs>" (a lock's
 //     what is its fencing token); "next" tells the waiter that the one

@@ -111,6 +111,31 @@ end
 -- Defines now, pub, life (ARGV[3]), grace and counted (a boolean).
 local now, pub, life, grace = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local counted = ARGV[5] == '1'
+-- entry.lua: a semaphore's waiter entry, <hub id>/<permits>/<key>: the
+-- Hub whose channel takes its letters, the permits it waits for, and its
+-- letters' address (a permit semaphore's is its first permit's id in hex,
+-- from which the others follow: see pes.lua). A permit semaphore's waiter
+-- of an earlier version queues as <hub id>/<its permits' ids in hex>, the
+-- first addressing its letters; both are read.
+-- Reads no KEYS or ARGV. Defines need(e) and address(e).
+
+-- need returns the permits entry e waits for.
+local function need(e)
+  local n = string.match(e, '^[^/]*/(%d+)/')
+  if n then
+    return tonumber(n)
+  end
+  return #string.match(e, '/(%x*)$') / 32
+end
+
+-- address returns the Hub id and the letter key of entry e.
+local function address(e)
+  local hub, key = string.match(e, '^([^/]*)/%d+/(.*)$')
+  if hub then
+    return hub, key
+  end
+  return string.match(e, '^([^/]*)/(' .. string.rep('%x', 32) .. ')')
+end
 -- listeners.lua: notes of latchkey's Hubs that may listen on Redisson's
 -- channel of a semaphore (see yield.lua), in a zset of Hub id -> until
 -- when (ms, the clients' clocks, which are taken to agree within a
@@ -173,8 +198,10 @@ end
 -- waiting, joins the queue. Whatever frees permits (a release, an
 -- addition, expired permits coming back, a waiter leaving the head) hands
 -- them at once to the waiters at the head, in order, as far as they go
--- (see permits.lua). A waiter's entry carries the ids of the permits it
--- asks for; a grant acquires them for it, as Redisson would (off the
+-- (see permits.lua). A waiter's entry names the permits it asks for by
+-- their number and the first one's id, from which the others follow (see
+-- each_id), so that it is as short for many as for one; a grant acquires
+-- them for it, as Redisson would (off the
 -- count, into the timeout zset), with a lease of the grace, and a letter
 -- "@<key> <permits> <server clock in µs>" on the channel of its client's
 -- pub/sub Hub tells it. The waiter then takes the grant with its next
@@ -195,14 +222,15 @@ end
 --                                             Redisson's channel (ms; see listeners.lua)
 -- KEYS[8] latchkey_semaphore_turn:{name}      set while Redisson's waiters have their turn
 -- (A script that only reads or sets leases takes the first three.)
--- A waiter entry is <hub id>/<its permits' ids in hex>, the first id
--- being its letters' address.
+-- A waiter entry is <hub id>/<permits>/<its first permit's id in hex>, the
+-- id being its letters' address (see entry.lua).
 -- Reads ARGV[1], ARGV[2] and ARGV[4] (see inputs.lua).
 -- Defines count, timeout, shared, queue, deadlines, hubs, listeners and
 -- turn (the KEYS),
--- never, ids(e), need(e), address(e), expire(), hold(list, score),
--- hand(e), granted(), announce(n), expire_now() and restock().
+-- never, each_id(first, n, f), each_of(e, f), expire(), hold(each,
+-- score), hand(e), granted(), announce(n), expire_now() and restock().
 -- uses fragment/inputs.lua
+-- uses fragment/entry.lua
 -- uses fragment/listeners.lua
 -- uses fragment/lifetime.lua
 local count, timeout, shared = KEYS[1], KEYS[2], KEYS[3]
@@ -210,23 +238,42 @@ local queue, deadlines, hubs = KEYS[4], KEYS[5], KEYS[6]
 local listeners, turn = KEYS[7], KEYS[8]
 local never = 922337203685477
 
--- ids returns the raw ids of entry e.
-local function ids(e)
-  local out = {}
-  for h in string.gmatch(string.match(e, '/(%x+)$'), '%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x') do
-    out[#out + 1] = (string.gsub(h, '%x%x', function(b) return string.char(tonumber(b, 16)) end))
+-- each_id calls f with the raw id (16 bytes) of each of the n permits
+-- whose first id is first: they share its first 10 bytes, and their last
+-- 6, read as a big-endian number, count up from its own, modulo 2^48.
+-- (permitsemaphore's Go side makes the same ids.)
+local function each_id(first, n, f)
+  local base = 0
+  for i = 11, 16 do
+    base = base * 256 + string.byte(first, i)
   end
-  return out
+  local head, tail = string.sub(first, 1, 10), {}
+  for k = 0, n - 1 do
+    local v = (base + k) % 281474976710656
+    for i = 6, 1, -1 do
+      tail[i] = v % 256
+      v = math.floor(v / 256)
+    end
+    f(head .. string.char(unpack(tail)))
+  end
 end
 
--- need returns how many permits entry e asks for.
-local function need(e)
-  return #string.match(e, '/(%x+)$') / 32
+-- raw_id returns the raw id that h, 32 hex characters, stands for.
+local function raw_id(h)
+  return (string.gsub(h, '%x%x', function(b) return string.char(tonumber(b, 16)) end))
 end
 
--- address returns the Hub id and the letter key of entry e.
-local function address(e)
-  return string.match(e, '^([^/]*)/(' .. string.rep('%x', 32) .. ')')
+-- each_of calls f with the raw id of each permit entry e waits for (see
+-- entry.lua): those from its first, or those it lists.
+local function each_of(e, f)
+  local listed = string.match(e, '^[^/]*/(%x+)$')
+  if not listed then
+    local _, key = address(e)
+    return each_id(raw_id(key), need(e), f)
+  end
+  for h in string.gmatch(listed, string.rep('%x', 32)) do
+    f(raw_id(h))
+  end
 end
 
 -- expire returns permits whose lease ended to the pool; it returns how
@@ -242,13 +289,14 @@ end
 -- restock is expire: permits come back when their lease ends.
 local restock = expire
 
--- hold acquires the permits list for lease end score, as Redisson does;
--- the leases live as long as the count (where Redisson copies only a TTL,
--- and leaves one that SET dropped from the count on the leases).
-local function hold(list, score)
-  for _, id in ipairs(list) do
+-- hold acquires the permits that each, given a function, calls it with,
+-- for lease end score, as Redisson does; the leases live as long as the
+-- count (where Redisson copies only a TTL, and leaves one that SET dropped
+-- from the count on the leases).
+local function hold(each, score)
+  each(function(id)
     redis.call('zadd', timeout, score, id)
-  end
+  end)
   follow(timeout, count)
 end
 
@@ -256,7 +304,7 @@ end
 -- Hub among the listeners of Redisson's channel until then (see
 -- yield.lua): the queue no longer shows it, and granted() does not.
 local function hand(e)
-  hold(ids(e), now + grace)
+  hold(function(f) each_of(e, f) end, now + grace)
   listening(listeners, (address(e)), grace)
 end
 

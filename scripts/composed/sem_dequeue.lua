@@ -14,6 +14,31 @@
 -- Defines now, pub, life (ARGV[3]), grace and counted (a boolean).
 local now, pub, life, grace = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local counted = ARGV[5] == '1'
+-- entry.lua: a semaphore's waiter entry, <hub id>/<permits>/<key>: the
+-- Hub whose channel takes its letters, the permits it waits for, and its
+-- letters' address (a permit semaphore's is its first permit's id in hex,
+-- from which the others follow: see pes.lua). A permit semaphore's waiter
+-- of an earlier version queues as <hub id>/<its permits' ids in hex>, the
+-- first addressing its letters; both are read.
+-- Reads no KEYS or ARGV. Defines need(e) and address(e).
+
+-- need returns the permits entry e waits for.
+local function need(e)
+  local n = string.match(e, '^[^/]*/(%d+)/')
+  if n then
+    return tonumber(n)
+  end
+  return #string.match(e, '/(%x*)$') / 32
+end
+
+-- address returns the Hub id and the letter key of entry e.
+local function address(e)
+  local hub, key = string.match(e, '^([^/]*)/%d+/(.*)$')
+  if hub then
+    return hub, key
+  end
+  return string.match(e, '^([^/]*)/(' .. string.rep('%x', 32) .. ')')
+end
 -- clock.lua: the server's clock, read once per script (TIME), so that
 -- every use in one run sees the same instant.
 -- Reads no KEYS or ARGV. Defines micros() and millis(): the server's clock
@@ -98,13 +123,13 @@ end
 --                                             Redisson's channel (ms; see listeners.lua)
 -- KEYS[8] latchkey_semaphore_turn:{name}      set while Redisson's waiters have their turn
 -- A waiter entry is <hub id>/<permits>/<key>, key being its letters'
--- address.
+-- address (see entry.lua).
 -- Reads ARGV[2] and ARGV[4] (see inputs.lua).
 -- Defines count, shared, queue, deadlines, grants, hubs, listeners and
--- turn (the KEYS),
--- need(e), address(e), granting, restock(), hand(e), announce(n) and
+-- turn (the KEYS), granting, restock(), hand(e), announce(n) and
 -- granted().
 -- uses fragment/inputs.lua
+-- uses fragment/entry.lua
 -- uses fragment/clock.lua
 -- uses fragment/lifetime.lua
 local count, shared, queue, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -112,16 +137,6 @@ local grants, hubs, listeners, turn = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 
 -- granting reports whether some grant may not be taken yet.
 local granting = redis.call('exists', grants) == 1
-
--- need returns the permits entry e waits for.
-local function need(e)
-  return tonumber(string.match(e, '^[^/]*/(%d+)/'))
-end
-
--- address returns the Hub id and the letter key of entry e.
-local function address(e)
-  return string.match(e, '^([^/]*)/%d+/(.*)$')
-end
 
 -- restock takes back the grants whose grace is over.
 local function restock()

@@ -29,13 +29,13 @@
 --                                             Redisson's channel (ms; see listeners.lua)
 -- KEYS[8] latchkey_semaphore_turn:{name}      set while Redisson's waiters have their turn
 -- A waiter entry is <hub id>/<permits>/<key>, key being its letters'
--- address.
+-- address (see entry.lua).
 -- Reads ARGV[2] and ARGV[4] (see inputs.lua).
 -- Defines count, shared, queue, deadlines, grants, hubs, listeners and
--- turn (the KEYS),
--- need(e), address(e), granting, restock(), hand(e), announce(n) and
+-- turn (the KEYS), granting, restock(), hand(e), announce(n) and
 -- granted().
 -- uses fragment/inputs.lua
+-- uses fragment/entry.lua
 -- uses fragment/clock.lua
 -- uses fragment/lifetime.lua
 local count, shared, queue, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -43,16 +43,6 @@ local grants, hubs, listeners, turn = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 
 -- granting reports whether some grant may not be taken yet.
 local granting = redis.call('exists', grants) == 1
-
--- need returns the permits entry e waits for.
-local function need(e)
-  return tonumber(string.match(e, '^[^/]*/(%d+)/'))
-end
-
--- address returns the Hub id and the letter key of entry e.
-local function address(e)
-  return string.match(e, '^([^/]*)/%d+/(.*)$')
-end
 
 -- restock takes back the grants whose grace is over.
 local function restock()
