@@ -63,19 +63,39 @@
 // watch looks at NAME's state every -every (messages or not), on each
 // message on the channels its releases publish on, and when the holder's
 // TTL runs out or its renewal is overdue, and prints a line for each
-// change. It also prints a line for every message that no change it saw
-// accounts for: a release of a hold it did not see (a Java client's hold
-// of 0.3s between two looks), saying on which channel and what the
-// message means (an unlock, a read- or write-unlock, a semaphore release,
-// a latch reaching zero). latchkey's force-unlocks (unlock, and the
-// library's ForceUnlock) tell who they forced out on a channel of their
-// own, latchkey_lock__forced:{NAME} or latchkey_rwlock__forced:{NAME},
-// and watch prints them as such; a Java client's forceUnlock publishes
-// what its unlock does, and shows as a release. A held lock whose TTL has
-// run down without a renewal for longer than a watchdog allows (a third
-// of the lease, the largest TTL watch saw for the hold, plus a sixth of
-// it or at least 1s) is said once per hold: its holder stopped renewing
-// it, or it was taken with a fixed lease, and it ends when it expires.
+// change. It also prints a line for every release it hears that no change
+// it saw accounts for: a hold it did not see (a Java client's hold of 0.3s
+// between two looks), saying on which channel and what the message means
+// (an unlock, a fair-lock handoff, a read- or write-unlock, a semaphore
+// release, a latch reaching zero). A fair lock's releases go to its
+// waiters' own channels, Redisson's waiters' redisson_lock__channel:{NAME}:
+// <owner> and latchkey's Hubs' latchkey_lock__channel:{NAME}:<hub id>
+// (a grant, with the new holder's token): watch follows them all by a
+// pattern where patterns work (one server, or a cluster without sharded
+// pub/sub: PSUBSCRIBE, which neither PUBSUB NUMSUB nor the fair lock's
+// releases count), and with sharded pub/sub the channels of the waiters
+// queued at its latest look. A holder gone with nothing heard whose TTL
+// has run out since the last look expired (said so for a mutex, and for
+// any lock whose waiters a release would have told; "released (or
+// expired)" otherwise). What a look shows that watch did not hear it says
+// ("may have missed holds"): a holder replaced with no release heard, or
+// a fencing counter (a mutex's, a fair lock's: each latchkey acquisition,
+// re-entries included, draws one) that moved further than the
+// acquisitions it saw or heard of. A fair lock's release with nobody
+// queued publishes nothing, so a Java client's hold taken and released
+// between two looks, uncontended, stays unseen.
+//
+// latchkey's force-unlocks (unlock, and the library's ForceUnlock) tell
+// who they forced out on a channel of their own, latchkey_lock__forced:
+// {NAME} or latchkey_rwlock__forced:{NAME}, and watch prints them as
+// such; a Java client's forceUnlock publishes what its unlock does, and
+// shows as a release. A held lock whose TTL has run down without a
+// renewal for longer than a watchdog allows (a third of the lease, plus a
+// sixth of it or at least 1s) is said once per hold, measured from the
+// lease, -lease (30s), or where its TTL was seen over that, the largest
+// TTL seen, which makes the time a lower bound ("at least"): its holder
+// stopped renewing it, or took it with a fixed lease, and it ends when it
+// expires.
 //
 // With -json, watch prints one JSON object per line for each change:
 // {"time": RFC 3339 time, "event", "state": the object inspect -json
@@ -84,12 +104,16 @@
 //	now             the first look
 //	acquired, released, handoff, changed
 //	                what the look saw change
+//	expired         a hold that ran out, nothing releasing it (and who
+//	                holds now, if anyone)
 //	forced          a latchkey force-unlock: "owners" (those forced out),
 //	                "channel", "message"
-//	unseen_release  a message that no change seen accounts for: "channel",
+//	unseen_release  a release that no change seen accounts for: "channel",
 //	                "message" (its payload), "what" (what it means)
+//	missed          what the look shows that was not heard: "what"
 //	not_renewed     a hold not renewed: "not_renewed_ms" (for how long),
-//	                "expires_in_ms" (its TTL)
+//	                "expires_in_ms" (its TTL), "lease_ms" (measured
+//	                against), "at_least" (a lower bound)
 //	dropped         "dropped" messages, more than watch keeps between two
 //	                looks (10000), were not shown
 //

@@ -54,3 +54,21 @@ is missing, and the exit status is 7 (partial).
 
 Example:
   latchkey -cluster -redis node-1:7000 ls 'orders:*'`
+
+const watchHelp = `
+Follows NAME: prints its state, then a line for each change as it
+happens, each release it hears whose hold no look saw, each force-unlock,
+each hold that runs down unrenewed, and what it may have missed. Reads
+only: changes nothing. It ends on Ctrl-C.
+
+It looks every -every, on every message of NAME's channels, and when a
+TTL runs out. A fair lock's releases go to each waiter's own channel:
+watch hears them all where patterns work (one server, or a cluster without
+sharded pub/sub), and on a Redis 7 cluster those of the waiters queued at
+its latest look. A release with nobody queued publishes nothing: a hold
+taken and released between two looks then shows only in the fencing
+counter ("may have missed holds": latchkey's holders draw a token at each
+acquisition; a Java client's RLock draws none and stays unseen).
+
+Example:
+  latchkey watch -every 1s orders:{42}`

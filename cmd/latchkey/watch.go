@@ -4,11 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
-
-	"github.com/latchkey/latchkey/internal/notify"
 )
 
 // runWatch follows one name: it prints its state, then a line with the
@@ -26,6 +22,8 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	kind := fs.String("kind", "", "the kind to read NAME as, instead of detecting it: "+kindList)
 	every := fs.Duration("every", 5*time.Second, "look again at least this often, messages or not")
 	asJSON := fs.Bool("json", false, "print each change as one JSON object per line")
+	lease := leaseFlag(fs)
+	help(fs, "watch [flags] NAME", watchHelp)
 	rest, err := e.parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -44,6 +42,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer c.client.Close()
+	c.lease = *lease
 	w := &watcher{e: e, c: c, name: rest[0], n: namesOf(rest[0]), kind: *kind, json: *asJSON}
 	if err := w.start(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -85,24 +84,24 @@ type watcher struct {
 	json       bool // print WatchEvents, one per line
 	in         *inbox
 	last       *State
+	lastAt     time.Time // when the last look read
 	renew      renewals
 	wakes      []time.Time // when each force-unlock whose wake-up is still to come was heard
+	owed       []time.Time // when each look that is owed a release message was (see owe)
 }
 
 // start follows the channels every release of the name publishes on
 // before the first look, so that no release after it goes unheard. It
-// subscribes as the library's scripts publish (a Hub's PublishCommand).
+// subscribes as the library's scripts publish (see conn.publish).
 func (w *watcher) start(ctx context.Context) error {
 	rctx, cancel := w.e.withTimeout(ctx)
 	defer cancel()
-	hub := notify.New(w.c.client)
-	pub, err := hub.PublishCommand(rctx)
-	_ = hub.Close()
+	pub, err := w.c.publish(rctx, w.n.lock.Channel)
 	if err != nil {
-		return fmt.Errorf("%s: %w", w.c.server, err)
+		return err
 	}
 	w.in = newInbox(w.c.client, pub == "SPUBLISH")
-	if err := w.in.follow(rctx, w.channels(nil)); err != nil {
+	if err := w.in.follow(rctx, w.subscriptions(nil)); err != nil {
 		w.in.close()
 		return fmt.Errorf("%s: %w", w.c.server, err)
 	}
@@ -110,10 +109,11 @@ func (w *watcher) start(ctx context.Context) error {
 }
 
 // look reads the state and prints what happened since the last look: the
-// messages received (a force-unlock, the releases that the change seen
-// does not account for), the change, a hold not renewed. It follows the
-// channels the state needs and returns how soon to look again at the
-// latest: when the TTL runs out or a renewal is overdue.
+// messages heard (a force-unlock, the releases that the change seen does
+// not account for), the change, what it may have missed, a hold not
+// renewed. It follows the channels the state needs and returns how soon
+// to look again at the latest: when the TTL runs out or a renewal is
+// overdue.
 func (w *watcher) look(ctx context.Context) (time.Duration, error) {
 	msgs, dropped := w.in.take()
 	rctx, cancel := w.e.withTimeout(ctx)
@@ -124,29 +124,41 @@ func (w *watcher) look(ctx context.Context) (time.Duration, error) {
 	}
 	sortState(st)
 	now := time.Now()
+	heard := w.hearAll(msgs)
 	event, line := change(w.last, st)
-	if explains(event) && !slices.ContainsFunc(msgs, w.wakeUp) {
-		// The message of the change seen may have arrived after the take:
-		// it is published as the change is made, and arrives at once.
+	if need := w.expected(st, event) - countFunc(heard, release); need > 0 {
+		// The messages of the change seen may have arrived after the take:
+		// they are published as the change is made, and arrive at once.
+		// Those past them are a later change's: they go back.
 		more, n := w.in.await(ctx, messageLag)
-		msgs, dropped = append(msgs, more...), dropped+n
-		if len(more) > 0 {
-			w.in.signal() // look again: they may tell of a later change too
+		keep := 0
+		for keep < len(more) && need > 0 {
+			if h, ok := w.hear(more[keep]); ok && release(h) {
+				need--
+			}
+			keep++
 		}
+		heard, dropped = append(heard, w.hearAll(more[:keep])...), dropped+n
+		w.in.unread(more[keep:])
 	}
-	if err := w.report(now, st, event, line, msgs, dropped); err != nil {
+	if err := w.report(now, st, event, line, heard, dropped); err != nil {
 		return 0, err
 	}
-	notRenewed, expires, warn, check := w.renew.observe(st)
+	notRenewed, expires, lease, warn, check := w.renew.observe(st, w.c.lease)
 	if warn {
-		ev := WatchEvent{Time: now, Event: "not_renewed", State: st, NotRenewedMs: notRenewed.Milliseconds(), ExpiresInMs: expires.Milliseconds()}
-		line := fmt.Sprintf("not renewed for %s: expires in %s: %s", seconds(ev.NotRenewedMs), seconds(ev.ExpiresInMs), summary(st))
+		ev := WatchEvent{Time: now, Event: "not_renewed", State: st, NotRenewedMs: notRenewed.Milliseconds(),
+			ExpiresInMs: expires.Milliseconds(), LeaseMs: lease.Milliseconds(), AtLeast: lease > w.c.lease}
+		on := fmt.Sprintf("on a %s lease", w.c.lease)
+		if ev.AtLeast { // the TTL was over the lease: how much longer the lease is, nothing tells
+			on = fmt.Sprintf("at least: its lease is over the %s of -lease, and at least %s", w.c.lease, seconds(ev.LeaseMs))
+		}
+		line := fmt.Sprintf("not renewed for %s (%s): expires in %s: %s", seconds(ev.NotRenewedMs), on, seconds(ev.ExpiresInMs), summary(st))
 		if err := w.emit(ev, line); err != nil {
 			return 0, err
 		}
 	}
-	w.last = st
-	if err := w.in.follow(rctx, w.channels(st)); err != nil {
+	w.last, w.lastAt = st, now
+	if err := w.in.follow(rctx, w.subscriptions(st)); err != nil {
 		return 0, fmt.Errorf("%s: %w", w.c.server, err)
 	}
 	next := time.Hour
@@ -159,112 +171,43 @@ func (w *watcher) look(ctx context.Context) (time.Duration, error) {
 	return next, nil
 }
 
-// report prints the messages and the change of one look. A force-unlock's
-// message replaces the release it caused, and accounts for the wake-up it
-// published; a release, handoff or change seen accounts for one message;
-// every other message is a release whose hold watch did not see.
-func (w *watcher) report(now time.Time, st *State, event, line string, msgs []message, dropped int) error {
-	var forced, others []message
-	for _, m := range msgs {
-		switch {
-		case !w.wakeUp(m):
-			forced = append(forced, m)
-			w.wakes = append(w.wakes, m.at)
-		case w.forcedWake(m):
-		default:
-			others = append(others, m)
-		}
-	}
-	explained := 0
-	if len(forced) > 0 && (event == "released" || event == "handoff") {
-		event = "" // said by the force-unlock's line
-	} else if explains(event) {
-		explained++
-	}
-	for _, m := range others[min(explained, len(others)):] {
-		ev := WatchEvent{Time: m.at, Event: "unseen_release", State: st, Channel: m.channel, Message: m.payload, What: what(w.n, m)}
-		line := fmt.Sprintf("released, hold not seen: %s (%q on %s)", ev.What, m.payload, m.channel)
-		if err := w.emit(ev, line); err != nil {
-			return err
-		}
-	}
-	if dropped > 0 {
-		line := fmt.Sprintf("%d more messages arrived than watch keeps between looks, not shown", dropped)
-		if err := w.emit(WatchEvent{Time: now, Event: "dropped", State: st, Dropped: dropped}, line); err != nil {
-			return err
-		}
-	}
-	for _, m := range forced {
-		owners := strings.Fields(m.payload)
-		if len(owners) == 0 && w.last != nil {
-			for _, h := range w.last.Holders {
-				owners = append(owners, h.Owner)
-			}
-		}
-		ev := WatchEvent{Time: m.at, Event: "forced", State: st, Channel: m.channel, Message: m.payload, What: "force-unlock", Owners: owners}
-		line := fmt.Sprintf("force-unlocked, was held by %s: %s", strings.Join(owners, ","), summary(st))
-		if err := w.emit(ev, line); err != nil {
-			return err
-		}
-	}
-	if event == "" {
-		return nil
-	}
-	return w.emit(WatchEvent{Time: now, Event: event, State: st}, line)
-}
-
 // messageLag bounds how long a look that saw a change waits for the
 // message that the change published, when none came before the look.
 const messageLag = 100 * time.Millisecond
 
-// explains reports whether a change event may account for a message: a
-// release, a handoff, or a change of count or queue.
-func explains(event string) bool {
-	return event == "released" || event == "handoff" || event == "changed"
-}
-
-// wakeUp reports whether m is a wake-up, a message of a release, rather
-// than a force-unlock's own.
-func (w *watcher) wakeUp(m message) bool {
-	return m.channel != w.n.lock.Forced && m.channel != w.n.rw.Forced
-}
-
-// forceWakeWithin bounds how long after a force-unlock's message the
-// wake-up that its script published after it may arrive: both come from
-// one script, one after the other.
-const forceWakeWithin = time.Second
-
-// forcedWake reports whether m is the wake-up of a force-unlock heard
-// before it, and if so takes it off the wake-ups expected. A fair lock's
-// force-unlock may publish none (its latchkey waiters are woken on their
-// Hubs' channels), hence the bound.
-func (w *watcher) forcedWake(m message) bool {
-	for len(w.wakes) > 0 && m.at.Sub(w.wakes[0]) > forceWakeWithin {
-		w.wakes = w.wakes[1:]
+// subscriptions returns the subscriptions to the channels that the
+// releases of the name publish on (st is nil before the first look): the
+// primitive's shared channel, which is all of them for a mutex, a
+// read-write lock, the semaphores and the latch; latchkey's force-unlock
+// channels; and a fair lock's waiters' own: Redisson's waiters' channels,
+// redisson_lock__channel:{N}:<owner>, and latchkey's waiters' Hubs'
+// channels, latchkey_lock__channel:{N}:<hub id>, which a release's grant
+// goes to. Where patterns work (one server, or a cluster without sharded
+// pub/sub), by a pattern each: every waiter's, including those that queue
+// and are served between two looks; a Hub's only for a fair lock, whose
+// releases do not count the letter's receivers (a mutex's do, to skip a
+// dead waiter, and a watch among them would keep it). With sharded
+// pub/sub, which has no patterns, the channel of each waiter queued at the
+// latest look: one that queues and is served between two looks goes
+// unheard, and look says what it may have missed.
+func (w *watcher) subscriptions(st *State) []string {
+	n, in := w.n, w.in
+	subs := []string{in.exact(n.lock.Channel), in.exact(n.rw.Channel), in.exact(n.sem.Channel), in.exact(n.latchChannel),
+		in.exact(n.lock.Forced), in.exact(n.rw.Forced)}
+	fair := st != nil && st.Kind == kindFairLock
+	if !in.sharded {
+		subs = append(subs, in.prefix(n.lock.Channel+":"))
+		if fair {
+			subs = append(subs, in.prefix(n.lock.Hubs+":"))
+		}
+		return subs
 	}
-	if len(w.wakes) == 0 || m.channel == w.n.sem.Channel || m.channel == w.n.latchChannel {
-		return false
-	}
-	w.wakes = w.wakes[1:]
-	return true
-}
-
-// channels returns the channels the releases of the name publish on (st
-// is nil before the first look): the primitive's shared channel, which is
-// all of them for a mutex, a read-write lock, the semaphores and the
-// latch; latchkey's force-unlock channels; and for a fair lock, Redisson's
-// channel of each queued Redisson waiter, which its release tells. The
-// Hubs' own channels of latchkey waiters are not followed: a subscriber
-// there would make a release think a dead waiter alive.
-func (w *watcher) channels(st *State) []string {
-	n := w.n
-	chs := []string{n.lock.Channel, n.rw.Channel, n.sem.Channel, n.latchChannel, n.lock.Forced, n.rw.Forced}
-	if st != nil && st.Kind == kindFairLock {
+	if fair {
 		for _, q := range st.Queue {
-			if q.Client == "redisson" {
-				chs = append(chs, n.lock.Channel+":"+q.Owner)
+			if q.channel != "" {
+				subs = append(subs, in.exact(q.channel))
 			}
 		}
 	}
-	return chs
+	return subs
 }

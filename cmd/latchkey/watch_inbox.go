@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,7 +29,8 @@ const maxPending = 10000
 // must see every message and its payload. It subscribes as the scripts
 // publish: with SSUBSCRIBE, one connection per hash slot followed, when
 // the deployment uses sharded pub/sub, else on one connection with
-// PSUBSCRIBE to a pattern that matches the channel alone, which PUBSUB
+// PSUBSCRIBE, to a pattern that matches one channel alone or every channel
+// under a prefix (a fair lock's waiters' own channels), which PUBSUB
 // NUMSUB does not count: inspect, elsewhere, does not take a watch for a
 // waiter, and neither does a release deciding whether Redisson's waiters
 // listen (scripts/fragment/subscribers.lua), though PUBLISH counts it.
@@ -35,6 +38,9 @@ const maxPending = 10000
 // listener: there, a release heard by a watch while latchkey waiters
 // queue gives Redisson's waiters a turn they do not take
 // (handoff.Yield, 10ms).
+//
+// The inbox deals in subscriptions, made by exact and prefix: a channel
+// with SSUBSCRIBE, a pattern with PSUBSCRIBE.
 type inbox struct {
 	client  redis.UniversalClient
 	sharded bool
@@ -42,8 +48,8 @@ type inbox struct {
 
 	mu        sync.Mutex
 	conns     map[int]*redis.PubSub    // by hash slot when sharded, else at -1
-	subs      map[string]bool          // the channels followed
-	confirmed map[string]chan struct{} // by subscription (see name)
+	subs      map[string]bool          // the subscriptions made
+	confirmed map[string]chan struct{} // by subscription
 	pending   []message
 	dropped   int // messages not kept since the last take (maxPending)
 	wg        sync.WaitGroup
@@ -56,37 +62,37 @@ func newInbox(client redis.UniversalClient, sharded bool) *inbox {
 	}
 }
 
-// follow subscribes to the channels of want not yet followed, waits until
-// the server has confirmed them (or ctx ends), and unsubscribes from those
-// no longer wanted.
+// follow makes the subscriptions of want not made yet, waits until the
+// server has confirmed them (or ctx ends), and ends those no longer
+// wanted.
 func (in *inbox) follow(ctx context.Context, want []string) error {
 	keep := map[string]bool{}
 	var waits []chan struct{}
 	in.mu.Lock()
-	for _, ch := range want {
-		keep[ch] = true
-		if in.subs[ch] {
+	for _, sub := range want {
+		keep[sub] = true
+		if in.subs[sub] {
 			continue
 		}
 		done := make(chan struct{})
-		in.confirmed[in.name(ch)] = done
-		if err := in.subscribeLocked(ctx, ch); err != nil {
-			delete(in.confirmed, in.name(ch))
+		in.confirmed[sub] = done
+		if err := in.subscribeLocked(ctx, sub); err != nil {
+			delete(in.confirmed, sub)
 			in.mu.Unlock()
-			return fmt.Errorf("subscribe %s: %w", ch, err)
+			return fmt.Errorf("subscribe %s: %w", sub, err)
 		}
-		in.subs[ch] = true
+		in.subs[sub] = true
 		waits = append(waits, done)
 	}
-	for ch := range in.subs {
-		if !keep[ch] {
-			delete(in.subs, ch)
-			delete(in.confirmed, in.name(ch))
-			ps := in.conns[in.slot(ch)]
+	for sub := range in.subs {
+		if !keep[sub] {
+			delete(in.subs, sub)
+			delete(in.confirmed, sub)
+			ps := in.conns[in.slot(sub)]
 			if in.sharded {
-				_ = ps.SUnsubscribe(ctx, ch) // a lost one only costs stray messages
+				_ = ps.SUnsubscribe(ctx, sub) // a lost one only costs stray messages
 			} else {
-				_ = ps.PUnsubscribe(ctx, in.name(ch))
+				_ = ps.PUnsubscribe(ctx, sub)
 			}
 		}
 	}
@@ -117,36 +123,45 @@ func (in *inbox) counted() selfListens {
 	return self
 }
 
-// name is what watch subscribes to for channel ch: ch itself with
+// exact is the subscription to channel ch alone: ch itself with
 // SSUBSCRIBE, else a pattern that matches ch alone.
-func (in *inbox) name(ch string) string {
+func (in *inbox) exact(ch string) string {
 	if in.sharded {
 		return ch
 	}
 	return globEscape.Replace(ch)
 }
 
+// prefix is the subscription to every channel that starts with p, "" with
+// sharded pub/sub, which has no patterns.
+func (in *inbox) prefix(p string) string {
+	if in.sharded {
+		return ""
+	}
+	return globEscape.Replace(p) + "*"
+}
+
 // globEscape escapes the characters special in a PSUBSCRIBE pattern.
 var globEscape = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`, `]`, `\]`)
 
-// slot is the key of the connection that follows channel ch.
-func (in *inbox) slot(ch string) int {
+// slot is the key of the connection that makes subscription sub.
+func (in *inbox) slot(sub string) int {
 	if in.sharded {
-		return keys.Slot(ch)
+		return keys.Slot(sub)
 	}
 	return -1
 }
 
-// subscribeLocked subscribes to ch on its connection, opening it (and
-// starting its reader) if it is the first of its slot.
-func (in *inbox) subscribeLocked(ctx context.Context, ch string) error {
-	slot := in.slot(ch)
+// subscribeLocked makes subscription sub on its connection, opening it
+// (and starting its reader) if it is the first of its slot.
+func (in *inbox) subscribeLocked(ctx context.Context, sub string) error {
+	slot := in.slot(sub)
 	ps := in.conns[slot]
 	if ps == nil {
 		if in.sharded {
-			ps = in.client.SSubscribe(ctx, ch)
+			ps = in.client.SSubscribe(ctx, sub)
 		} else {
-			ps = in.client.PSubscribe(ctx, in.name(ch))
+			ps = in.client.PSubscribe(ctx, sub)
 		}
 		in.conns[slot] = ps
 		in.wg.Add(1)
@@ -154,9 +169,9 @@ func (in *inbox) subscribeLocked(ctx context.Context, ch string) error {
 		return nil
 	}
 	if in.sharded {
-		return ps.SSubscribe(ctx, ch)
+		return ps.SSubscribe(ctx, sub)
 	}
-	return ps.PSubscribe(ctx, in.name(ch))
+	return ps.PSubscribe(ctx, sub)
 }
 
 // read receives what arrives on ps until ps is closed. A confirmation of a
@@ -171,7 +186,7 @@ func (in *inbox) read(ps *redis.PubSub) {
 				in.confirm(m.Channel)
 			}
 		case *redis.Message:
-			in.add(message{at: time.Now(), channel: m.Channel, payload: m.Payload})
+			in.add(cmp.Or(m.Pattern, m.Channel), message{at: time.Now(), channel: m.Channel, payload: m.Payload})
 		}
 	})
 }
@@ -191,10 +206,11 @@ func (in *inbox) confirm(ch string) {
 	}
 }
 
-func (in *inbox) add(m message) {
+// add keeps m, which came by subscription sub.
+func (in *inbox) add(sub string, m message) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if !in.subs[m.channel] {
+	if !in.subs[sub] {
 		return // unsubscribed from since
 	}
 	if len(in.pending) < maxPending {
@@ -234,6 +250,18 @@ func (in *inbox) await(ctx context.Context, d time.Duration) ([]message, int) {
 	case <-ctx.Done():
 	}
 	return in.take()
+}
+
+// unread puts ms, taken, back before the messages received since, for the
+// next take.
+func (in *inbox) unread(ms []message) {
+	if len(ms) == 0 {
+		return
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.pending = append(slices.Clone(ms), in.pending...)
+	in.signal()
 }
 
 // close closes every connection and waits for their readers to end.

@@ -11,8 +11,9 @@ import (
 // A WatchEvent is one line of watch -json.
 type WatchEvent struct {
 	Time time.Time `json:"time"`
-	// Event is now, acquired, released, handoff, changed, forced,
-	// unseen_release, not_renewed or dropped (see the package doc).
+	// Event is now, acquired, released, handoff, changed, expired,
+	// forced, unseen_release, missed, not_renewed or dropped (see the
+	// package doc).
 	Event string `json:"event"`
 	State *State `json:"state"`
 	// Channel and Message are the pub/sub message of an unseen_release or
@@ -23,9 +24,14 @@ type WatchEvent struct {
 	// Owners are the holders a force-unlock forced out.
 	Owners []string `json:"owners,omitempty"`
 	// NotRenewedMs and ExpiresInMs (not_renewed): how long the hold has
-	// gone without a renewal, and how long until its TTL runs out.
+	// gone without a renewal, and how long until its TTL runs out; LeaseMs
+	// the lease that was measured against: -lease's, or where a TTL was
+	// seen over it, the largest TTL seen, and then AtLeast: the hold has
+	// gone without a renewal at least that long.
 	NotRenewedMs int64 `json:"not_renewed_ms,omitempty"`
 	ExpiresInMs  int64 `json:"expires_in_ms,omitempty"`
+	LeaseMs      int64 `json:"lease_ms,omitempty"`
+	AtLeast      bool  `json:"at_least,omitempty"`
 	// Dropped (dropped) is how many messages arrived faster than watch
 	// could keep them between two looks.
 	Dropped int `json:"dropped,omitempty"`
@@ -109,8 +115,6 @@ func what(n names, m message) string {
 	switch {
 	case m.channel == n.lock.Channel && m.payload == "0":
 		return "unlock"
-	case strings.HasPrefix(m.channel, n.lock.Channel+":") && m.payload == "0":
-		return "fair-lock unlock, to waiter " + strings.TrimPrefix(m.channel, n.lock.Channel+":")
 	case m.channel == n.rw.Channel && m.payload == "0":
 		return "read-unlock"
 	case m.channel == n.rw.Channel && m.payload == "1":

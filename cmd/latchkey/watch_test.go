@@ -9,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/fairlock"
 	"github.com/latchkey/latchkey/internal/locktest"
-	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/latchkey/latchkey/rwlock"
@@ -263,15 +261,16 @@ func testWatchSelf(t *testing.T, c cli, rdb redis.UniversalClient) {
 	}
 }
 
-// testWatchNotRenewed leaves a Redisson-layout hold's TTL of 6s to run
-// down: watch says once that it is not renewed, before it expires.
+// testWatchNotRenewed leaves a Redisson-layout hold's TTL of 6s (its
+// lease, -lease 6s) to run down: watch says once that it is not renewed,
+// before it expires.
 func testWatchNotRenewed(t *testing.T, c cli, rdb redis.UniversalClient) {
 	ctx := t.Context()
 	name := testName(t, "wstale")
 	rdb.HSet(ctx, name, java+":5", 1)
 	rdb.PExpire(ctx, name, 6*time.Second)
 	defer rdb.Del(context.Background(), name)
-	w := c.startWatch(t, "watch", "-json", "-every", "1m", name)
+	w := c.startWatch(t, "watch", "-json", "-every", "1m", "-lease", "6s", name)
 	w.waitFor(t, `"event":"now"`)
 	line := w.waitForWithin(t, `"event":"not_renewed"`, 10*time.Second)
 	var ev WatchEvent
@@ -303,7 +302,7 @@ func testWatchRenewed(t *testing.T, c cli, rdb redis.UniversalClient) {
 		t.Fatal(err)
 	}
 	defer func() { _ = m.Unlock(context.Background()) }()
-	w := c.startWatch(t, "watch", "-every", "1m", name)
+	w := c.startWatch(t, "watch", "-every", "1m", "-lease", "9s", name)
 	w.waitFor(t, "now: ")
 	time.Sleep(13 * time.Second)
 	for _, l := range w.stop(t) {
@@ -311,46 +310,4 @@ func testWatchRenewed(t *testing.T, c cli, rdb redis.UniversalClient) {
 			t.Errorf("a renewed hold: %s", l)
 		}
 	}
-}
-
-// TestWatchCluster runs watch against a Redis Cluster, whose deployment
-// may use sharded pub/sub (SPUBLISH): an unseen Redisson release and a
-// latchkey force-unlock are both heard.
-func TestWatchCluster(t *testing.T) {
-	cl := redistest.SharedCluster(t)
-	cc := cl.Client(t)
-	t.Cleanup(func() { _ = latchkey.Close(cc) })
-	c := cli{bin: build(t), conn: []string{"-cluster", "-redis", strings.Join(cl.Addrs(), ",")}}
-	ctx := t.Context()
-	hub := notify.New(cc)
-	pub, err := hub.PublishCommand(ctx)
-	_ = hub.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := testName(t, "wcluster")
-	w := c.startWatch(t, "watch", "-every", "1m", name)
-	w.waitFor(t, "now: ")
-	cc.HSet(ctx, name, java+":4", 1)
-	cc.PExpire(ctx, name, 30*time.Second)
-	time.Sleep(300 * time.Millisecond)
-	cc.Del(ctx, name)
-	if err := cc.Do(ctx, pub, namesOf(name).lock.Channel, "0").Err(); err != nil {
-		t.Fatal(err)
-	}
-	w.waitFor(t, "released, hold not seen: unlock")
-
-	m := mutex.New(cc, name)
-	if err := m.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	owner := c.inspect(t, name).Holders[0].Owner
-	if _, errOut, code := c.run(t, "unlock", "-yes", name); code != 0 {
-		t.Fatalf("unlock: exit %d: %s", code, errOut)
-	}
-	if line := w.waitFor(t, "force-unlocked"); !strings.Contains(line, "was held by "+owner) {
-		t.Errorf("force-unlock line %q does not name %s", line, owner)
-	}
-	w.stop(t)
-	t.Logf("publish command: %s", pub)
 }
