@@ -20,9 +20,10 @@ type changing struct {
 }
 
 // newChanging makes the flag set of command cmd, whose NAME may be of
-// the kinds listed.
-func newChanging(cmd, kinds string) *changing {
+// the kinds listed; usage and text are its -h (see help).
+func newChanging(cmd, kinds, usage, text string) *changing {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	help(fs, usage, text)
 	return &changing{
 		fs:   fs,
 		yes:  fs.Bool("yes", false, "do not ask for confirmation (required when stdin is not a terminal)"),

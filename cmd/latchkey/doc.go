@@ -38,10 +38,15 @@
 // ends that master's listing: the rows found are printed, stderr says what
 // is missing, and the exit status is 7.
 //
-// The commands that change a synchronizer (unlock, evict, release,
-// countdown, clear) show what they will do and ask for confirmation on a
-// terminal; -yes skips the question, and is required when stdin is not a
-// terminal. Each wakes whoever its change frees, latchkey's and Redisson's
+// latchkey COMMAND -h says what the command takes, what it changes, and
+// gives an example. The commands that change a synchronizer (unlock,
+// evict, release, countdown, clear) show what they will do and ask for
+// confirmation on a terminal; -yes skips the question, and is required
+// when stdin is not a terminal. unlock names each holder by the host and
+// pid of its process record, and says when it learns that it was forced
+// out: a latchkey holder keeps running, and is told within about a second
+// (its Done closes; at its next renewal if its client polls); a Java
+// client is never told (its watchdog stops at its next renewal). Each wakes whoever its change frees, latchkey's and Redisson's
 // waiters alike, on the channels they listen on, through the library.
 //
 // evict takes a waiter out of a queue (a mutex's, a fair lock's, a

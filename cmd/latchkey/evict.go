@@ -16,7 +16,7 @@ import (
 // runEvict removes one waiter, by the owner id that inspect shows, from a
 // synchronizer's queue, as if it had given up.
 func runEvict(ctx context.Context, e *env, args []string) error {
-	ch := newChanging("evict", kindList)
+	ch := newChanging("evict", kindList, "evict [flags] NAME WAITER", evictHelp)
 	wt := ch.fs.Duration("wait-timeout", fairlock.DefaultWaitTimeout, "fair lock: Redisson's fairLockWaitTimeout, by which the deadlines behind the waiter move up")
 	rest, err := ch.parse(e, args, 2, "NAME and the WAITER to evict")
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 // id (-id), as the holder's own release would: through the library, which
 // hands them to latchkey's waiters in line and tells Redisson's.
 func runRelease(ctx context.Context, e *env, args []string) error {
-	ch := newChanging("release", "semaphore or permitsemaphore")
+	ch := newChanging("release", "semaphore or permitsemaphore", "release [flags] (-n N | -id ID) NAME", releaseHelp)
 	n := ch.fs.Int64("n", 0, "semaphore: the number of permits to give back")
 	id := ch.fs.String("id", "", "permitsemaphore: the `ID` of the permit to release, as inspect shows it")
 	rest, err := ch.parse(e, args, 1, "exactly one NAME")
@@ -72,7 +72,7 @@ func runRelease(ctx context.Context, e *env, args []string) error {
 // the library's CountDown: at zero the latch goes and every waiter is
 // released, latchkey's by its letter and Redisson's by the zero message.
 func runCountdown(ctx context.Context, e *env, args []string) error {
-	ch := newChanging("countdown", "countdownlatch")
+	ch := newChanging("countdown", "countdownlatch", "countdown [flags] NAME", countdownHelp)
 	n := ch.fs.Int64("n", 1, "how many times to count down (it stops at zero)")
 	rest, err := ch.parse(e, args, 1, "exactly one NAME")
 	if err != nil {

@@ -14,12 +14,17 @@ func help(fs *flag.FlagSet, usage, text string) {
 		w := fs.Output()
 		fmt.Fprintf(w, "Usage: latchkey [connection flags] %s\n\n%s\n", usage, strings.TrimSpace(text))
 		own := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		conn := false
 		fs.VisitAll(func(f *flag.Flag) {
-			if !connFlag[f.Name] {
+			if connFlag[f.Name] {
+				conn = true
+			} else {
 				own.Var(f.Value, f.Name, f.Usage)
 			}
 		})
-		fmt.Fprintf(w, "\nFlags (the connection flags, latchkey -h lists them, may come here too):\n")
+		if conn {
+			fmt.Fprintf(w, "\nFlags (the connection flags, latchkey -h lists them, may come here too):\n")
+		}
 		own.SetOutput(w)
 		own.PrintDefaults()
 	}
@@ -72,3 +77,65 @@ acquisition; a Java client's RLock draws none and stays unseen).
 
 Example:
   latchkey watch -every 1s orders:{42}`
+
+const unlockHelp = `
+Force-unlocks NAME, a mutex, fair lock or read-write lock, whoever holds
+it: its holds are deleted, and the waiters are told as a release tells
+them (latchkey's first waiter is granted the lock, Redisson's wake up).
+The question names each holder's host and pid (from its process record).
+The old holder is not stopped: a latchkey holder learns within about a
+second (its Done closes, Err says force-unlocked; a client that polls
+learns at its next renewal, within a third of its lease), a Java client
+never does: its watchdog stops at its next renewal. Exit status 4 if
+nobody holds it, 6 if NAME is no lock.
+
+Example:
+  latchkey unlock -yes orders:{42}`
+
+const evictHelp = `
+Takes WAITER (its id as inspect shows it) out of NAME's queue, a mutex's,
+fair lock's, semaphore's, permit semaphore's or read-write lock's waiting
+writers, as if it had given up: whoever it held back moves up, and the
+first in line is told. For a waiter that died queued. The waiter itself
+is not told: a live one queues again at its next attempt. Exit status 3
+if no such waiter is queued.
+
+Example:
+  latchkey evict orders:{42} 0192b4c2-8d6e-8f3a-9c1d-2e3f4a5b6c7d:17`
+
+const releaseHelp = `
+Gives permits back as their holders' own release would, serving the
+waiters in line: -n N to a semaphore (whose permits have no ids), or
+-id ID one permit of a permit semaphore (its id as inspect shows it). For
+holders that died without releasing. A plain integer, which may be a
+latch, wants -kind semaphore. Exit status 3 if no permit ID is held, 6 if
+NAME is of another kind.
+
+Example:
+  latchkey release -n 2 -kind semaphore jobs:{eu}`
+
+const countdownHelp = `
+Counts latch NAME down -n times (1), stopping at zero, as CountDown does:
+at zero the latch is deleted and every waiter released. For counting
+processes that died. A plain integer, which may be a semaphore, wants
+-kind countdownlatch. Exit status 3 if no latch is there, 6 if NAME is of
+another kind.
+
+Example:
+  latchkey countdown -n 3 -kind countdownlatch batch:{7}`
+
+const clearHelp = `
+Deletes every key of NAME, a lock nobody holds: what its dead waiters left
+queued (those keys have no TTL) and its fencing counter. Live waiters are
+told to queue again. Exit status 6 if the lock is held (force-unlock it
+first), 3 if nothing is there.
+
+Example:
+  latchkey clear orders:{42}`
+
+const versionHelp = `
+Prints the version latchkey was built from, the Go release and go-redis's
+version. Takes no arguments, reads nothing from Redis.
+
+Example:
+  latchkey version`

@@ -70,6 +70,7 @@ func TestCLI(t *testing.T) {
 	t.Run("awkward name", func(t *testing.T) { testAwkwardName(t, c, rdb) })
 	t.Run("exit codes", func(t *testing.T) { testExitCodes(t, c, rdb) })
 	t.Run("refusals", func(t *testing.T) { testRefusals(t, c, rdb) })
+	t.Run("unlock names the holder", func(t *testing.T) { testUnlockNamesHolder(t, c, rdb) })
 	t.Run("evict", func(t *testing.T) { testEvict(t, c, rdb) })
 	t.Run("release", func(t *testing.T) { testRelease(t, c, rdb) })
 	t.Run("countdown", func(t *testing.T) { testCountdown(t, c, rdb) })

@@ -163,6 +163,7 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 	for _, name := range order {
 		fmt.Fprintf(w, "  %s\n", commands[name].summary)
 	}
+	fmt.Fprintf(w, "\nlatchkey COMMAND -h says what COMMAND takes and changes, with an example.\n")
 	fmt.Fprintf(w, "\nKinds (-kind): %s.\n", kindList)
 	fmt.Fprintf(w, "\nExit status: 0 success, 1 Redis unreachable or a command failed, 2 usage (or a cluster\n"+
 		"node without -cluster), 3 nothing here (no such synchronizer, waiter or permit), 4 not locked,\n"+

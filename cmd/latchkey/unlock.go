@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/fairlock"
@@ -14,7 +15,7 @@ import (
 // runUnlock force-unlocks a lock whoever holds it, through the library's
 // own forced unlock, which wakes latchkey's and Redisson's waiters alike.
 func runUnlock(ctx context.Context, e *env, args []string) error {
-	ch := newChanging("unlock", "mutex, fairlock or rwlock")
+	ch := newChanging("unlock", "mutex, fairlock or rwlock", "unlock [flags] NAME", unlockHelp)
 	rest, err := ch.parse(e, args, 1, "exactly one NAME")
 	if err != nil {
 		return err
@@ -32,7 +33,7 @@ func runUnlock(ctx context.Context, e *env, args []string) error {
 	if len(st.Holders) == 0 {
 		return notLocked(e, st)
 	}
-	q := fmt.Sprintf("Force-unlock %s %q on %s, held by %s? [y/N] ", st.Kind, name, c.server, holdersCell(st.Holders))
+	q := fmt.Sprintf("Force-unlock %s %q on %s, held by %s?\n  %s.\n[y/N] ", st.Kind, name, c.server, heldBy(st), told(st))
 	if err := approve(e, *ch.yes, q); err != nil {
 		return err
 	}
@@ -45,8 +46,47 @@ func runUnlock(ctx context.Context, e *env, args []string) error {
 	if !held {
 		return notLocked(e, st)
 	}
-	fmt.Fprintf(e.stdout, "%s: force-unlocked %s (was held by %s); %s\n", name, st.Kind, holdersCell(st.Holders), waiting(st))
+	fmt.Fprintf(e.stdout, "%s: force-unlocked %s, was held by %s; %s; %s\n", name, st.Kind, heldBy(st), told(st), waiting(st))
 	return nil
+}
+
+// heldBy names st's holders as their operators know them: each one's
+// host, pid and program where its process recorded itself, else its
+// owner id.
+func heldBy(st *State) string {
+	s := make([]string, len(st.Holders))
+	for i, h := range st.Holders {
+		switch {
+		case h.Process != nil:
+			s[i] = fmt.Sprintf("%s (owner %s)", h.Process, h.Owner)
+		case h.Client == "redisson":
+			s[i] = fmt.Sprintf("a Java client (owner %s)", h.Owner)
+		default:
+			s[i] = fmt.Sprintf("owner %s (no process record)", h.Owner)
+		}
+	}
+	return strings.Join(s, ", ")
+}
+
+// told says when st's holders learn that they were forced out: a latchkey
+// holder's Hub listens on the lock's channel (since the library's commit
+// "A holder learns of a force-unlock within a second"), a Java client's
+// watchdog only finds the lock gone.
+func told(st *State) string {
+	var latchkey, java bool
+	for _, h := range st.Holders {
+		latchkey = latchkey || h.Client == "latchkey"
+		java = java || h.Client == "redisson"
+	}
+	var s []string
+	if latchkey {
+		s = append(s, "the holder keeps running, and is told within about a second (its Done closes; "+
+			"at its next renewal if its client polls)")
+	}
+	if java {
+		s = append(s, "a Java holder is never told: its watchdog stops at its next renewal, and it runs on as if it held")
+	}
+	return strings.Join(s, "; ")
 }
 
 // waiting says who waits for st: its queued waiters, and the clients
@@ -124,7 +164,7 @@ func force(ctx context.Context, c *conn, st *State) (bool, error) {
 // waiters that died, the fencing counter), through the packages' Delete,
 // which refuses a held lock.
 func runClear(ctx context.Context, e *env, args []string) error {
-	ch := newChanging("clear", "mutex, fairlock or rwlock")
+	ch := newChanging("clear", "mutex, fairlock or rwlock", "clear [flags] NAME", clearHelp)
 	rest, err := ch.parse(e, args, 1, "exactly one NAME")
 	if err != nil {
 		return err

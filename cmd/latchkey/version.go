@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -13,7 +15,16 @@ import (
 // when the build does not say (go run, go build without VCS stamping),
 // with the Go release and the go-redis version it was built with.
 func runVersion(_ context.Context, e *env, args []string) error {
-	if len(args) != 0 {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	help(fs, "version", versionHelp)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errFlags
+	}
+	if fs.NArg() != 0 {
 		return usagef("takes no arguments")
 	}
 	version, redisVersion := process.Version(), "unknown"
