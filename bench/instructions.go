@@ -48,9 +48,9 @@ func init() {
 		Only: []string{targetImpl, instrYardstick, "redisson", "redislock-linear"}, Also: []string{instrYardstick},
 		Optional: true, Callgrind: true,
 		About: "optional, needs valgrind: server instructions per operation, counted by callgrind on a redis-server " +
-			"under valgrind (20-50x slower: about 2 minutes per impl and round), in windows of -instr-ops operations " +
+			"under valgrind (20-50x slower: about 40 s per impl and round), in windows of -instr-ops operations " +
 			"after a warm-up, serverCron's instructions taken out. Uncontended Lock+Unlock with a kept handle, a new " +
-			"handle per Lock (latchkey.New per op) and latchkey.WithOwner (one owner ctx for the window); peers send " +
+			"handle per Lock (mutex.New per op) and latchkey.WithOwner (one owner ctx for the window); peers send " +
 			"the same commands in all three. Handoff: two clients alternate on one lock, one op is one acquisition " +
 			"that waited: the waiter's attempts until it sleeps, the holder's release that wakes or grants it, and " +
 			"what the waiter sends until it holds (a poller: one refused try, the release, the try that takes it).",
