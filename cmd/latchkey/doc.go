@@ -11,6 +11,7 @@
 //	inspect [-json] [-kind K] NAME...        show what is held and who waits
 //	ls [-json] [-all] [PATTERN]              list the synchronizers present (one SCAN pass)
 //	watch [-json] [-kind K] [-every D] NAME  follow a synchronizer as it changes
+//	deadlocks [-json] [PATTERN]              processes that wait for each other
 //	unlock [-yes] [-kind K] NAME             force-unlock a lock, waking its waiters
 //	evict [-yes] [-kind K] NAME WAITER       remove a waiter from a queue, waking those it held back
 //	release [-yes] [-n N | -id ID] NAME      give permits back, serving waiters (alias give)
@@ -236,6 +237,25 @@
 // queues have no TTL), with a note "free; N dead waiters queued: run
 // latchkey clear NAME"; unlock of it says the same.
 //
+// Deadlocks. deadlocks lists the synchronizers as ls does and draws the
+// wait-for graph across processes: a node is a process (the UUID, first
+// half of each owner id <uuid>:<n>, under which a latchkey process records
+// its host and pid; a Redisson client's), an edge goes from each live
+// queued waiter's process to each holder's process of what it waits for.
+// Each cycle prints with the processes' hosts and pids, what each holds
+// and waits for, and the command that breaks it: latchkey unlock of one
+// of its locks, whose holder is named. It looks again after -settle (1s)
+// and keeps the cycles whose holds and waits are the same calls'. It
+// cannot see a semaphore's holders (a cycle through one is "possible"),
+// a process's goroutines or threads apart (an unrelated hold and wait in
+// one process close a cycle too), waiters without a queue entry (Java
+// clients' RLock and semaphore waiters, readers behind a writer), nor the
+// waiters whose entry names no process (Redisson's place in a latchkey
+// queue, a permit semaphore's). deadlocks -json prints one object per
+// cycle: {possible, processes: [{process, client, record, holds {name,
+// kind, owner} or null, may_hold (a semaphore), waits_for {name, kind,
+// owner}, position}], break: {command, name, holder, owner} or null}.
+//
 // Holders. inspect's holder table shows each holder's fencing token (a
 // latchkey holder's; an RLock draws none, so a Java holder shows none,
 // and COUNTER, the latest token drawn, is an earlier holder's), its
@@ -267,6 +287,8 @@
 //	   clear of what is no lock, clear of a held lock, release or
 //	   countdown of another kind, a plain integer without -kind, a -kind
 //	   of another family than the key's (which it says); nothing was done
-//	7  partial: ls's listing lacks what stderr says (a master that
-//	   failed, or a round trip past -timeout); the rows printed are right
+//	7  partial: ls's (or deadlocks') listing lacks what stderr says (a
+//	   master that failed, or a round trip past -timeout); the rows
+//	   printed are right
+//	8  deadlock: deadlocks found processes that wait for each other
 package main

@@ -139,3 +139,31 @@ version. Takes no arguments, reads nothing from Redis.
 
 Example:
   latchkey version`
+
+const deadlocksHelp = `
+Finds the processes that wait for each other. It lists the synchronizers
+matching PATTERN (default *) as ls does, and draws the wait-for graph:
+a node is a process, the UUID that is the first half of every owner id it
+makes (<uuid>:<n>: latchkey's process, as its record names it with host
+and pid; a Redisson client, a JVM's usually); an edge goes from each live
+queued waiter's process to the process that holds what it waits for. Each
+cycle prints with each process's host and pid, what it holds and waits
+for, and the command that breaks it: the force-unlock of one of its locks
+(one whose next in line is in the cycle, a latchkey holder's, which is
+told, before a Java one's), and whose hold that ends. It looks again after
+-settle and keeps only the cycles whose holds and waits are the same
+calls'. Reads only: changes nothing. Exit status 8 if it finds a cycle, 7
+if the listing was partial and it found none.
+
+What it cannot see: a semaphore's holders (nothing records them: a cycle
+through a semaphore is "possible", if the process after it holds a
+permit); a process's goroutines or threads apart (a process whose one
+call holds and whose other call waits, unrelated, closes a cycle too: a
+deadlock's holds never end, so -settle, and then the holds' ages, tell);
+waiters with no queue entry (Java clients' RLock and semaphore waiters,
+which only listen; readers behind a writer); Redisson's place in a
+latchkey queue and a permit semaphore's waiters, whose entries name no
+process; latches, which nobody holds.
+
+Example:
+  latchkey -cluster -redis node-1:7000 deadlocks 'orders:*'`

@@ -29,11 +29,12 @@ var commands = map[string]command{
 	"give":      {runRelease, "give [-yes] [-n N | -id ID] NAME         the same as release"},
 	"countdown": {runCountdown, "countdown [-yes] [-n N] NAME             count latch NAME down N times (default 1)"},
 	"clear":     {runClear, "clear [-yes] [-kind K] NAME              delete every key of free lock NAME: dead waiters' queues"},
+	"deadlocks": {runDeadlocks, "deadlocks [-json] [PATTERN]              the processes that wait for each other, and how to break it"},
 	"version":   {runVersion, "version                                  print the version of latchkey"},
 }
 
 // order is the order in which usage lists the commands.
-var order = []string{"inspect", "ls", "watch", "unlock", "evict", "release", "countdown", "clear", "version"}
+var order = []string{"inspect", "ls", "watch", "deadlocks", "unlock", "evict", "release", "countdown", "clear", "version"}
 
 // env is what every command shares: the connection settings and the
 // process's standard streams.
@@ -53,6 +54,7 @@ const (
 	exitNotConfirmed = 5
 	exitRefused      = 6
 	exitPartial      = 7
+	exitDeadlock     = 8
 )
 
 // A statusError ends a command with an exit status of its own; msg, if
@@ -167,7 +169,7 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "\nKinds (-kind): %s.\n", kindList)
 	fmt.Fprintf(w, "\nExit status: 0 success, 1 Redis unreachable or a command failed, 2 usage (or a cluster\n"+
 		"node without -cluster), 3 nothing here (no such synchronizer, waiter or permit), 4 not locked,\n"+
-		"5 not confirmed, 6 refused (nothing changed), 7 partial listing.\n")
+		"5 not confirmed, 6 refused (nothing changed), 7 partial listing, 8 deadlock found.\n")
 	fmt.Fprintf(w, "\nConnection flags (also accepted after the command):\n")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
