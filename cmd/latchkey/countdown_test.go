@@ -42,7 +42,7 @@ func testCountdown(t *testing.T, c cli, rdb redis.UniversalClient) {
 		return st.Kind == kindLatch && st.Subscribers != nil && *st.Subscribers == 2
 	})
 	out, errOut, code := c.run(t, "countdown", "-yes", name)
-	if code != 0 || !strings.Contains(out, "from 1 to 0") {
+	if code != 0 || !strings.Contains(out, "counted down from 1 to 0") || strings.Contains(out, "times") {
 		t.Fatalf("countdown: exit %d: %s%s", code, out, errOut)
 	}
 	for _, w := range ws {

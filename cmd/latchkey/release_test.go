@@ -39,7 +39,7 @@ func testRelease(t *testing.T, c cli, rdb redis.UniversalClient) {
 		t.Errorf("give without -yes: exit %d, want %d", code, exitNotConfirmed)
 	}
 	out, errOut, code := c.run(t, "release", "-yes", "-n", "2", name)
-	if code != 0 || !strings.Contains(out, "released 2 permits") {
+	if code != 0 || !strings.Contains(out, "released 2 permits (available before: 0, queued: 1)") {
 		t.Fatalf("release -n 2: exit %d: %s%s", code, out, errOut)
 	}
 	got(t, w, "the latchkey waiter", time.Second)
