@@ -210,10 +210,12 @@
 // client process, not a waiter: latchkey's Hub and Redisson's client each
 // subscribe once however many of their waiters wait; queued waiters that
 // listen there too count, a latchkey client stays subscribed for a second
-// after its last waiter left, a latchkey watch counts only with sharded
-// pub/sub (elsewhere it listens by a pattern, which NUMSUB leaves out),
-// and a client set to poll (latchkey.SetPolling) never subscribes. unlock's "N queued, M
-// clients listening" counts both.
+// after its last waiter left, a latchkey client whose hold has lasted
+// half a second listens on its lock's channel for a force-unlock, a
+// latchkey watch counts only with sharded pub/sub (elsewhere it listens by
+// a pattern, which NUMSUB leaves out), and a client set to poll
+// (latchkey.SetPolling) never subscribes. unlock's "N queued, M clients
+// listening" counts both.
 //
 // Kinds. inspect and ls tell a kind from every key beside the name: a
 // fair lock by Redisson's fair queue, latchkey's heartbeats, or its

@@ -46,8 +46,8 @@ func testPermitTotals(t *testing.T, c cli, rdb redis.UniversalClient) {
 		t.Errorf("permit_ids %+v, expired_permit_ids %+v", st.Leases, st.Expired)
 	}
 	table, _, _ := c.run(t, "inspect", name)
-	for _, want := range []string{"1 available, 1 acquired, 1 expired (not reclaimed yet), 3 total", "expired 10s ago"} {
-		if !strings.Contains(table, want) {
+	for _, want := range []string{"1 available, 1 acquired, 1 expired (not reclaimed yet), 3 total", "expired 1"} {
+		if !strings.Contains(table, want) { // 10s ago, 11s on a slow machine
 			t.Errorf("inspect's table lacks %q:\n%s", want, table)
 		}
 	}
