@@ -12,8 +12,8 @@ import (
 	"github.com/latchkey/latchkey/countdownlatch"
 	"github.com/latchkey/latchkey/election"
 	"github.com/latchkey/latchkey/fairlock"
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/redistest"
-	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/latchkey/latchkey/multilock"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/latchkey/latchkey/permitsemaphore"
@@ -159,7 +159,7 @@ func TestContract_cleanupByDeadlineAgainstStalledServer(t *testing.T) {
 
 	// The server answers again; the releases left in the background land.
 	time.Sleep(time.Until(resumed))
-	wait.Settle()
+	flight.Settle()
 	other := closeLater(t, redis.NewClient(&redis.Options{Addr: s.Addr()}))
 	// A RedLock node that did not answer within the node timeout keeps
 	// its hold until the lease ends, as the redlock doc says: not checked.

@@ -1,7 +1,7 @@
 package latchkey
 
 import (
-	"github.com/latchkey/latchkey/internal/shared"
+	"github.com/latchkey/latchkey/internal/rt"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -14,5 +14,5 @@ import (
 // nothing of those it closed. Call it before closing client. Primitives
 // used after Close start afresh, with the default settings.
 func Close(client redis.UniversalClient) error {
-	return shared.Close(client)
+	return rt.Close(client)
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/countdownlatch"
 	"github.com/latchkey/latchkey/fairlock"
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/redistest"
-	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/latchkey/latchkey/multilock"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/latchkey/latchkey/permitsemaphore"
@@ -267,7 +267,7 @@ func deadlineAgainstStall(t *testing.T, ctxTimeouts bool) {
 		return // go-redis dropped the requests at the deadline: nothing to wait for
 	}
 	time.Sleep(stall) // the server answers again
-	wait.Settle()
+	flight.Settle()
 	other := closeLater(t, redis.NewClient(&redis.Options{Addr: s.Addr()}))
 	for _, name := range []string{"mutex.Lock", "fairlock.Lock", "rwlock.Lock"} {
 		n := t.Name() + "-" + name

@@ -5,7 +5,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/observe"
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -64,19 +65,19 @@ type Event struct {
 }
 
 // pick returns the field of h that hook names.
-func (h *Hooks) pick(hook observe.Hook) func(Event) {
+func (h *Hooks) pick(hook rt.Hook) func(Event) {
 	switch hook {
-	case observe.Acquired:
+	case rt.Acquired:
 		return h.Acquired
-	case observe.Released:
+	case rt.Released:
 		return h.Released
-	case observe.Lost:
+	case rt.Lost:
 		return h.Lost
-	case observe.RenewalFailed:
+	case rt.RenewalFailed:
 		return h.RenewalFailed
-	case observe.Abandoned:
+	case rt.Abandoned:
 		return h.Abandoned
-	case observe.NotReplicated:
+	case rt.NotReplicated:
 		return h.NotReplicated
 	}
 	return nil
@@ -89,10 +90,10 @@ func (h *Hooks) pick(hook observe.Hook) func(Event) {
 // members report as themselves. Close forgets the hooks.
 func SetHooks(client redis.UniversalClient, h *Hooks) {
 	if h == nil {
-		observe.Set(client, nil)
+		rt.SetSink(client, nil)
 		return
 	}
-	observe.Set(client, func(hook observe.Hook, e observe.Event) {
+	rt.SetSink(client, func(hook rt.Hook, e rt.Event) {
 		if f := h.pick(hook); f != nil {
 			f(Event(e))
 		}
@@ -101,7 +102,7 @@ func SetHooks(client redis.UniversalClient, h *Hooks) {
 
 // JoinHooks returns hooks that call each of hs in turn, skipping nil ones.
 func JoinHooks(hs ...*Hooks) *Hooks {
-	join := func(hook observe.Hook) func(Event) {
+	join := func(hook rt.Hook) func(Event) {
 		var fs []func(Event)
 		for _, h := range hs {
 			if f := h.pickNil(hook); f != nil {
@@ -118,17 +119,17 @@ func JoinHooks(hs ...*Hooks) *Hooks {
 		}
 	}
 	return &Hooks{
-		Acquired:      join(observe.Acquired),
-		Released:      join(observe.Released),
-		Lost:          join(observe.Lost),
-		RenewalFailed: join(observe.RenewalFailed),
-		Abandoned:     join(observe.Abandoned),
-		NotReplicated: join(observe.NotReplicated),
+		Acquired:      join(rt.Acquired),
+		Released:      join(rt.Released),
+		Lost:          join(rt.Lost),
+		RenewalFailed: join(rt.RenewalFailed),
+		Abandoned:     join(rt.Abandoned),
+		NotReplicated: join(rt.NotReplicated),
 	}
 }
 
 // pickNil is pick on hooks that may be nil.
-func (h *Hooks) pickNil(hook observe.Hook) func(Event) {
+func (h *Hooks) pickNil(hook rt.Hook) func(Event) {
 	if h == nil {
 		return nil
 	}

@@ -1,7 +1,7 @@
 package latchkey
 
 import (
-	"github.com/latchkey/latchkey/internal/settings"
+	"github.com/latchkey/latchkey/internal/rt"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -27,5 +27,5 @@ import (
 // already subscribed keeps the subscriptions of the waiters already
 // waiting.
 func SetPolling(client redis.UniversalClient, on bool) {
-	settings.SetPolling(client, on)
+	rt.SetPolling(client, on)
 }

@@ -1,7 +1,7 @@
 package latchkey
 
 import (
-	"github.com/latchkey/latchkey/internal/process"
+	"github.com/latchkey/latchkey/internal/rt"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -13,5 +13,5 @@ import (
 // lapses with its TTL. The setting is kept per client, like the hooks,
 // until Close.
 func SetProcessRecord(client redis.UniversalClient, on bool) {
-	process.SetEnabled(client, on)
+	rt.SetProcessRecord(client, on)
 }

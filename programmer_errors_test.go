@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/redistest"
-	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/latchkey/latchkey/multilock"
 
 	"github.com/latchkey/latchkey/countdownlatch"
@@ -149,7 +149,7 @@ func TestNilContext_panicsInCaller(t *testing.T) {
 			t.Errorf("%s(nil, ...) panicked with %v; want a panic that says the Context is nil", f.what, v)
 		}
 	}
-	wait.Settle()
+	flight.Settle()
 	time.Sleep(100 * time.Millisecond) // a library goroutine that panicked would have ended the process
 }
 

@@ -3,13 +3,14 @@ package latchkey
 import (
 	"time"
 
-	"github.com/latchkey/latchkey/internal/settings"
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/redis/go-redis/v9"
 )
 
 // DefaultRideOut is the ride-out of a client that was given none: long
 // enough for a Redis Cluster failover under the default 15s node timeout.
-const DefaultRideOut = settings.DefaultRideOut
+const DefaultRideOut = rt.DefaultRideOut
 
 // SetRideOut sets how long the calls of every primitive of this process
 // that uses client ride out an outage: errors that a retry may cure (a
@@ -22,5 +23,5 @@ const DefaultRideOut = settings.DefaultRideOut
 // setting is kept per client, like the hooks, until Close; d <= 0 restores
 // DefaultRideOut (30s).
 func SetRideOut(client redis.UniversalClient, d time.Duration) {
-	settings.SetRideOut(client, d)
+	rt.SetRideOut(client, d)
 }

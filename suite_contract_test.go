@@ -8,7 +8,7 @@ import (
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/countdownlatch"
 	"github.com/latchkey/latchkey/fairlock"
-	"github.com/latchkey/latchkey/internal/wait"
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/multilock"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/latchkey/latchkey/permitsemaphore"
@@ -29,7 +29,7 @@ func endedCall(t *testing.T, what string, err error) {
 	if err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatalf("%s with an ended ctx = %v, want nil or an error matching context.Canceled", what, err)
 	}
-	wait.Settle()
+	flight.Settle()
 }
 
 // ended returns a ctx that has been cancelled.

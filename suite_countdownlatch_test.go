@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/locktest"
-	"github.com/latchkey/latchkey/internal/shared"
 
 	"github.com/latchkey/latchkey/countdownlatch"
 	"github.com/latchkey/latchkey/internal/keys"
@@ -155,7 +156,7 @@ func cdlChannel(name string) string { return "redisson_countdownlatch__channel__
 func cdlWire(t *testing.T, e *env, name string) {
 	ctx := context.Background()
 	c := e.Client()
-	pub, err := shared.Publish(ctx, c, nil)
+	pub, err := rt.Publish(ctx, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/fairlock"
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -57,7 +57,7 @@ func fairWaitQueued(t *testing.T, c redis.UniversalClient, name string, n int64)
 
 // fairEmptyQueue fails t if anything is left in name's queue keys.
 func fairEmptyQueue(t *testing.T, c redis.UniversalClient, name string) {
-	wait.Settle() // a waiter that gave up leaves the queue off its caller's path
+	flight.Settle() // a waiter that gave up leaves the queue off its caller's path
 	t.Helper()
 	queue, timeouts := fairKeys(name)
 	if n, err := c.Exists(context.Background(), queue, timeouts, fairHeartbeats(name)).Result(); err != nil || n != 0 {

@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/shared"
 
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/latchkey/latchkey/pubsub"
@@ -194,7 +195,7 @@ func semDone(t *testing.T, done <-chan error) {
 func semSubscribe(t *testing.T, c redis.UniversalClient, channel string) *redis.PubSub {
 	t.Helper()
 	ctx := context.Background()
-	pub, err := shared.Publish(ctx, c, nil)
+	pub, err := rt.Publish(ctx, c, nil)
 	semOK(t, err)
 	subscribe := c.Subscribe
 	if pub == "SPUBLISH" {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/latchkey/latchkey/internal/shared"
+	"github.com/latchkey/latchkey/internal/rt"
 
 	"github.com/latchkey/latchkey/countdownlatch"
 	"github.com/latchkey/latchkey/internal/keys"
@@ -49,7 +49,7 @@ func TestLatch_cluster_bracedName(t *testing.T) {
 	if keys.Slot(name) == keys.Slot(channel(name)) {
 		t.Fatal("key and channel in one slot")
 	}
-	pub, err := shared.Publish(ctx, c, nil)
+	pub, err := rt.Publish(ctx, c, nil)
 	if err != nil || pub != "SPUBLISH" {
 		t.Fatalf("PublishCommand = %q, %v; want SPUBLISH on Redis 7", pub, err)
 	}
@@ -58,7 +58,7 @@ func TestLatch_cluster_bracedName(t *testing.T) {
 	// to the channel's shard from the key's shard fails (after changing
 	// the key: scripts do not roll back).
 	c.Set(ctx, name, 1, 0)
-	err = scripts.Get("latch_count_down").Exec(ctx, c, scripts.Write{Keys: []string{name, channel(name)}, Args: []any{pub}}).Err()
+	err = rt.Exec(ctx, c, scripts.Get("latch_count_down"), rt.Write{Keys: []string{name, channel(name)}, Args: []any{pub}}).Err()
 	if err == nil || !strings.Contains(err.Error(), "CROSSSLOT") {
 		t.Errorf("count-down with the channel in KEYS: %v, want CROSSSLOT", err)
 	}

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/hold"
-	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockopt"
 )
 
@@ -20,7 +21,7 @@ import (
 // below latchkey.MinLease, zero included, returns an error matching
 // latchkey.ErrInvalidLease and changes nothing.
 func (l *Latch) Expire(ctx context.Context, d time.Duration) (bool, error) {
-	err := keys.Usable(ctx, l.name, l.client)
+	err := rt.Usable(ctx, l.name, l.client)
 	if err == nil {
 		err = lockopt.CheckLease(d)
 	}
@@ -38,7 +39,7 @@ func (l *Latch) Expire(ctx context.Context, d time.Duration) (bool, error) {
 // deleted or given another TTL: 0 if it does not exist (its count is
 // zero), and a negative duration if it does not expire.
 func (l *Latch) TTL(ctx context.Context) (d time.Duration, err error) {
-	if err = keys.Usable(ctx, l.name, l.client); err == nil {
+	if err = rt.Usable(ctx, l.name, l.client); err == nil {
 		d, err = hold.TTL(ctx, l.client, l.name)
 	}
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
@@ -73,7 +75,7 @@ func (l *Latch) Name() string { return l.name }
 // and go on waiting. If n is zero or less, TrySetCount returns an error
 // matching latchkey.ErrInvalidCount and changes nothing.
 func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
-	if err := keys.Usable(ctx, l.name, l.client); err != nil {
+	if err := rt.Usable(ctx, l.name, l.client); err != nil {
 		return false, fmt.Errorf("countdownlatch: set count of %s to %d: %w", l.name, n, err)
 	}
 	if n <= 0 {
@@ -106,7 +108,7 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 // CountDown returns by ctx's deadline, but its requests are not cut short by
 // ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (l *Latch) CountDown(ctx context.Context) error {
-	if err := keys.Usable(ctx, l.name, l.client); err != nil {
+	if err := rt.Usable(ctx, l.name, l.client); err != nil {
 		return fmt.Errorf("countdownlatch: count down %s: %w", l.name, err)
 	}
 	_, err := wait.Cleanup(ctx, l.client, func(ctx context.Context) (struct{}, error) {
@@ -135,7 +137,7 @@ func (l *Latch) CountDown(ctx context.Context) error {
 
 // Count returns the current count of the latch: 0 if it does not exist.
 func (l *Latch) Count(ctx context.Context) (int64, error) {
-	if err := keys.Usable(ctx, l.name, l.client); err != nil {
+	if err := rt.Usable(ctx, l.name, l.client); err != nil {
 		return 0, fmt.Errorf("countdownlatch: count of %s: %w", l.name, err)
 	}
 	n, err := l.count(ctx)
@@ -165,7 +167,7 @@ func (l *Latch) count(ctx context.Context) (int64, error) {
 // not exist has count zero: Delete publishes ZERO_COUNT where Redisson
 // publishes NEW_COUNT (which leaves Redisson's awaiters blocked).
 func (l *Latch) Delete(ctx context.Context) (bool, error) {
-	if err := keys.Usable(ctx, l.name, l.client); err != nil {
+	if err := rt.Usable(ctx, l.name, l.client); err != nil {
 		return false, fmt.Errorf("countdownlatch: delete %s: %w", l.name, err)
 	}
 	var (
@@ -177,7 +179,7 @@ func (l *Latch) Delete(ctx context.Context) (bool, error) {
 	} else {
 		var pub string
 		if pub, err = l.cfg.Publish(ctx, l.client); err == nil {
-			n, err = scripts.Int(deleteScript.Run(ctx, l.client, []string{l.name, l.channel}, pub, zeroCount))
+			n, err = scripts.Int(rt.Run(ctx, l.client, deleteScript, []string{l.name, l.channel}, pub, zeroCount))
 		}
 	}
 	if err != nil {
@@ -228,8 +230,8 @@ func (l *Latch) notify(ctx context.Context, msg string) {
 
 // exec runs script as one request that changes the latch, recorded against
 // a request id of its own so that a resend does not count twice.
-func (l *Latch) exec(ctx context.Context, script *scripts.Script, ks []string, args ...any) scripts.Reply {
-	r, _ := script.Resend(ctx, l.client, scripts.Write{ // recorded: safe to resend
+func (l *Latch) exec(ctx context.Context, script *scripts.Script, ks []string, args ...any) rt.Reply {
+	r, _ := rt.Resend(ctx, l.client, script, rt.Write{ // recorded: safe to resend
 		Keys: ks, Args: args, Once: keys.Once(l.name, owner.New()), Sync: l.cfg.Sync.Timeout(),
 		Sole: true, // the record is this request's own
 	})

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/notify"
-	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/wait"
 )
 
@@ -32,7 +32,7 @@ func (l *Latch) TryWait(ctx context.Context, wait time.Duration) (bool, error) {
 }
 
 func (l *Latch) wait(ctx context.Context, budget time.Duration) (bool, error) {
-	if err := keys.Usable(ctx, l.name, l.client); err != nil {
+	if err := rt.Usable(ctx, l.name, l.client); err != nil {
 		return false, fmt.Errorf("countdownlatch: wait for %s: %w", l.name, err)
 	}
 	looks := joinLooks(l.client, l.name)
@@ -40,7 +40,7 @@ func (l *Latch) wait(ctx context.Context, budget time.Duration) (bool, error) {
 	began := time.Now()
 	ok, err := wait.Until(ctx, budget, wait.Spec{
 		Client: l.client,
-		Event:  observe.Event{Kind: "countdownlatch", Name: l.name},
+		Event:  rt.Event{Kind: "countdownlatch", Name: l.name},
 		Hub:    l.cfg.HubFor(l.client),
 		// Every message wakes every waiter: ZERO_COUNT opens the latch, and
 		// so does a Redisson client's delete, which publishes NEW_COUNT.

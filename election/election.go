@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/owner"
@@ -79,7 +81,7 @@ func (e *Election) Name() string { return e.keys.Name }
 // leadership to end first. On failure Campaign returns an error that
 // matches ctx.Err() or wraps the Redis error, and leaves nothing held.
 func (e *Election) Campaign(ctx context.Context, value string) (context.Context, error) {
-	if err := keys.Usable(ctx, e.keys.Name, e.client); err != nil {
+	if err := rt.Usable(ctx, e.keys.Name, e.client); err != nil {
 		return nil, e.errorf("campaign", err)
 	}
 	select {
@@ -129,7 +131,7 @@ func (e *Election) lead(done <-chan struct{}, end context.CancelCauseFunc) {
 // way: a nil Resign then says that the release went through all the same.
 // Like an Unlock, Resign returns by ctx's deadline and its requests go on.
 func (e *Election) Resign(ctx context.Context) error {
-	if err := keys.Usable(ctx, e.keys.Name, e.client); err != nil {
+	if err := rt.Usable(ctx, e.keys.Name, e.client); err != nil {
 		return e.errorf("resign", err)
 	}
 	e.mu.Lock()
@@ -152,7 +154,7 @@ func (e *Election) resign(ctx context.Context, id string) error {
 		err := e.m.Unlock(owner.NewContext(ctx, id))
 		pub, perr := e.cfg.Publish(ctx, e.client)
 		if perr == nil {
-			perr = resignScript.Exec(ctx, e.client, scripts.Write{
+			perr = rt.Exec(ctx, e.client, resignScript, rt.Write{
 				Keys: []string{e.keys.Leader, e.keys.Changes}, Args: []any{id, pub},
 			}).Err()
 		}
@@ -168,7 +170,7 @@ func (e *Election) resign(ctx context.Context, id string) error {
 // the change. It returns an error matching latchkey.ErrNotHeld if this
 // handle does not lead.
 func (e *Election) Proclaim(ctx context.Context, value string) error {
-	if err := keys.Usable(ctx, e.keys.Name, e.client); err != nil {
+	if err := rt.Usable(ctx, e.keys.Name, e.client); err != nil {
 		return e.errorf("proclaim", err)
 	}
 	e.mu.Lock()
@@ -189,7 +191,7 @@ func (e *Election) proclaim(ctx context.Context, id, value string, term int64) e
 	if err != nil {
 		return err
 	}
-	n, err := scripts.Int(proclaimScript.Exec(ctx, e.client, scripts.Write{
+	n, err := scripts.Int(rt.Exec(ctx, e.client, proclaimScript, rt.Write{
 		Keys: []string{e.keys.Name, e.keys.Leader, e.keys.Changes},
 		Args: []any{id, value, term, pub},
 		Sync: e.cfg.Sync.Timeout(),

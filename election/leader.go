@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/fault"
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/flight"
-	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
@@ -38,7 +38,7 @@ type Leader struct {
 // candidate that took the lock and has not recorded its value yet, a
 // moment, shows with its Owner only.
 func (e *Election) Leader(ctx context.Context) (Leader, error) {
-	if err := keys.Usable(ctx, e.keys.Name, e.client); err != nil {
+	if err := rt.Usable(ctx, e.keys.Name, e.client); err != nil {
 		return Leader{}, e.errorf("leader", err)
 	}
 	l, _, err := e.read(ctx)
@@ -51,7 +51,7 @@ func (e *Election) Leader(ctx context.Context) (Leader, error) {
 // read returns the current leader and how long its lock lasts unless
 // renewed (negative: no TTL, or no leader).
 func (e *Election) read(ctx context.Context) (Leader, time.Duration, error) {
-	r := leaderScript.Run(ctx, e.client, []string{e.keys.Name, e.keys.Leader})
+	r := rt.Run(ctx, e.client, leaderScript, []string{e.keys.Name, e.keys.Leader})
 	vs, err := r.Slice()
 	if err != nil {
 		return Leader{}, 0, err
@@ -138,7 +138,7 @@ func (e *Election) observe(ctx context.Context, ch chan<- Leader) {
 		switch {
 		case ctx.Err() != nil:
 			return
-		case err != nil && !fault.Transient(err):
+		case err != nil && !flight.Transient(err):
 			return // a closed client or Hub, a permission the user lacks
 		case err != nil || !ok:
 			// An outage outlasted the ride-out: look again a little later.

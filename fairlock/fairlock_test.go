@@ -9,7 +9,7 @@ import (
 
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/fairlock"
-	cleanup "github.com/latchkey/latchkey/internal/wait"
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -121,7 +121,7 @@ func TestLayout(t *testing.T) {
 		if r := await(t, done, 5*time.Second); !errors.Is(r.err, context.Canceled) {
 			t.Fatalf("cancelled Lock = %v", r.err)
 		}
-		cleanup.Settle()
+		flight.Settle()
 		if n, z := queueState(t, c, name); n != 0 || z != 0 {
 			t.Fatalf("after cancel: queue %d, deadlines %d; want none", n, z)
 		}
@@ -231,7 +231,7 @@ func TestCancelLeavesNoEntry(t *testing.T) {
 		if err := m.Lock(tctx); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Lock past its deadline = %v, want DeadlineExceeded", err)
 		}
-		cleanup.Settle() // its clean-up runs off the caller's path
+		flight.Settle() // its clean-up runs off the caller's path
 		if n, z := queueState(t, c, name); n != 0 || z != 0 {
 			t.Fatalf("after a cancelled Lock: queue %d, deadlines %d", n, z)
 		}

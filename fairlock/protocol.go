@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockcore"
@@ -120,7 +122,7 @@ func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
 	_ = p.exec(ctx, opDequeue, w.ID, w.HubID(), w.Key, time.Now(), w.Pub, w.Reentry(), "").Err()
 }
 
-func (p *protocol) Release(ctx context.Context, pub, id string, _ bool, req string) scripts.Reply {
+func (p *protocol) Release(ctx context.Context, pub, id string, _ bool, req string) rt.Reply {
 	return p.exec(ctx, opRelease, id, "", "", time.Now(), pub, "1", req)
 }
 
@@ -130,11 +132,11 @@ func (p *protocol) Release(ctx context.Context, pub, id string, _ bool, req stri
 // renewal.
 func (p *protocol) ForcedOn() (string, bool) { return keys.LockOf(p.keys[0]).Forced, true }
 
-func (p *protocol) Force(ctx context.Context, pub string) scripts.Reply {
+func (p *protocol) Force(ctx context.Context, pub string) rt.Reply {
 	return p.exec(ctx, opForce, "", "", "", time.Now(), pub, "0", "")
 }
 
-func (p *protocol) Delete(ctx context.Context, pub string) scripts.Reply {
+func (p *protocol) Delete(ctx context.Context, pub string) rt.Reply {
 	return p.exec(ctx, opDelete, "", "", "", time.Now(), pub, "0", "")
 }
 
@@ -144,14 +146,14 @@ func (p *protocol) Delete(ctx context.Context, pub string) scripts.Reply {
 // acquisition whether id may already hold the lock (see
 // lockcore.Waiter.Reentry). Acquisitions, releases and the dequeues that
 // may give back a grant wait for replicas; forced unlocks need not.
-func (p *protocol) exec(ctx context.Context, op, id, hub, key string, now time.Time, pub, reentry, req string) scripts.Reply {
+func (p *protocol) exec(ctx context.Context, op, id, hub, key string, now time.Time, pub, reentry, req string) rt.Reply {
 	return p.write(op, id, hub, key, now, pub, reentry, req).Exec(ctx, p.client)
 }
 
 // write is the request of the fair lock's operation op (see exec), with
 // the script of op. It panics on an unknown op.
-func (p *protocol) write(op, id, hub, key string, now time.Time, pub, reentry, req string) scripts.Call {
-	w := scripts.Write{Keys: p.keys, Once: req}
+func (p *protocol) write(op, id, hub, key string, now time.Time, pub, reentry, req string) rt.Call {
+	w := rt.Write{Keys: p.keys, Once: req}
 	if op != opForce && op != opDelete {
 		w.Sync = p.cfg.Sync.Timeout()
 	}
@@ -162,22 +164,22 @@ func (p *protocol) write(op, id, hub, key string, now time.Time, pub, reentry, r
 	switch op {
 	case opAcquire, opTry:
 		w.Args = args(reentry, hub, key, handoff.Flag(op == opTry))
-		return scripts.Call{Script: acquireScript, Write: w}
+		return rt.Call{Script: acquireScript, Write: w}
 	case opRelease:
 		w.Args = args()
 		w.Sole = true // a release's record is its own
-		return scripts.Call{Script: releaseScript, Write: w}
+		return rt.Call{Script: releaseScript, Write: w}
 	case opDequeue:
 		w.Args = args(hub, key)
-		return scripts.Call{Script: dequeueScript, Write: w}
+		return rt.Call{Script: dequeueScript, Write: w}
 	case opForce:
 		// and the channel that tells a watch who was forced out
 		w.Keys = append(p.keys[:len(p.keys):len(p.keys)], keys.LockOf(p.keys[0]).Forced)
 		w.Args = args()
-		return scripts.Call{Script: forceScript, Write: w}
+		return rt.Call{Script: forceScript, Write: w}
 	case opDelete:
 		w.Args = handoff.ScriptArgs(p.client, now, pub, p.cfg.liveness)
-		return scripts.Call{Script: deleteScript, Write: w}
+		return rt.Call{Script: deleteScript, Write: w}
 	}
 	panic("fairlock: unknown operation " + op)
 }

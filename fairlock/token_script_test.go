@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/scripts"
 )
 
@@ -82,7 +84,7 @@ func TestScriptGrantTokens(t *testing.T) {
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // ints returns a script's reply, an integer or an array of them, as a slice.
-func ints(t *testing.T, rep scripts.Reply) []int64 {
+func ints(t *testing.T, rep rt.Reply) []int64 {
 	t.Helper()
 	if n, err := scripts.Int(rep.Cmd); err == nil {
 		return []int64{n}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/fairlock"
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/redistest"
-	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -206,7 +206,7 @@ func TestNoBusyPolling(t *testing.T) {
 			t.Fatalf("waiter = %v", r.err)
 		}
 	}
-	wait.Settle() // their clean-ups run off the callers' paths
+	flight.Settle() // their clean-ups run off the callers' paths
 	// Each waiter tries once per heartbeat: about 5 times each in 1s.
 	t.Logf("%d waiters behind a slow first waiter ran %d scripts in %v", waiters, calls, period)
 	if limit := int64(waiters * 10); calls > limit {

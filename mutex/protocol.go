@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockcore"
@@ -151,7 +153,7 @@ func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
 	_ = p.exec(ctx, lockcore.OpDequeue, w.ID, p.entry(w), w.Reentry(), time.Now(), w.Pub, "").Err()
 }
 
-func (p *protocol) Release(ctx context.Context, pub, id string, reentrant bool, req string) scripts.Reply {
+func (p *protocol) Release(ctx context.Context, pub, id string, reentrant bool, req string) rt.Reply {
 	flag := "0"
 	if reentrant {
 		flag = "1"
@@ -177,25 +179,25 @@ func (p *protocol) Release(ctx context.Context, pub, id string, reentrant bool, 
 // force-unlocks there.
 func (p *protocol) ForcedOn() (string, bool) { return p.channel, false }
 
-func (p *protocol) Force(ctx context.Context, pub string) scripts.Reply {
+func (p *protocol) Force(ctx context.Context, pub string) rt.Reply {
 	return p.exec(ctx, lockcore.OpForce, "", "", "0", time.Now(), pub, "")
 }
 
-func (p *protocol) Delete(ctx context.Context, pub string) scripts.Reply {
+func (p *protocol) Delete(ctx context.Context, pub string) rt.Reply {
 	return p.exec(ctx, lockcore.OpDelete, "", "", "0", time.Now(), pub, "")
 }
 
 // exec runs the mutex's operation op for owner id waiting as the queue
 // entry entry, with the flag reentry (see lockcore.Waiter.Reentry), its
 // script sent at now, recorded against req unless that is "".
-func (p *protocol) exec(ctx context.Context, op, id, entry, reentry string, now time.Time, pub, req string) scripts.Reply {
+func (p *protocol) exec(ctx context.Context, op, id, entry, reentry string, now time.Time, pub, req string) rt.Reply {
 	return p.write(op, id, entry, reentry, false, now, pub, req).Exec(ctx, p.client)
 }
 
 // write is the request of the mutex's operation op (see exec).
 // Acquisitions, releases and the dequeues that may give back a grant wait
 // for replicas; forced unlocks need not.
-func (p *protocol) write(op, id, entry, reentry string, queued bool, now time.Time, pub, req string) scripts.Call {
+func (p *protocol) write(op, id, entry, reentry string, queued bool, now time.Time, pub, req string) rt.Call {
 	return p.call(op, id, entry, reentry, queued, now, pub, req).Write(p.client, p.keys)
 }
 

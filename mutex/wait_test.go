@@ -9,8 +9,7 @@ import (
 	"testing"
 	"time"
 
-	cleanup "github.com/latchkey/latchkey/internal/wait"
-
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/latchkey/latchkey/pubsub"
@@ -112,7 +111,7 @@ func TestMutex_Lock_ctxCancel(t *testing.T) {
 	if st := hub.Stats(); st.Waiters != 0 {
 		t.Errorf("hub still has %d waiters", st.Waiters)
 	}
-	cleanup.Settle() // the waiter leaves the queue off its caller's path
+	flight.Settle() // the waiter leaves the queue off its caller's path
 	if fields := raw.HKeys(context.Background(), name).Val(); len(fields) != 1 {
 		t.Errorf("lock hash fields = %v, want only the holder's", fields)
 	}

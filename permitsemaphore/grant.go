@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/scripts"
 )
@@ -36,13 +38,13 @@ const (
 // an attempt went unanswered (unsure) it may have taken the permits: that
 // is resolved first, in the background (see resolve), so that a copy of it
 // still on its way cannot take them after the queue entry is gone.
-func (s *Semaphore) abandon(ctx context.Context, w scripts.Call, pub, entry, first string, n int, unsure bool) {
+func (s *Semaphore) abandon(ctx context.Context, w rt.Call, pub, entry, first string, n int, unsure bool) {
 	if !unsure {
 		s.dequeue(ctx, pub, entry)
 		return
 	}
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), scripts.RecordTTL(s.client))
+		ctx, cancel := context.WithTimeout(context.Background(), rt.RecordTTL(s.client))
 		defer cancel()
 		s.resolve(ctx, w, first, n)
 		s.dequeue(ctx, pub, entry)
@@ -55,7 +57,7 @@ func (s *Semaphore) abandon(ctx context.Context, w scripts.Call, pub, entry, fir
 // record expires. The permits' ids make the give-back happen once: a
 // dequeue finds none of them held after this release, and this release
 // finds none after a dequeue gave them back.
-func (s *Semaphore) resolve(ctx context.Context, w scripts.Call, first string, n int) {
+func (s *Semaphore) resolve(ctx context.Context, w rt.Call, first string, n int) {
 	rep, applied, err := w.Resolve(ctx, s.client)
 	if vs, _ := scripts.Ints(rep.Cmd); err == nil && applied && len(vs) > 0 && vs[0] == 1 {
 		_, _ = s.release(ctx, false, permitIDs(first, n)...)
@@ -75,8 +77,8 @@ func (s *Semaphore) dequeue(ctx context.Context, pub, entry string) {
 // value arg, on the permits raw, for the queue entry entry ("" but for
 // acquire and dequeue), recorded against req unless that is "", with the
 // script of op. It panics on an unknown op.
-func (s *Semaphore) write(op, pub, entry string, arg any, req string, raw ...any) scripts.Call {
-	w := scripts.Write{Keys: s.keys, Once: req, Sync: s.cfg.Sync.Timeout()}
+func (s *Semaphore) write(op, pub, entry string, arg any, req string, raw ...any) rt.Call {
+	w := rt.Write{Keys: s.keys, Once: req, Sync: s.cfg.Sync.Timeout()}
 	args := func(own ...any) []any {
 		return handoff.ScriptArgs(s.client, time.Now(), pub, handoff.QueueTimeout, own...)
 	}
@@ -84,24 +86,24 @@ func (s *Semaphore) write(op, pub, entry string, arg any, req string, raw ...any
 	case opAcquire, opTry:
 		// ARGV[10], whether the waiter listens yet, is set per attempt.
 		w.Args = args(append([]any{entry, arg, handoff.Flag(op == opTry), s.ear(), "0"}, raw...)...)
-		return scripts.Call{Script: acquireScript, Write: w}
+		return rt.Call{Script: acquireScript, Write: w}
 	case opRelease:
 		w.Args = args(append([]any{arg, scripts.Ms(handoff.Yield)}, raw...)...)
 		w.Sole = true // a release's record is its own
-		return scripts.Call{Script: releaseScript, Write: w}
+		return rt.Call{Script: releaseScript, Write: w}
 	case opDequeue:
 		w.Args = args(entry, s.ear())
-		return scripts.Call{Script: dequeueScript, Write: w}
+		return rt.Call{Script: dequeueScript, Write: w}
 	case opAdd, opSet, opTrySet:
 		// ARGV[8], tryset's TTL, is the caller's; a change of the count
 		// has a record of its own.
 		w.Args = args(op, arg, 0)
 		w.Sole = true
-		return scripts.Call{Script: setScript, Write: w}
+		return rt.Call{Script: setScript, Write: w}
 	case opDelete:
 		w.Args = args()
 		w.Sole = true // a delete's record is its own
-		return scripts.Call{Script: deleteScript, Write: w}
+		return rt.Call{Script: deleteScript, Write: w}
 	}
 	panic("permitsemaphore: unknown operation " + op)
 }

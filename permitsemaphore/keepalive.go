@@ -7,17 +7,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/observe"
-	"github.com/latchkey/latchkey/internal/scripts"
 )
 
 // renewal is the watchdog's renewal of permits kept alive: KEYS[i] the
 // leases zset of item i's semaphore, ARGV[i+2] the permit's raw id, its new
 // lease ending the client's clock (ARGV[2]) plus the lease.
-var renewal = &lease.Kind{Script: scripts.Get("pes_renew"), KeysPerItem: 1, ArgsPerItem: 1, Clock: true}
+var renewal = &lease.Kind{Script: "pes_renew", KeysPerItem: 1, ArgsPerItem: 1, Clock: true}
 
 // errKept is Extend's answer on a permit kept alive, whose renewals would
 // set the lease back to theirs.
@@ -68,7 +68,7 @@ func (p *Permit) KeepAlive() error {
 		Client: p.s.client, Kind: renewal, Lease: d, Sync: p.s.cfg.Sync.Timeout(),
 		Keys: func(string) []string { return []string{p.s.timeout} },
 		Args: func(string) []any { return []any{raw} },
-		What: observe.Event{Kind: "permitsemaphore", Name: p.s.name},
+		What: rt.Event{Kind: "permitsemaphore", Name: p.s.name},
 	}
 	// Lost is never called from Keep itself, which holds p.mu here.
 	p.keep = w.Keep(p.id, p.since, func(err error) {

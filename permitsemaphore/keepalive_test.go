@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey"
-	"github.com/latchkey/latchkey/internal/shared"
 	"github.com/latchkey/latchkey/permitsemaphore"
 	"github.com/redis/go-redis/v9"
 )
@@ -90,7 +91,7 @@ func TestPermit_KeepAlive(t *testing.T) {
 	if err := p.KeepAlive(); !errors.Is(err, latchkey.ErrNotHeld) {
 		t.Errorf("KeepAlive after loss = %v, want ErrNotHeld", err)
 	}
-	if n := shared.Watchdog(c).Len(); n != 0 {
+	if n := rt.Of(c).Watchdog().Len(); n != 0 {
 		t.Errorf("the watchdog renews %d holds after the loss", n)
 	}
 }
@@ -131,7 +132,7 @@ func TestPermit_KeepAlive_ends(t *testing.T) {
 			t.Errorf("after Release: Done closed %v, Err %v; want closed, nil", closedWithin(p.Done(), 0), p.Err())
 		}
 	}
-	if n := shared.Watchdog(c).Len(); n != 0 {
+	if n := rt.Of(c).Watchdog().Len(); n != 0 {
 		t.Errorf("the watchdog renews %d holds after the releases", n)
 	}
 

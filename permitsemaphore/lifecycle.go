@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/handoff"
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/lockopt"
@@ -57,9 +58,9 @@ func (s *Semaphore) Expire(ctx context.Context, d time.Duration) (bool, error) {
 	if err := lockopt.CheckLease(d); err != nil {
 		return false, fmt.Errorf("permitsemaphore: expire %s in %v: %w", s.name, d, err)
 	}
-	w := scripts.Write{Keys: s.life, Args: []any{scripts.Ms(d)}, Sync: s.cfg.Sync.Timeout()}
-	v, err := s.answer(ctx, "expire", func(ctx context.Context) scripts.Reply {
-		return s.resend(ctx, scripts.Call{Script: expireScript, Write: w})
+	w := rt.Write{Keys: s.life, Args: []any{scripts.Ms(d)}, Sync: s.cfg.Sync.Timeout()}
+	v, err := s.answer(ctx, "expire", func(ctx context.Context) rt.Reply {
+		return s.resend(ctx, rt.Call{Script: expireScript, Write: w})
 	})
 	return v == 1, err
 }
@@ -69,8 +70,8 @@ func (s *Semaphore) Expire(ctx context.Context, d time.Duration) (bool, error) {
 // negative duration if it does not expire. The waiter queue beside it is
 // not counted: it lasts as long as its waiters.
 func (s *Semaphore) TTL(ctx context.Context) (time.Duration, error) {
-	ms, err := s.answer(ctx, "TTL of", func(ctx context.Context) scripts.Reply {
-		return scripts.Reply{Cmd: ttlScript.Run(ctx, s.client, s.life[:2])}
+	ms, err := s.answer(ctx, "TTL of", func(ctx context.Context) rt.Reply {
+		return rt.Reply{Cmd: rt.Run(ctx, s.client, ttlScript, s.life[:2])}
 	})
 	if ms == -2 {
 		return 0, err
@@ -80,8 +81,8 @@ func (s *Semaphore) TTL(ctx context.Context) (time.Duration, error) {
 
 // answer runs a script on the semaphore's keys, as what, and returns its
 // integer answer; a 1 that no replica acknowledged comes with that error.
-func (s *Semaphore) answer(ctx context.Context, what string, run func(context.Context) scripts.Reply) (int64, error) {
-	err := keys.Usable(ctx, s.name, s.client)
+func (s *Semaphore) answer(ctx context.Context, what string, run func(context.Context) rt.Reply) (int64, error) {
+	err := rt.Usable(ctx, s.name, s.client)
 	var v int64
 	if err == nil {
 		rep := run(ctx)
@@ -99,10 +100,10 @@ func (s *Semaphore) answer(ctx context.Context, what string, run func(context.Co
 // change runs the recorded request of op (tryset, with the TTL ttl, or
 // delete) with n and returns its answer (see answer).
 func (s *Semaphore) change(ctx context.Context, what, op string, n int64, ttl time.Duration) (int64, error) {
-	return s.answer(ctx, what, func(ctx context.Context) scripts.Reply {
+	return s.answer(ctx, what, func(ctx context.Context) rt.Reply {
 		pub, err := s.cfg.Publish(ctx, s.client)
 		if err != nil {
-			return scripts.Failed(ctx, err)
+			return rt.Failed(ctx, err)
 		}
 		c := s.write(op, pub, "", n, keys.Once(s.name, owner.New()))
 		if op == opTrySet {
@@ -116,7 +117,7 @@ func (s *Semaphore) change(ctx context.Context, what, op string, n int64, ttl ti
 // Delete, after which the waiter's next attempt fails with
 // latchkey.ErrDeleted.
 type deletable struct {
-	*handoff.Place
+	*wait.Place
 	deleted bool // for the wait loop's goroutine only
 }
 

@@ -8,11 +8,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -192,7 +193,7 @@ func (s *Semaphore) Release(ctx context.Context, id string) error {
 // ReleaseAll returns by ctx's deadline, but its requests are not cut short by
 // ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
-	if err := keys.Usable(ctx, s.name, s.client); err != nil {
+	if err := rt.Usable(ctx, s.name, s.client); err != nil {
 		return fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.name, err)
 	}
 	ids, raw, err := distinct(ids)
@@ -208,7 +209,7 @@ func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
 			err = fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.name, lockerr.ErrNotHeld)
 		}
 		if err == nil {
-			observe.Report(s.client, observe.Released, observe.Event{Kind: "permitsemaphore", Name: s.name})
+			rt.Report(s.client, rt.Released, rt.Event{Kind: "permitsemaphore", Name: s.name})
 		}
 		for _, p := range s.kept.get(ids) {
 			p.settle(err, len(ids) == 1)
@@ -275,7 +276,7 @@ func (s *Semaphore) LeaseTime(ctx context.Context, id string) (time.Duration, er
 
 // lease runs the lease script: -2 not held, -1 permanent, else ms left.
 func (s *Semaphore) lease(ctx context.Context, id string, now time.Time, end any) (int64, error) {
-	if err := keys.Usable(ctx, s.name, s.client); err != nil {
+	if err := rt.Usable(ctx, s.name, s.client); err != nil {
 		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
 	}
 	r, ok := rawID(id)
@@ -287,7 +288,7 @@ func (s *Semaphore) lease(ctx context.Context, id string, now time.Time, end any
 		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
 	}
 	args := handoff.ScriptArgs(s.client, now, pub, handoff.QueueTimeout, r, end)
-	rep := s.resend(ctx, scripts.Call{Script: leaseScript, Write: scripts.Write{Keys: s.countKeys(), Args: args, Sync: s.cfg.Sync.Timeout()}})
+	rep := s.resend(ctx, rt.Call{Script: leaseScript, Write: rt.Write{Keys: s.countKeys(), Args: args, Sync: s.cfg.Sync.Timeout()}})
 	ms, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockopt"
@@ -95,7 +97,7 @@ func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
 
 // add runs the add or set operation with n.
 func (s *Semaphore) add(ctx context.Context, op string, n int64) error {
-	if err := keys.Usable(ctx, s.name, s.client); err != nil {
+	if err := rt.Usable(ctx, s.name, s.client); err != nil {
 		return fmt.Errorf("permitsemaphore: %s %d permits of %s: %w", op, n, s.name, err)
 	}
 	pub, err := s.cfg.Publish(ctx, s.client)
@@ -113,7 +115,7 @@ func (s *Semaphore) add(ctx context.Context, op string, n int64) error {
 
 // count runs the count script and returns {available, held}.
 func (s *Semaphore) count(ctx context.Context) ([2]int64, error) {
-	if err := keys.Usable(ctx, s.name, s.client); err != nil {
+	if err := rt.Usable(ctx, s.name, s.client); err != nil {
 		return [2]int64{}, fmt.Errorf("permitsemaphore: permits of %s: %w", s.name, err)
 	}
 	pub, err := s.cfg.Publish(ctx, s.client)
@@ -121,7 +123,7 @@ func (s *Semaphore) count(ctx context.Context) ([2]int64, error) {
 		return [2]int64{}, fmt.Errorf("permitsemaphore: permits of %s: %w", s.name, err)
 	}
 	args := handoff.ScriptArgs(s.client, time.Now(), pub, handoff.QueueTimeout)
-	v, err := scripts.Ints(countScript.Run(ctx, s.client, s.countKeys(), args...))
+	v, err := scripts.Ints(rt.Run(ctx, s.client, countScript, s.countKeys(), args...))
 	if err == nil && len(v) != 2 {
 		err = fmt.Errorf("latchkey: script reply: want 2 integers, got %d", len(v))
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/acquire"
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
@@ -127,7 +129,7 @@ func (s *Semaphore) TryAcquireN(ctx context.Context, n int, wait time.Duration, 
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, lease Lease) ([]*Permit, bool, error) {
-	if err := keys.Usable(ctx, s.name, s.client); err != nil {
+	if err := rt.Usable(ctx, s.name, s.client); err != nil {
 		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
 	}
 	if err := checkAcquire(n); err != nil {
@@ -152,7 +154,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 	// which the others follow: a release that grants them to this call
 	// acquires them by their ids. The first id addresses letters.
 	key := hex.EncodeToString([]byte(first))
-	entry, op := handoff.EntryHub(s.client, hub)+"/"+strconv.Itoa(n)+"/"+key, opAcquire
+	entry, op := wait.EntryHub(s.client, hub)+"/"+strconv.Itoa(n)+"/"+key, opAcquire
 	if budget == 0 {
 		entry, op = "", opTry // a single attempt never queues
 	}
@@ -161,7 +163,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 	// Redisson's releases, and permits whose lease ended, grant nothing:
 	// the waiter hears them on Redisson's channel, counting the messages
 	// that say some permits are available.
-	place := handoff.NewPlace(key, wait.Channel{Name: s.channel, Policy: available, Need: 1})
+	place := wait.NewPlace(key, wait.Channel{Name: s.channel, Policy: available, Need: 1})
 	mail := &deletable{Place: place}
 	m := acquire.New(acquire.Steps{
 		Client: s.client,
@@ -285,7 +287,7 @@ func (s *Semaphore) countKeys() []string { return []string{s.name, s.timeout, s.
 // resend runs w, one request that changes the semaphore, sending it again
 // through transient faults: a request recorded against w.Once, or one
 // that sets an absolute state, is safe to send twice.
-func (s *Semaphore) resend(ctx context.Context, w scripts.Call) scripts.Reply {
+func (s *Semaphore) resend(ctx context.Context, w rt.Call) rt.Reply {
 	r, _ := w.Resend(ctx, s.client)
 	return r
 }

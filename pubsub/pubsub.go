@@ -14,7 +14,7 @@ package pubsub
 import (
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/notify"
-	"github.com/latchkey/latchkey/internal/shared"
+	"github.com/latchkey/latchkey/internal/rt"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -48,7 +48,7 @@ func New(client redis.UniversalClient, opts ...Option) *Hub {
 // connection (a RedLock waiting on one node's messages). latchkey.Close
 // closes it.
 func Shared(client redis.UniversalClient) *Hub {
-	return &Hub{shared.Hub(client)}
+	return &Hub{rt.Of(client).Hub()}
 }
 
 // Close closes the Hub's connections. Waiters blocked on it return an

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -60,7 +62,7 @@ func (m *Mutex) acquireOn(id string, q *queued) nodeCall {
 		if q != nil && c == m.clients[m.queue] {
 			return m.queueAttempt(ctx, id, q)
 		}
-		rep := acquireScript.Exec(ctx, c, scripts.Write{
+		rep := rt.Exec(ctx, c, acquireScript, rt.Write{
 			Keys: []string{m.name, m.tokenKey}, Args: []any{leaseMs, id, "0"}, Sync: m.cfg.Sync.Timeout(),
 		})
 		ok, _, err := scripts.Pair(rep.Cmd)

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/hold"
-	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockerr"
@@ -31,7 +32,7 @@ import (
 // nothing. A d below latchkey.MinLease gets an error matching
 // latchkey.ErrInvalidLease.
 func (m *Mutex) Extend(ctx context.Context, d time.Duration) error {
-	if err := keys.Usable(ctx, m.name, m.clients...); err != nil {
+	if err := rt.Usable(ctx, m.name, m.clients...); err != nil {
 		return fmt.Errorf("redlock: extend %s: %w", m.name, err)
 	}
 	if err := lockopt.CheckLease(d); err != nil {

@@ -5,13 +5,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/latchkey/latchkey/internal/shared"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
@@ -111,11 +112,11 @@ func (m *Mutex) entry(q *queued) string { return m.cfg.Hub.ID() + "/" + q.key }
 
 // queueWrite is the request of the mutex's operation op for owner id on
 // the queue node; q is nil for a release.
-func (m *Mutex) queueWrite(ctx context.Context, op, id string, q *queued, once string) (scripts.Call, error) {
+func (m *Mutex) queueWrite(ctx context.Context, op, id string, q *queued, once string) (rt.Call, error) {
 	c := m.clients[m.queue]
-	pub, err := shared.Publish(ctx, c, m.cfg.Hub)
+	pub, err := rt.Publish(ctx, c, m.cfg.Hub)
 	if err != nil {
-		return scripts.Call{}, err
+		return rt.Call{}, err
 	}
 	call := lockcore.MutexCall{Op: op, Owner: id, Reentry: "0", Lease: m.cfg.TTL(), Now: time.Now(),
 		Pub: pub, Req: once, Sync: m.cfg.Sync.Timeout()}

@@ -8,18 +8,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockopt"
-	"github.com/latchkey/latchkey/internal/observe"
-	"github.com/latchkey/latchkey/internal/shared"
 
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/latchkey/latchkey/internal/settings"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
@@ -131,7 +130,7 @@ func (m *Mutex) LockContext(ctx context.Context) (context.Context, error) {
 }
 
 func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool, error) {
-	if err := keys.Usable(ctx, m.name, m.clients...); err != nil {
+	if err := rt.Usable(ctx, m.name, m.clients...); err != nil {
 		return nil, false, fmt.Errorf("redlock: lock %s: %w", m.name, err)
 	}
 	id, reentrant := owner.FromContext(ctx)
@@ -141,7 +140,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 	// A Hub whose client polls (latchkey.SetPolling) has no queue: its
 	// waiters look again after a random delay, as without a Hub.
 	var q *queued
-	if m.queue >= 0 && !settings.Polling(m.cfg.Hub.Client()) {
+	if m.queue >= 0 && !rt.Polling(m.cfg.Hub.Client()) {
 		q = &queued{key: id, single: budget == 0, rank: -1}
 		if reentrant {
 			q.key = id + "/" + owner.New() // one owner may wait in two calls
@@ -164,7 +163,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 	}
 	spec := wait.Spec{
 		Client: m.clients[0],
-		Event:  observe.Event{Kind: "redlock", Name: m.name, Reentered: reentrant && m.holds.Get(id) != nil},
+		Event:  rt.Event{Kind: "redlock", Name: m.name, Reentered: reentrant && m.holds.Get(id) != nil},
 		Hub:    m.cfg.Hub,
 		Wake:   wait.Channel{Name: m.channel, Policy: notify.WakeOne},
 		Call:   wait.Attempt(try),
@@ -211,7 +210,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 // Unlock returns by ctx's deadline, but its requests are not cut short by
 // ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	if err := keys.Usable(ctx, m.name, m.clients...); err != nil {
+	if err := rt.Usable(ctx, m.name, m.clients...); err != nil {
 		return fmt.Errorf("redlock: unlock %s: %w", m.name, err)
 	}
 	_, err := wait.Cleanup(ctx, m.clients[0], func(ctx context.Context) (struct{}, error) {
@@ -269,11 +268,11 @@ func (m *Mutex) unlock(ctx context.Context) error {
 // releaseOn releases owner id's hold on the node of client c, publishing
 // Redisson's unlock message there: 1 released, -1 not held.
 func (m *Mutex) releaseOn(ctx context.Context, c redis.UniversalClient, id string, leaseMs int64) (int64, error) {
-	pub, err := shared.Publish(ctx, c, nil)
+	pub, err := rt.Publish(ctx, c, nil)
 	if err != nil {
 		return 0, err
 	}
-	rep := releaseScript.Exec(ctx, c, scripts.Write{
+	rep := rt.Exec(ctx, c, releaseScript, rt.Write{
 		Keys: []string{m.name, m.channel}, Args: []any{id, leaseMs, pub},
 		Once: keys.Once(m.name, owner.New()), Sync: m.cfg.Sync.Timeout(),
 		Sole: true, // the record is this release's own

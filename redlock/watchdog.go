@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
@@ -72,7 +74,7 @@ func (m *Mutex) renewal(d time.Duration, id string) nodeCall {
 	leaseMs := scripts.Ms(d)
 	keys := []string{m.name}
 	return func(ctx context.Context, c redis.UniversalClient) (int64, error) {
-		rep := renewScript.Exec(ctx, c, scripts.Write{Keys: keys, Args: []any{leaseMs, id}, Sync: m.cfg.Sync.Timeout()})
+		rep := rt.Exec(ctx, c, renewScript, rt.Write{Keys: keys, Args: []any{leaseMs, id}, Sync: m.cfg.Sync.Timeout()})
 		res, err := scripts.Ints(rep.Cmd)
 		if err == nil {
 			err = rep.SyncErr() // not renewed where a failover could lose it

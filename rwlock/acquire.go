@@ -6,11 +6,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/acquire"
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -23,7 +24,7 @@ func (rw *RWMutex) lock(ctx context.Context, budget time.Duration, s side) (bool
 
 // take acquires a hold on side s within budget and returns it.
 func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hold.Hold, bool, error) {
-	if err := keys.Usable(ctx, rw.name, rw.client); err != nil {
+	if err := rt.Usable(ctx, rw.name, rw.client); err != nil {
 		return nil, false, fmt.Errorf("rwlock: %s lock %s: %w", s, rw.name, err)
 	}
 	id, reentrant := owner.FromContext(ctx)
@@ -49,7 +50,7 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 	hadLocal := rw.holds.Get(field(id, s)) != nil
 	// One request for the whole wait: a resend of an attempt that took the
 	// hold finds its record, whatever attempt it belongs to.
-	w := scripts.Write{Keys: ks, Args: args, Once: keys.Once(rw.name, owner.New()), Sync: rw.cfg.Sync.Timeout()}
+	w := rt.Write{Keys: ks, Args: args, Once: keys.Once(rw.name, owner.New()), Sync: rw.cfg.Sync.Timeout()}
 	var token int64 // a write hold's fencing token
 	m := acquire.New(acquire.Steps{
 		Client: rw.client,
@@ -58,7 +59,7 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 				w.Args[5] = flag(mark.sent)
 				mark.sent = mark.life > 0
 			}
-			rep := script.Exec(ctx, rw.client, w)
+			rep := rt.Exec(ctx, rw.client, script, w)
 			res, err := scripts.Ints(rep.Cmd)
 			switch {
 			case err != nil:
@@ -97,7 +98,7 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 				// says, and a count the caller was told failed is taken
 				// back, so that the owner's counts here and on the server
 				// agree.
-				_, applied, err := script.Resolve(ctx, rw.client, w)
+				_, applied, err := rt.Resolve(ctx, rw.client, script, w)
 				switch {
 				case err != nil:
 					rw.holds.Uncertain(field(id, s))
@@ -109,7 +110,7 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 	})
 	ok, err := wait.Until(ctx, budget, wait.Spec{
 		Client: rw.client,
-		Event:  observe.Event{Kind: "rwlock", Name: rw.name, Reentered: reentrant && hadLocal},
+		Event:  rt.Event{Kind: "rwlock", Name: rw.name, Reentered: reentrant && hadLocal},
 		Hub:    rw.cfg.HubFor(rw.client),
 		Wake:   wait.Channel{Name: rw.layout.Channel, Policy: wakePolicy, Need: need(s)},
 		Call:   m,

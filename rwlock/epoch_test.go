@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/locktest"
-	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/latchkey/latchkey/rwlock"
 )
 
@@ -131,7 +131,7 @@ func TestRWMutex_deadWriterMarkLifetime(t *testing.T) {
 	if err := within(t, gaveUp, 5*time.Second, "writer giving up"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("TryLock after its context ended = %v, want context.Canceled", err)
 	}
-	wait.Settle() // its clean-up runs off the caller's path
+	flight.Settle() // its clean-up runs off the caller's path
 	if n := raw.Exists(bg, markerOf(name)).Val(); n != 0 {
 		t.Fatal("the writer that gave up left its mark")
 	}

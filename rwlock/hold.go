@@ -4,16 +4,16 @@ import (
 	"context"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/notify"
-	"github.com/latchkey/latchkey/internal/observe"
-	"github.com/latchkey/latchkey/internal/scripts"
 )
 
 // renewRead is the watchdog's renewal of read holds: it resets an owner's
 // timeout keys and raises the hash TTL, and never touches other owners'.
-var renewRead = &lease.Kind{Script: scripts.Get("rw_renew_read"), KeysPerItem: 2, ArgsPerItem: 1}
+var renewRead = &lease.Kind{Script: "rw_renew_read", KeysPerItem: 2, ArgsPerItem: 1}
 
 // keepers returns what keeps read and write holds alive under cfg: a fixed
 // lease, or the watchdog, which renews a read hold's own timeout keys.
@@ -43,7 +43,7 @@ func (rw *RWMutex) leases() (readKeep, writeKeep hold.Keeper) {
 			Client: rw.client, Kind: kind, Keys: keys,
 			Args:  func(id string) []any { return []any{field(id, s)} },
 			Lease: rw.cfg.Watchdog, Sync: rw.cfg.Sync.Timeout(),
-			What: observe.Event{Kind: "rwlock", Name: rw.name},
+			What: rt.Event{Kind: "rwlock", Name: rw.name},
 		}
 	}
 	readKeep = watchdog(renewRead, func(id string) []string { return []string{rw.name, rw.timeoutPrefix(id)} }, read)

@@ -6,16 +6,17 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/hold"
-	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/redis/go-redis/v9"
 )
 
 // IsLocked reports whether anyone holds the lock, for reading or writing.
 func (rw *RWMutex) IsLocked(ctx context.Context) (bool, error) {
-	if err := keys.Usable(ctx, rw.name, rw.client); err != nil {
+	if err := rt.Usable(ctx, rw.name, rw.client); err != nil {
 		return false, fmt.Errorf("rwlock: query %s: %w", rw.name, err)
 	}
 	ok, err := hold.IsLocked(ctx, rw.client, rw.name)
@@ -29,7 +30,7 @@ func (rw *RWMutex) IsLocked(ctx context.Context) (bool, error) {
 // (the longest lease of its holds): 0 if it is not held, and a negative
 // duration if its key has no TTL (a holder outside latchkey removed it).
 func (rw *RWMutex) TTL(ctx context.Context) (time.Duration, error) {
-	if err := keys.Usable(ctx, rw.name, rw.client); err != nil {
+	if err := rt.Usable(ctx, rw.name, rw.client); err != nil {
 		return 0, fmt.Errorf("rwlock: query %s: %w", rw.name, err)
 	}
 	d, err := hold.TTL(ctx, rw.client, rw.name)
@@ -50,7 +51,7 @@ func (l *ReadLock) HoldCount(ctx context.Context) (int, error) { return l.rw.hol
 func (l *WriteLock) HoldCount(ctx context.Context) (int, error) { return l.rw.holdCount(ctx, write) }
 
 func (rw *RWMutex) holdCount(ctx context.Context, s side) (int, error) {
-	if err := keys.Usable(ctx, rw.name, rw.client); err != nil {
+	if err := rt.Usable(ctx, rw.name, rw.client); err != nil {
 		return 0, fmt.Errorf("rwlock: query %s: %w", rw.name, err)
 	}
 	id, ok := owner.FromContext(ctx)
@@ -82,7 +83,7 @@ func (l *WriteLock) IsLocked(ctx context.Context) (bool, error) {
 // state returns the lock's mode ("" when free) and how many fields its hash
 // has, read atomically.
 func (rw *RWMutex) state(ctx context.Context) (mode string, fields int64, err error) {
-	if err := keys.Usable(ctx, rw.name, rw.client); err != nil {
+	if err := rt.Usable(ctx, rw.name, rw.client); err != nil {
 		return "", 0, fmt.Errorf("rwlock: query %s: %w", rw.name, err)
 	}
 	type answer struct {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/owner"
@@ -13,7 +15,7 @@ import (
 )
 
 func (rw *RWMutex) unlock(ctx context.Context, s side) error {
-	if err := keys.Usable(ctx, rw.name, rw.client); err != nil {
+	if err := rt.Usable(ctx, rw.name, rw.client); err != nil {
 		return fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
 	}
 	_, err := wait.Cleanup(ctx, rw.client, func(ctx context.Context) (struct{}, error) {
@@ -76,13 +78,13 @@ func (rw *RWMutex) release(ctx context.Context, id string, s side) (int64, error
 // master applied but no replica acknowledged.
 func (rw *RWMutex) releaseOnce(ctx context.Context, id string, s side) (int64, error) {
 	req := keys.Once(rw.name, owner.New())
-	var rep scripts.Reply
-	err := wait.Retry(ctx, rw.client, func(ctx context.Context) error {
+	var rep rt.Reply
+	err := rt.Retry(ctx, rw.client, func(ctx context.Context) error {
 		pub, err := rw.cfg.Publish(ctx, rw.client)
 		if err != nil {
 			return err
 		}
-		rep = releaseScript.Exec(ctx, rw.client, scripts.Write{ // recorded: safe to resend
+		rep = rt.Exec(ctx, rw.client, releaseScript, rt.Write{ // recorded: safe to resend
 			Keys: []string{rw.name, rw.layout.Channel, rw.timeoutPrefix(id), rw.tag, rw.layout.Epoch},
 			Args: []any{field(id, s), s.String(), pub},
 			Once: req,
@@ -121,7 +123,7 @@ var (
 // ForceUnlock returns by ctx's deadline, but its requests are not cut
 // short by ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
-	if err := keys.Usable(ctx, rw.name, rw.client); err != nil {
+	if err := rt.Usable(ctx, rw.name, rw.client); err != nil {
 		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
 	}
 	held, err := wait.Cleanup(ctx, rw.client, func(ctx context.Context) (bool, error) {
@@ -129,7 +131,7 @@ func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		n, err := scripts.Int(forceScript.Run(ctx, rw.client, []string{rw.name, rw.layout.Channel, rw.layout.Forced}, pub, "1"))
+		n, err := scripts.Int(rt.Run(ctx, rw.client, forceScript, []string{rw.name, rw.layout.Channel, rw.layout.Forced}, pub, "1"))
 		return n == 1, err
 	})
 	if err != nil {
@@ -145,7 +147,7 @@ func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 // returns an error matching latchkey.ErrHeld: ForceUnlock releases every
 // hold first. Tokens keep increasing after the counter is deleted.
 func (rw *RWMutex) Delete(ctx context.Context) (bool, error) {
-	if err := keys.Usable(ctx, rw.name, rw.client); err != nil {
+	if err := rt.Usable(ctx, rw.name, rw.client); err != nil {
 		return false, fmt.Errorf("rwlock: delete %s: %w", rw.name, err)
 	}
 	pub, err := rw.cfg.Publish(ctx, rw.client)
@@ -153,7 +155,7 @@ func (rw *RWMutex) Delete(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("rwlock: delete %s: %w", rw.name, err)
 	}
 	l := rw.layout
-	n, err := scripts.Int(deleteScript.Run(ctx, rw.client, []string{rw.name, l.Channel, l.Writers, l.Epoch, l.Token}, pub, "1"))
+	n, err := scripts.Int(rt.Run(ctx, rw.client, deleteScript, []string{rw.name, l.Channel, l.Writers, l.Epoch, l.Token}, pub, "1"))
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("rwlock: delete %s: %w", rw.name, err)

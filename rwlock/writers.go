@@ -4,8 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/owner"
-	"github.com/latchkey/latchkey/internal/wait"
 )
 
 // Writer preference. A latchkey writer that must wait writes an entry with
@@ -73,12 +74,12 @@ func (m *marking) bound(retry time.Duration) time.Duration {
 // wakes the readers it held back if it was the last. A failure leaves the
 // entry to its deadline.
 func (rw *RWMutex) withdraw(ctx context.Context, entry string) {
-	_ = wait.Retry(ctx, rw.client, func(ctx context.Context) error {
+	_ = rt.Retry(ctx, rw.client, func(ctx context.Context) error {
 		pub, err := rw.cfg.Publish(ctx, rw.client)
 		if err != nil {
 			return err
 		}
-		return withdrawScript.Run(ctx, rw.client, []string{rw.layout.Writers, rw.name, rw.layout.Channel}, entry, pub).Err()
+		return rt.Run(ctx, rw.client, withdrawScript, []string{rw.layout.Writers, rw.name, rw.layout.Channel}, entry, pub).Err()
 	})
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/scripts"
 )
@@ -35,13 +37,13 @@ const (
 // went unanswered (unsure) it may have taken n permits: that is resolved
 // first, in the background (see resolve), so that a copy of it still on
 // its way cannot take them after the queue entry is gone.
-func (s *Semaphore) abandon(ctx context.Context, w scripts.Call, entry, pub string, n int64, unsure bool) {
+func (s *Semaphore) abandon(ctx context.Context, w rt.Call, entry, pub string, n int64, unsure bool) {
 	if !unsure {
 		s.dequeue(ctx, entry, pub)
 		return
 	}
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), scripts.RecordTTL(s.client))
+		ctx, cancel := context.WithTimeout(context.Background(), rt.RecordTTL(s.client))
 		defer cancel()
 		s.resolve(ctx, w, n)
 		s.dequeue(ctx, entry, pub)
@@ -55,7 +57,7 @@ func (s *Semaphore) abandon(ctx context.Context, w scripts.Call, entry, pub stri
 // request took that could not be reached all along is lost, as a crashed
 // holder's permits are. The record makes the give-back happen once: the
 // dequeue that follows finds no grant of a taken one.
-func (s *Semaphore) resolve(ctx context.Context, w scripts.Call, n int64) {
+func (s *Semaphore) resolve(ctx context.Context, w rt.Call, n int64) {
 	rep, applied, err := w.Resolve(ctx, s.client)
 	if vs, _ := scripts.Ints(rep.Cmd); err == nil && applied && len(vs) > 0 && vs[0] == 1 {
 		_ = s.release(ctx, n)
@@ -74,8 +76,8 @@ func (s *Semaphore) dequeue(ctx context.Context, entry, pub string) {
 // write is the request of the semaphore's operation op on n permits for
 // the queue entry entry ("" but for acquire and dequeue), recorded against
 // req unless that is "", with the script of op. It panics on an unknown op.
-func (s *Semaphore) write(op, entry string, n int64, pub, req string) scripts.Call {
-	w := scripts.Write{Keys: s.keys, Once: req, Sync: s.cfg.Sync.Timeout()}
+func (s *Semaphore) write(op, entry string, n int64, pub, req string) rt.Call {
+	w := rt.Write{Keys: s.keys, Once: req, Sync: s.cfg.Sync.Timeout()}
 	args := func(own ...any) []any {
 		return handoff.ScriptArgs(s.client, time.Now(), pub, handoff.QueueTimeout, own...)
 	}
@@ -83,24 +85,24 @@ func (s *Semaphore) write(op, entry string, n int64, pub, req string) scripts.Ca
 	case opAcquire, opTry:
 		// ARGV[10], whether the waiter listens yet, is set per attempt.
 		w.Args = args(entry, n, handoff.Flag(op == opTry), s.ear(), "0")
-		return scripts.Call{Script: acquireScript, Write: w}
+		return rt.Call{Script: acquireScript, Write: w}
 	case opRelease:
 		w.Args = args(n, scripts.Ms(handoff.Yield))
 		w.Sole = true // a release's record is its own
-		return scripts.Call{Script: releaseScript, Write: w}
+		return rt.Call{Script: releaseScript, Write: w}
 	case opDequeue:
 		w.Args = args(entry, s.ear())
-		return scripts.Call{Script: dequeueScript, Write: w}
+		return rt.Call{Script: dequeueScript, Write: w}
 	case opAdd, opSet, opTrySet:
 		// ARGV[8], tryset's TTL, is the caller's; a change of the count
 		// has a record of its own.
 		w.Args = args(op, n, 0)
 		w.Sole = true
-		return scripts.Call{Script: setScript, Write: w}
+		return rt.Call{Script: setScript, Write: w}
 	case opDelete:
 		w.Args = args()
 		w.Sole = true // a delete's record is its own
-		return scripts.Call{Script: deleteScript, Write: w}
+		return rt.Call{Script: deleteScript, Write: w}
 	}
 	panic("semaphore: unknown operation " + op)
 }
@@ -112,7 +114,7 @@ func (s *Semaphore) ear() int64 { return scripts.Ms(handoff.Ear(s.cfg.HubFor(s.c
 // resend runs w, sending it again through transient faults: a request
 // recorded against its Once, or one whose repeat changes nothing, is safe
 // to send twice.
-func (s *Semaphore) resend(ctx context.Context, w scripts.Call) scripts.Reply {
+func (s *Semaphore) resend(ctx context.Context, w rt.Call) rt.Reply {
 	r, _ := w.Resend(ctx, s.client)
 	return r
 }

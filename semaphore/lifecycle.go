@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/handoff"
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/owner"
@@ -46,13 +47,13 @@ func (s *Semaphore) Delete(ctx context.Context) (bool, error) {
 // latchkey.MinLease, zero included, or above latchkey.MaxLease returns an
 // error matching latchkey.ErrInvalidLease and changes nothing.
 func (s *Semaphore) Expire(ctx context.Context, d time.Duration) (bool, error) {
-	if err := keys.Usable(ctx, s.name, s.client); err != nil {
+	if err := rt.Usable(ctx, s.name, s.client); err != nil {
 		return false, fmt.Errorf("semaphore: expire %s: %w", s.name, err)
 	}
 	if err := lockopt.CheckLease(d); err != nil {
 		return false, fmt.Errorf("semaphore: expire %s in %v: %w", s.name, d, err)
 	}
-	rep := s.resend(ctx, scripts.Call{Script: expireScript, Write: scripts.Write{
+	rep := s.resend(ctx, rt.Call{Script: expireScript, Write: rt.Write{
 		Keys: s.life, Args: []any{scripts.Ms(d)}, Sync: s.cfg.Sync.Timeout(),
 	}})
 	v, err := scripts.Int(rep.Cmd)
@@ -70,10 +71,10 @@ func (s *Semaphore) Expire(ctx context.Context, d time.Duration) (bool, error) {
 // and a negative duration if it does not expire. The waiter queue beside
 // it is not counted: it lasts as long as its waiters.
 func (s *Semaphore) TTL(ctx context.Context) (time.Duration, error) {
-	if err := keys.Usable(ctx, s.name, s.client); err != nil {
+	if err := rt.Usable(ctx, s.name, s.client); err != nil {
 		return 0, fmt.Errorf("semaphore: TTL of %s: %w", s.name, err)
 	}
-	ms, err := scripts.Int(ttlScript.Run(ctx, s.client, s.life[:2]))
+	ms, err := scripts.Int(rt.Run(ctx, s.client, ttlScript, s.life[:2]))
 	switch {
 	case err != nil:
 		return 0, fmt.Errorf("semaphore: TTL of %s: %w", s.name, err)
@@ -87,7 +88,7 @@ func (s *Semaphore) TTL(ctx context.Context) (time.Duration, error) {
 // delete) on n permits and returns its answer; one that changed the
 // semaphore (1) but that no replica acknowledged comes with that error.
 func (s *Semaphore) change(ctx context.Context, what, op string, n int64, ttl time.Duration) (int64, error) {
-	if err := keys.Usable(ctx, s.name, s.client); err != nil {
+	if err := rt.Usable(ctx, s.name, s.client); err != nil {
 		return 0, fmt.Errorf("semaphore: %s %s: %w", what, s.name, err)
 	}
 	pub, err := s.cfg.Publish(ctx, s.client)
@@ -113,7 +114,7 @@ func (s *Semaphore) change(ctx context.Context, what, op string, n int64, ttl ti
 // deletable is a waiter's place in the queue that also reads the letter of
 // Delete: the waiter's next attempt then fails with latchkey.ErrDeleted.
 type deletable struct {
-	*handoff.Place
+	*wait.Place
 	deleted bool // read by the wait loop's goroutine only
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockopt"
@@ -72,7 +74,7 @@ func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
 }
 
 func (s *Semaphore) add(ctx context.Context, n int64, mode string) error {
-	if err := keys.Usable(ctx, s.name, s.client); err != nil {
+	if err := rt.Usable(ctx, s.name, s.client); err != nil {
 		return fmt.Errorf("semaphore: %s %d permits of %s: %w", mode, n, s.name, err)
 	}
 	pub, err := s.cfg.Publish(ctx, s.client)
@@ -92,7 +94,7 @@ func (s *Semaphore) add(ctx context.Context, n int64, mode string) error {
 // semaphore that was never set, and a negative number after AddPermits
 // took away more than were available.
 func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
-	if err := keys.Usable(ctx, s.name, s.client); err != nil {
+	if err := rt.Usable(ctx, s.name, s.client); err != nil {
 		return 0, fmt.Errorf("semaphore: permits of %s: %w", s.name, err)
 	}
 	get, ok := flight.Bounded(ctx, s.client, func(ctx context.Context) *redis.StringCmd { return s.client.Get(ctx, s.name) })
@@ -114,10 +116,10 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 // including when the count is negative (where Redisson would reset it to
 // zero, creating permits). Like Redisson's drainPermits it wakes nobody.
 func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
-	if err := keys.Usable(ctx, s.name, s.client); err != nil {
+	if err := rt.Usable(ctx, s.name, s.client); err != nil {
 		return 0, fmt.Errorf("semaphore: drain %s: %w", s.name, err)
 	}
-	rep, _ := drainScript.Resend(ctx, s.client, scripts.Write{Keys: []string{s.name}, Once: keys.Once(s.name, owner.New()), Sole: true, Sync: s.cfg.Sync.Timeout()})
+	rep, _ := rt.Resend(ctx, s.client, drainScript, rt.Write{Keys: []string{s.name}, Once: keys.Once(s.name, owner.New()), Sole: true, Sync: s.cfg.Sync.Timeout()})
 	v, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return 0, fmt.Errorf("semaphore: drain %s: %w", s.name, err)

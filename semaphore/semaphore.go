@@ -6,12 +6,13 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/acquire"
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/lockopt"
-	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -92,7 +93,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration)
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) (bool, error) {
-	if err := keys.Usable(ctx, s.name, s.client); err != nil {
+	if err := rt.Usable(ctx, s.name, s.client); err != nil {
 		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, err)
 	}
 	if err := lockopt.CheckPermits(n, 1); err != nil {
@@ -107,7 +108,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 		return fail(err)
 	}
 	key := owner.New() // the letters' address: this call
-	entry, op := handoff.EntryHub(s.client, hub)+"/"+strconv.FormatInt(n, 10)+"/"+key, opAcquire
+	entry, op := wait.EntryHub(s.client, hub)+"/"+strconv.FormatInt(n, 10)+"/"+key, opAcquire
 	if budget == 0 {
 		entry, op = "", opTry // a single attempt never queues
 	}
@@ -118,7 +119,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 	// Redisson's releases grant nothing: the waiter hears them on
 	// Redisson's channel, counting only those that leave enough permits
 	// for it; latchkey's leave none that the queue could use.
-	place := handoff.NewPlace(key, wait.Channel{Name: s.channel, Policy: available, Need: int(min(n, 1<<30))})
+	place := wait.NewPlace(key, wait.Channel{Name: s.channel, Policy: available, Need: int(min(n, 1<<30))})
 	mail := &deletable{Place: place}
 	m := acquire.New(acquire.Steps{
 		Client: s.client,
@@ -183,7 +184,7 @@ func available(payload string) int {
 // Release returns by ctx's deadline, but its requests are not cut short by
 // ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (s *Semaphore) Release(ctx context.Context, n int64) error {
-	if err := keys.Usable(ctx, s.name, s.client); err != nil {
+	if err := rt.Usable(ctx, s.name, s.client); err != nil {
 		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, err)
 	}
 	if err := lockopt.CheckPermits(n, 1); err != nil {
@@ -192,7 +193,7 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 	_, err := wait.Cleanup(ctx, s.client, func(ctx context.Context) (struct{}, error) {
 		err := s.release(ctx, n)
 		if err == nil {
-			observe.Report(s.client, observe.Released, observe.Event{Kind: "semaphore", Name: s.name})
+			rt.Report(s.client, rt.Released, rt.Event{Kind: "semaphore", Name: s.name})
 		}
 		return struct{}{}, err
 	})

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/fairlock"
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/latchkey/latchkey/internal/shared"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -74,7 +75,7 @@ func runEvict(ctx context.Context, e *env, args []string) error {
 // no longer waits), waking them on the channels they listen on; evict
 // runs them for a waiter that will never give up by itself.
 func evict(ctx context.Context, c *conn, st *State, id string, wt time.Duration) (int, error) {
-	pub, err := shared.Publish(ctx, c.client, nil)
+	pub, err := rt.Publish(ctx, c.client, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -84,7 +85,7 @@ func evict(ctx context.Context, c *conn, st *State, id string, wt time.Duration)
 	}
 	// How long an evicted waiter's Hub may go on listening on Redisson's
 	// channel, as if its waiter had left by itself (see handoff.Ear).
-	ear := scripts.Ms(handoff.Ear(shared.Hub(c.client)))
+	ear := scripts.Ms(handoff.Ear(rt.Of(c.client).Hub()))
 	var run func(entry string) *redis.Cmd
 	queue := ""
 	switch st.Kind {
@@ -92,9 +93,9 @@ func evict(ctx context.Context, c *conn, st *State, id string, wt time.Duration)
 		l := n.lock
 		ks := []string{l.Name, l.FairQueue, l.FairDeadlines, l.Heartbeats, l.Channel, l.Grant, l.Hubs, l.FairToken}
 		a := args(fairlock.DefaultLivenessTimeout, id, scripts.Ms(fairlock.DefaultWatchdogTimeout), scripts.Ms(wt), "", "")
-		return count(scripts.Get("fair_dequeue").Exec(ctx, c.client, scripts.Write{Keys: ks, Args: a}).Cmd)
+		return count(rt.Exec(ctx, c.client, scripts.Get("fair_dequeue"), rt.Write{Keys: ks, Args: a}).Cmd)
 	case kindRWLock: // a waiting writer's mark is its entry
-		return count(scripts.Get("rw_write_withdraw").Run(ctx, c.client, []string{n.rw.Writers, st.Name, n.rw.Channel}, id, pub))
+		return count(rt.Run(ctx, c.client, scripts.Get("rw_write_withdraw"), []string{n.rw.Writers, st.Name, n.rw.Channel}, id, pub))
 	case kindMutex:
 		queue = n.lock.Queue
 		run = func(entry string) *redis.Cmd {
@@ -106,14 +107,14 @@ func evict(ctx context.Context, c *conn, st *State, id string, wt time.Duration)
 		queue = s.Queue
 		ks := []string{s.Name, s.Channel, s.Queue, s.Deadlines, s.Grants, s.Hubs, s.Listeners, s.Turn}
 		run = func(entry string) *redis.Cmd {
-			return scripts.Get("sem_dequeue").Exec(ctx, c.client, scripts.Write{Keys: ks, Args: args(handoff.QueueTimeout, entry, ear)}).Cmd
+			return rt.Exec(ctx, c.client, scripts.Get("sem_dequeue"), rt.Write{Keys: ks, Args: args(handoff.QueueTimeout, entry, ear)}).Cmd
 		}
 	case kindPermits:
 		s := n.sem
 		queue = s.Queue
 		ks := []string{s.Name, s.Leases, s.Channel, s.Queue, s.Deadlines, s.Hubs, s.Listeners, s.Turn}
 		run = func(entry string) *redis.Cmd {
-			return scripts.Get("pes_dequeue").Exec(ctx, c.client, scripts.Write{Keys: ks, Args: args(handoff.QueueTimeout, entry, ear)}).Cmd
+			return rt.Exec(ctx, c.client, scripts.Get("pes_dequeue"), rt.Write{Keys: ks, Args: args(handoff.QueueTimeout, entry, ear)}).Cmd
 		}
 	default:
 		return 0, fmt.Errorf("a %s has no waiter queue", st.Kind)

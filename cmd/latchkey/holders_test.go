@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/process"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/redis/go-redis/v9"
@@ -41,7 +40,7 @@ func testHolderLiveness(t *testing.T, c cli, rdb redis.UniversalClient) {
 	hold(prefix+":unrecorded", unrecorded, 29*time.Second)
 	hold(prefix+":fixed", java+":2", 2*time.Minute)
 	record := keys.ProcessRecord(silent[:36]) // written 3 minutes ago
-	rdb.Set(ctx, record, `{"host":"web-7","pid":4121,"program":"orders"}`, process.TTL-3*time.Minute)
+	rdb.Set(ctx, record, `{"host":"web-7","pid":4121,"program":"orders"}`, keys.ProcessTTL-3*time.Minute)
 	defer rdb.Del(context.Background(), record)
 
 	type want struct {

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/process"
-
+	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/mutex"
 )
 
@@ -78,9 +77,9 @@ func holderLiveness(st *State, h Holder, lease time.Duration) string {
 func recordLiveness(p *Process) string {
 	switch {
 	case p == nil:
-		return fmt.Sprintf("no process record (it lapses %s after its process stopped, or was turned off)", process.TTL)
+		return fmt.Sprintf("no process record (it lapses %s after its process stopped, or was turned off)", keys.ProcessTTL)
 	case p.Fresh():
 		return fmt.Sprintf("process record written %s ago", rounded(max(p.AgeMs, 1)))
 	}
-	return fmt.Sprintf("process silent: record written %s ago, every %s while it runs", rounded(p.AgeMs), process.Refresh)
+	return fmt.Sprintf("process silent: record written %s ago, every %s while it runs", rounded(p.AgeMs), keys.ProcessRefresh)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/owner"
-	"github.com/latchkey/latchkey/internal/process"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -18,18 +17,18 @@ import (
 // JSON, host, pid, program, started (RFC 3339) and version (omitted when
 // the build did not say), and age_ms, how long ago the process last wrote
 // the record: a running process rewrites it every minute
-// (process.Refresh), so an older one tells of a process that stopped
+// (keys.ProcessRefresh), so an older one tells of a process that stopped
 // (died, frozen, cut off from Redis) about that long ago, less a minute.
 // Redisson's owners have none.
 type Process struct {
-	process.Record
+	keys.Process
 	AgeMs int64 `json:"age_ms"`
 }
 
 // Fresh reports whether the record was written within a refresh period
 // and a margin: its process still writes it.
 func (p Process) Fresh() bool {
-	return time.Duration(p.AgeMs)*time.Millisecond <= process.Refresh+recordSlack
+	return time.Duration(p.AgeMs)*time.Millisecond <= keys.ProcessRefresh+recordSlack
 }
 
 // recordSlack is how late a rewrite of a record may be before inspect
@@ -105,9 +104,9 @@ func (rs *records) decode() map[string]Process {
 	found := map[string]Process{}
 	for u, cmd := range rs.get {
 		var p Process
-		if raw, err := cmd.Bytes(); err == nil && json.Unmarshal(raw, &p.Record) == nil && p.PID > 0 {
+		if raw, err := cmd.Bytes(); err == nil && json.Unmarshal(raw, &p.Process) == nil && p.PID > 0 {
 			if left := rs.ttl[u].Val(); left > 0 {
-				p.AgeMs = max(process.TTL-left, 0).Milliseconds()
+				p.AgeMs = max(keys.ProcessTTL-left, 0).Milliseconds()
 			}
 			found[u] = p
 		}

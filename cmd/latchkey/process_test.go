@@ -15,7 +15,6 @@ import (
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/locktest"
-	"github.com/latchkey/latchkey/internal/process"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/redis/go-redis/v9"
@@ -105,9 +104,9 @@ func TestProcessString(t *testing.T) {
 		p    Process
 		want string
 	}{
-		{Process{Record: process.Record{Host: "web-7", PID: 4121, Program: "orders-svc"}}, "web-7 pid 4121 (orders-svc)"},
-		{Process{Record: process.Record{PID: 4121, Program: "orders-svc"}}, "pid 4121 (orders-svc)"},
-		{Process{Record: process.Record{Host: "web-7", PID: 4121}}, "web-7 pid 4121"},
+		{Process{Process: keys.Process{Host: "web-7", PID: 4121, Program: "orders-svc"}}, "web-7 pid 4121 (orders-svc)"},
+		{Process{Process: keys.Process{PID: 4121, Program: "orders-svc"}}, "pid 4121 (orders-svc)"},
+		{Process{Process: keys.Process{Host: "web-7", PID: 4121}}, "web-7 pid 4121"},
 	} {
 		if got := tc.p.String(); got != tc.want {
 			t.Errorf("%+v.String() = %q, want %q", tc.p, got, tc.want)

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/redis/go-redis/v9"
 )
@@ -67,7 +69,7 @@ func bareStep(c *conn, name string, keep func()) step {
 		sem, latch := keys.SemaphoreOf(name), keys.LatchChannel(name)
 		beside := []string{sem.Leases, sem.Queue, sem.Grants, sem.Listeners, sem.Turn}
 		var exists []*redis.IntCmd
-		if keys.Usable(r.ctx, name, c.client) == nil { // all in the name's slot
+		if rt.Usable(r.ctx, name, c.client) == nil { // all in the name's slot
 			exists = append(exists, r.p.Exists(r.ctx, beside...))
 		} else {
 			for _, k := range beside {

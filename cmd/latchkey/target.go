@@ -4,8 +4,9 @@ import (
 	"context"
 	"strings"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey"
-	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -70,7 +71,7 @@ func (e *env) open(ctx context.Context, name, kind string) (*target, error) {
 		return nil, err
 	}
 	t := &target{c: c}
-	if err := keys.Usable(ctx, name, c.client); err != nil {
+	if err := rt.Usable(ctx, name, c.client); err != nil {
 		t.close()
 		return nil, usagef("%v", err) // a name the library refuses on a cluster
 	}

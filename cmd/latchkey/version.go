@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/latchkey/latchkey/internal/process"
+	"github.com/latchkey/latchkey/internal/keys"
 )
 
 // runVersion prints the module version the binary was built from, "(devel)"
@@ -27,7 +27,7 @@ func runVersion(_ context.Context, e *env, args []string) error {
 	if fs.NArg() != 0 {
 		return usagef("takes no arguments")
 	}
-	version, redisVersion := process.Version(), "unknown"
+	version, redisVersion := keys.Version(), "unknown"
 	if version == "" {
 		version = "(devel)"
 	}

@@ -4,7 +4,7 @@
 // attempts' answers mean for it:
 //
 //   - an attempt that failed without an answer may have been applied
-//     (unless it provably never left: fault.NeverSent), so a call that then
+//     (unless it provably never left: flight.NeverSent), so a call that then
 //     gives up must settle it;
 //   - a grant that no replica acknowledged is given back at once, and the
 //     call fails with the replica error: a failover now would lose it;
@@ -24,10 +24,10 @@ import (
 	"context"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/fault"
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/lease"
-	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -41,7 +41,7 @@ type Answer struct {
 	// answered and can never be granted (a deadlock, too many permits).
 	Refused error
 	// Reply is the attempt's reply, for its replica acknowledgements.
-	Reply scripts.Reply
+	Reply rt.Reply
 }
 
 // Steps are what an acquisition means for one primitive.
@@ -89,7 +89,7 @@ func (m *Machine) Attempt(ctx context.Context) (bool, time.Duration, error) {
 	m.doubt = m.doubt || err != nil || !a.Reply.Single
 	switch {
 	case err != nil:
-		if !fault.NeverSent(m.steps.Client, err) {
+		if !flight.NeverSent(m.steps.Client, err) {
 			m.unsure = true
 		}
 		return false, 0, err
@@ -99,13 +99,13 @@ func (m *Machine) Attempt(ctx context.Context) (bool, time.Duration, error) {
 	case a.Granted && !a.Reply.Replicated():
 		// The request's record answers for any earlier attempt that went
 		// unanswered: this was its one grant, and it goes back.
-		m.steps.Undo(scripts.Undo(ctx))
+		m.steps.Undo(rt.Undo(ctx))
 		m.unsure = false
 		return false, 0, a.Reply.SyncErr()
 	case a.Granted && m.tooLate():
 		// The lock may be someone else's by now: give it back and start
 		// again, under a new request.
-		m.steps.Undo(scripts.Undo(ctx))
+		m.steps.Undo(rt.Undo(ctx))
 		m.since, m.unsure, m.doubt = time.Time{}, false, false
 		m.steps.Restart()
 		return false, 0, nil
@@ -113,7 +113,7 @@ func (m *Machine) Attempt(ctx context.Context) (bool, time.Duration, error) {
 		// Nothing more is sent against the request's record: with no
 		// copy of any attempt left on its way, it goes at once.
 		if !m.doubt {
-			scripts.Finished(m.steps.Client, a.Reply.Record)
+			rt.Finished(m.steps.Client, a.Reply.Record)
 		}
 		return true, 0, nil
 	}

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/acquire"
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -124,7 +125,7 @@ func TestMachine_neverSent(t *testing.T) {
 // the call fails with ErrNotReplicated; nothing is left to settle.
 func TestMachine_notReplicated(t *testing.T) {
 	s := &steps{answers: []func() (acquire.Answer, error){lost, func() (acquire.Answer, error) {
-		return acquire.Answer{Granted: true, Reply: scripts.Reply{Replicas: 1, Acked: 0}}, nil
+		return acquire.Answer{Granted: true, Reply: rt.Reply{Replicas: 1, Acked: 0}}, nil
 	}}}
 	m := s.machine(withRetries, time.Hour)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,6 +1,7 @@
 // Package flight is the one home of a request's flight: a call returns by
-// its ctx's deadline, and a request it leaves on its way is tracked so
-// that the call's clean-up can wait for it.
+// its ctx's deadline, a request it leaves on its way is tracked so that
+// the call's clean-up can wait for it, and an error says whether the
+// request may have applied and whether a retry may cure it.
 package flight
 
 import (

@@ -29,7 +29,6 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/notify"
-	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -51,8 +50,9 @@ const Grace = time.Second
 const TakeAfter = Grace / 5
 
 // QueueTimeout is how long a waiter's queue entry lives unless it attempts
-// again. Waiters attempt at least every wait.Backstop, refreshing it.
-const QueueTimeout = 3 * wait.Backstop
+// again: three times the wait loop's backstop (wait.Backstop), at which
+// waiters attempt at the latest, refreshing it.
+const QueueTimeout = 15 * time.Second
 
 // LetterWait is how long a waiter whose turn came, as Redisson's channel
 // told it, waits for its letter before it attempts: the letter is on its

@@ -62,7 +62,7 @@ func TestTakeLetter(t *testing.T) {
 // A Place is the head after "next", and only the head attempts on
 // Redisson's messages.
 func TestPlace(t *testing.T) {
-	p := handoff.NewPlace("k", wait.Channel{Name: "redisson_sc:{s}", Need: 3})
+	p := wait.NewPlace("k", wait.Channel{Name: "redisson_sc:{s}", Need: 3})
 	var _ wait.Mail = p
 	var _ wait.Hint = p
 	p.Rank = 2

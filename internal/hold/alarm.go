@@ -8,10 +8,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
-	"github.com/latchkey/latchkey/internal/settings"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -53,7 +54,7 @@ type alarmed struct {
 
 func (k alarmed) Keep(id string, started time.Time, lost func(error)) Keeping {
 	inner := k.Keeper.Keep(id, started, lost)
-	if settings.Polling(k.a.Client) {
+	if rt.Polling(k.a.Client) {
 		return inner // its Hub must not subscribe: renewals find the loss
 	}
 	w := &alarmWatch{a: k.a, field: k.a.Field(id), lost: lost, stop: make(chan struct{})}

@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/observe"
 )
 
 // How holds end: by a release, by loss, or by a release whose answer
@@ -124,11 +125,11 @@ func (t *Table) endLocked(h *Hold, err error) {
 func (t *Table) finishLocked(h *Hold, err error) {
 	h.err = err
 	if t.client != nil {
-		e := observe.Event{Kind: t.kind, Name: t.name, Err: err}
+		e := rt.Event{Kind: t.kind, Name: t.name, Err: err}
 		if err == nil {
-			observe.Report(t.client, observe.Released, e)
+			rt.Report(t.client, rt.Released, e)
 		} else {
-			observe.Report(t.client, observe.Lost, e)
+			rt.Report(t.client, rt.Lost, e)
 		}
 	}
 	close(h.done)

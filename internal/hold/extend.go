@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/scripts"
@@ -18,7 +20,7 @@ import (
 // matching lockerr.ErrNotHeld, and ends the hold as lost.
 func (t *Table) Extend(ctx context.Context, c redis.UniversalClient, kind *lease.Kind, ks []string, key string, d, sync time.Duration) error {
 	sent := time.Now()
-	rep := kind.Script.Exec(ctx, c, scripts.Write{Keys: ks, Args: []any{scripts.Ms(d), key}, Sync: sync})
+	rep := rt.Exec(ctx, c, scripts.Get(kind.Script), rt.Write{Keys: ks, Args: []any{scripts.Ms(d), key}, Sync: sync})
 	res, err := scripts.Ints(rep.Cmd)
 	switch {
 	case err == nil && len(res) != 1:

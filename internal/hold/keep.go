@@ -5,10 +5,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/observe"
-	"github.com/latchkey/latchkey/internal/shared"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -98,12 +98,17 @@ type Watchdog struct {
 	Sync   time.Duration
 	// Kind and name of the primitive, for the client's hooks (see
 	// latchkey.Hooks.RenewalFailed).
-	What observe.Event
+	What rt.Event
 }
 
 func (w *Watchdog) Keep(id string, started time.Time, lost func(error)) Keeping {
-	h := &lease.Hold{Kind: w.Kind, Keys: w.Keys(id), Args: w.Args(id), Lease: w.Lease, Sync: w.Sync, Lost: lost, What: w.What}
-	s := shared.Watchdog(w.Client)
+	h := &lease.Hold{Kind: w.Kind, Keys: w.Keys(id), Args: w.Args(id), Lease: w.Lease, Sync: w.Sync, Lost: lost,
+		Failed: func(err error) {
+			e := w.What
+			e.Err = err
+			rt.Report(w.Client, rt.RenewalFailed, e)
+		}}
+	s := rt.Of(w.Client).Watchdog()
 	s.Add(h, started)
 	return watched{s, h}
 }

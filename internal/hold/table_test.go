@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey"
-	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -585,23 +586,23 @@ func TestTable_Observe(t *testing.T) {
 		mu     sync.Mutex
 		events []string
 	)
-	note := func(kind string) func(observe.Event) {
-		return func(e observe.Event) {
+	note := func(kind string) func(rt.Event) {
+		return func(e rt.Event) {
 			mu.Lock()
 			defer mu.Unlock()
 			events = append(events, fmt.Sprintf("%s %s %s %v", kind, e.Kind, e.Name, errors.Is(e.Err, latchkey.ErrLost)))
 		}
 	}
 	released, lost := note("released"), note("lost")
-	observe.Set(c, func(h observe.Hook, e observe.Event) {
+	rt.SetSink(c, func(h rt.Hook, e rt.Event) {
 		switch h {
-		case observe.Released:
+		case rt.Released:
 			released(e)
-		case observe.Lost:
+		case rt.Lost:
 			lost(e)
 		}
 	})
-	defer observe.Set(c, nil)
+	defer rt.SetSink(c, nil)
 
 	tb := New(what)
 	tb.Observe(c, "mutex", "orders")

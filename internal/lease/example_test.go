@@ -9,6 +9,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
+	"github.com/latchkey/latchkey/internal/rt"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -22,7 +23,7 @@ func Example() {
 	defer mr.Close()
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer client.Close()
-	watchdog := lease.New(client)
+	watchdog := lease.New(client, rt.Renewals(client))
 	defer watchdog.Close()
 	ctx := context.Background()
 

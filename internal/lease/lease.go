@@ -1,5 +1,5 @@
 // Package lease is the watchdog: a renewal scheduler, one per go-redis
-// client (package internal/shared keeps it), that keeps every lock held
+// client (its runtime, package internal/rt, keeps it), that keeps every lock held
 // without an explicit lease alive, and every permit kept alive
 // (permitsemaphore's Permit.KeepAlive).
 //
@@ -17,20 +17,18 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/observe"
-	"github.com/latchkey/latchkey/internal/scripts"
 )
 
 // MaxBatch is the most holds one renewal script call carries (Redisson's
 // lockWatchdogBatchSize).
 const MaxBatch = 100
 
-// A Kind is a renewal script and the shape of one hold's KEYS and ARGV in
-// it: ARGV[1] is the lease in ms, followed by ArgsPerItem values per hold,
+// A Kind is a renewal script, by name (the runtime's send path runs it),
+// and the shape of one hold's KEYS and ARGV in it: ARGV[1] is the lease in ms, followed by ArgsPerItem values per hold,
 // and the script returns one 1 (renewed), 0 (lost) or -1 (the name holds
 // another type now: lost) per hold.
 type Kind struct {
-	Script      *scripts.Script
+	Script      string // the script of package scripts
 	KeysPerItem int
 	ArgsPerItem int
 	// Clock puts the client's clock when the renewal is sent, in ms since
@@ -42,7 +40,7 @@ type Kind struct {
 
 // HashLock renews Redisson hash locks: KEYS[i] = the lock, ARGV[i+1] = the
 // owner field (RLock, fair lock, write lock).
-var HashLock = &Kind{Script: scripts.Get("lock_renew"), KeysPerItem: 1, ArgsPerItem: 1}
+var HashLock = &Kind{Script: "lock_renew", KeysPerItem: 1, ArgsPerItem: 1}
 
 // A Hold is one lock hold to keep alive. Keys[0] decides its hash slot.
 type Hold struct {
@@ -51,16 +49,16 @@ type Hold struct {
 	Args  []any
 	Lease time.Duration
 	// Sync is the longest a renewal waits for the replicas of the hold's
-	// master (see scripts.Write); 0 for none. A renewal no replica
+	// master (see rt.Write); 0 for none. A renewal no replica
 	// acknowledged counts as failed.
 	Sync time.Duration
 	// Lost is called once, from a goroutine of the scheduler (or of Close),
 	// never from Add's caller, when the hold is found gone or cannot be
 	// renewed before its validity ends. It must not block.
 	Lost func(error)
-	// What names the hold's primitive to the client's hooks (see
-	// latchkey.Hooks.RenewalFailed).
-	What observe.Event
+	// Failed, if set, is told of a renewal that failed with err, which is
+	// retried (latchkey.Hooks.RenewalFailed). It must not block.
+	Failed func(err error)
 
 	next     time.Time   // when the next renewal is due
 	valid    time.Time   // local validity: last confirmed renewal + Lease

@@ -11,6 +11,7 @@ import (
 
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/latchkey/latchkey/internal/rt"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -118,7 +119,7 @@ func client(t *testing.T, s *redistest.Server, opts ...func(*redis.Options)) *re
 var scheds sync.Map // redis.UniversalClient -> *lease.Scheduler
 
 func schedFor(c redis.UniversalClient) *lease.Scheduler {
-	s, _ := scheds.LoadOrStore(c, lease.New(c))
+	s, _ := scheds.LoadOrStore(c, lease.New(c, rt.Renewals(c)))
 	return s.(*lease.Scheduler)
 }
 

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/observe"
-	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -73,7 +71,7 @@ func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
 
 	var (
 		lost   []lostHold
-		failed []observe.Event
+		failed []*Hold
 	)
 	now := time.Now()
 	s.mu.Lock()
@@ -94,13 +92,14 @@ func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
 		default: // retried until the expiry timer gives up
 			h.failures, h.lastErr = h.failures+1, err
 			h.next = now.Add(h.retryDelay())
-			failed = append(failed, h.What)
+			failed = append(failed, h)
 		}
 	}
 	s.mu.Unlock()
-	for _, e := range failed {
-		e.Err = err
-		observe.Report(s.client, observe.RenewalFailed, e)
+	for _, h := range failed {
+		if h.Failed != nil {
+			h.Failed(err)
+		}
 	}
 	for _, l := range lost {
 		s.unwatch(l.h)
@@ -123,14 +122,9 @@ type lostHold struct {
 	recheck bool
 }
 
-// call runs a renewal script; it returns by ctx's end even against a
-// stalled server (see scripts.Exec), so that a round never outlasts the
-// validity of its holds.
+// call runs a renewal script through the runtime's send path, which
+// returns by ctx's end even against a stalled server, so that a round
+// never outlasts the validity of its holds.
 func (s *Scheduler) call(ctx context.Context, k batchKey, ks []string, args []any) ([]int64, error) {
-	rep := k.kind.Script.Exec(ctx, s.client, scripts.Write{Keys: ks, Args: args, Sync: k.sync})
-	res, err := rep.Int64Slice()
-	if err == nil {
-		err = rep.SyncErr()
-	}
-	return res, err
+	return s.send(ctx, k.kind.Script, ks, args, k.sync)
 }

@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 // it has holds.
 type Scheduler struct {
 	client redis.UniversalClient
+	send   Send
 
 	mu sync.Mutex
 	// armed holds wait on their own runtime timer for their first renewal,
@@ -26,11 +28,18 @@ type Scheduler struct {
 	watcher Watcher // see SetWatcher
 }
 
-// New returns the scheduler of client's holds. It does no I/O, and starts
-// no goroutine until a hold is due for renewal.
-func New(client redis.UniversalClient) *Scheduler {
+// A Send runs the renewal script called script with keys and args,
+// waiting up to sync for replicas, and returns its answers: the runtime's
+// send path.
+type Send func(ctx context.Context, script string, keys []string, args []any, sync time.Duration) ([]int64, error)
+
+// New returns the scheduler of client's holds, which sends its renewals
+// with send. It does no I/O, and starts no goroutine until a hold is due
+// for renewal.
+func New(client redis.UniversalClient, send Send) *Scheduler {
 	return &Scheduler{
 		client: client,
+		send:   send,
 		armed:  make(map[*Hold]*time.Timer),
 		holds:  make(map[*Hold]struct{}),
 		kick:   make(chan struct{}, 1),

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/handoff"
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
@@ -33,7 +34,7 @@ func (l *Lock) Extend(ctx context.Context, d time.Duration) error {
 	}
 	// An extension takes a grant not taken yet, as the take would.
 	ks := []string{l.Name, keys.LockOf(l.Name).Grant}
-	err := l.Holds.Extend(ctx, l.Client, handoff.Take, ks, id, d, l.Cfg.Sync.Timeout())
+	err := l.Holds.Extend(ctx, l.Client, Take, ks, id, d, l.Cfg.Sync.Timeout())
 	if err != nil {
 		return l.errorf("extend", err)
 	}
@@ -44,7 +45,7 @@ func (l *Lock) Extend(ctx context.Context, d time.Duration) error {
 // extended to d, if it may not: the checks every lock's Extend makes
 // before any I/O.
 func CheckExtend(ctx context.Context, name string, c redis.UniversalClient, cfg *lockopt.Common, d time.Duration) error {
-	if err := keys.Usable(ctx, name, c); err != nil {
+	if err := rt.Usable(ctx, name, c); err != nil {
 		return err
 	}
 	if err := lockopt.CheckLease(d); err != nil {

@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/flight"
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/owner"
-	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/latchkey/latchkey/internal/wait"
 )
 
 func TestLock_plain(t *testing.T) {
@@ -42,7 +43,7 @@ func TestLock_plain(t *testing.T) {
 	if isClosed(l.Done()) || l.Err() != nil {
 		t.Error("Done closed or Err set while held")
 	}
-	wait.Settle()
+	flight.Settle()
 	if n := len(f.calls); n != 1 {
 		t.Errorf("calls %v, want the attempt alone", f.calls)
 	}
@@ -85,7 +86,7 @@ func TestLock_owner(t *testing.T) {
 		t.Fatalf("hold %v, token %d; want the owner's, 9", h, l.Holds.Token())
 	}
 	// Two counts: the first Unlock leaves it held.
-	f.release = func(string, bool) scripts.Reply { return reply(0, nil) }
+	f.release = func(string, bool) rt.Reply { return reply(0, nil) }
 	if err := l.Unlock(ctx); err != nil || isClosed(l.Done()) {
 		t.Fatalf("first Unlock = %v, Done closed %v", err, isClosed(l.Done()))
 	}
@@ -112,7 +113,7 @@ func TestLock_refusedThenGranted(t *testing.T) {
 	if h := l.Holds.Current(hold.Any); h == nil || h.Owner != at[0].id || l.Holds.Token() != 11 {
 		t.Error("the hold is not the granting attempt's")
 	}
-	wait.Settle()
+	flight.Settle()
 	if len(f.ops("dequeue"))+len(f.ops("release")) != 0 {
 		t.Errorf("a successful Lock cleaned up: %v", f.calls)
 	}
@@ -126,7 +127,7 @@ func TestLock_tryRefused(t *testing.T) {
 	if ok || err != nil {
 		t.Fatalf("Lock(0) = %v, %v; want false, nil", ok, err)
 	}
-	wait.Settle()
+	flight.Settle()
 	if at := f.ops("attempt"); len(at) != 1 || !at[0].try {
 		t.Errorf("attempts %v: want one, marked Try", at)
 	}
@@ -149,7 +150,7 @@ func TestLock_budgetRunsOut(t *testing.T) {
 	if dq := f.ops("dequeue"); len(dq) != 1 || dq[0].id != f.ops("attempt")[0].id {
 		t.Errorf("dequeues when Lock returned: %v, want one of the waiter", dq)
 	}
-	wait.Settle()
+	flight.Settle()
 	if n := len(f.ops("release")) + len(f.ops("resolve")); n != 0 {
 		t.Errorf("every attempt was answered, yet %d releases or resolves", n)
 	}
@@ -180,7 +181,7 @@ func giveUp(t *testing.T, l *lockcore.Lock, f *fake, ctx context.Context) {
 		t.Fatalf("%d releases or resolves before the dequeue ended", n)
 	}
 	close(f.gate)
-	wait.Settle()
+	flight.Settle()
 	f.gate = nil
 }
 
@@ -267,7 +268,7 @@ func TestLock_abandon_reentryUncertain(t *testing.T) {
 			if rs := f.ops("resolve"); len(rs) != 1 || rs[0].reentry != "2" {
 				t.Fatalf("resolves %v: want one, of a re-entry", rs)
 			}
-			f.release = func(string, bool) scripts.Reply { return reply(0, errBoom) }
+			f.release = func(string, bool) rt.Reply { return reply(0, errBoom) }
 			if err := l.Unlock(ctx); err == nil || errors.Is(err, latchkey.ErrNotHeld) {
 				t.Fatalf("Unlock = %v, want the release's error", err)
 			}
@@ -302,7 +303,7 @@ func TestLock_notReplicated(t *testing.T) {
 			if len(at) != 1 || len(rel) != 1 || rel[0].id != at[0].id || rel[0].reentrant != reentrant {
 				t.Fatalf("attempts %v, releases %v when Lock returned: want the grant released at once", at, rel)
 			}
-			wait.Settle()
+			flight.Settle()
 			if n := len(f.ops("release")); n != 1 {
 				t.Errorf("%d releases after the clean-up, want 1", n)
 			}
@@ -402,7 +403,7 @@ func TestLockContext(t *testing.T) {
 	if ctx, err := l.LockContext(context.Background()); ctx != nil || err == nil {
 		t.Errorf("LockContext = %v, %v; want nil and the error", ctx, err)
 	}
-	wait.Settle()
+	flight.Settle()
 }
 
 func TestLocker(t *testing.T) {
@@ -433,5 +434,5 @@ func TestLocker(t *testing.T) {
 	boom := errBoom
 	f.attempt = func(int, *lockcore.Waiter) (lockcore.Attempt, error) { return lockcore.Attempt{}, boom }
 	panics("Lock that fails", lk.Lock, boom)
-	wait.Settle()
+	flight.Settle()
 }

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/acquire"
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/hold"
@@ -17,10 +19,7 @@ import (
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/notify"
-	"github.com/latchkey/latchkey/internal/observe"
 	"github.com/latchkey/latchkey/internal/owner"
-	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/latchkey/latchkey/internal/settings"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
@@ -32,7 +31,7 @@ type Waiter struct {
 	Try       bool   // a single attempt that leaves no trace
 	Hub       *notify.Hub
 	Pub       string // PUBLISH or SPUBLISH
-	// Req is the request record of a re-entry (see scripts.Write.Once), ""
+	// Req is the request record of a re-entry (see rt.Write.Once), ""
 	// for a fresh id, which finds itself holding instead.
 	Req     string
 	Started time.Time // when the latest attempt was sent
@@ -78,7 +77,7 @@ type Attempt struct {
 	Token int64         // the fencing token, when OK
 	Holds int64         // when OK: the owner's holds on the server now
 	Retry time.Duration // when not OK: the longest to sleep, or negative
-	Reply scripts.Reply // for its replica acknowledgements
+	Reply rt.Reply      // for its replica acknowledgements
 }
 
 // A Protocol is how one kind of lock talks to Redis.
@@ -96,13 +95,13 @@ type Protocol interface {
 	Resolve(ctx context.Context, w *Waiter) (acquired bool, err error)
 	// Release releases one hold of owner id, publishing with pub, recorded
 	// against req: -1 not held, 0 holds remain, 1 released.
-	Release(ctx context.Context, pub, id string, reentrant bool, req string) scripts.Reply
+	Release(ctx context.Context, pub, id string, reentrant bool, req string) rt.Reply
 	// Force deletes the lock whoever holds it, publishing with pub: 1 if it
 	// was held.
-	Force(ctx context.Context, pub string) scripts.Reply
+	Force(ctx context.Context, pub string) rt.Reply
 	// Delete deletes every key of the lock, publishing with pub, unless it
 	// is held: -1 held, 1 deleted, 0 nothing there.
-	Delete(ctx context.Context, pub string) scripts.Reply
+	Delete(ctx context.Context, pub string) rt.Reply
 	// ForcedOn names the channel on which a force-unlock of the lock
 	// publishes, and whether its messages name the owners forced out
 	// (see hold.Alarm).
@@ -135,7 +134,7 @@ func New(client redis.UniversalClient, pkg, name string, cfg *lockopt.Common, pr
 			Args:   func(id string) []any { return []any{id} },
 			Lease:  cfg.Watchdog,
 			Sync:   cfg.Sync.Timeout(),
-			What:   observe.Event{Kind: pkg, Name: name},
+			What:   rt.Event{Kind: pkg, Name: name},
 		}
 	}
 	channel, named := proto.ForcedOn()
@@ -160,10 +159,10 @@ func (l *Lock) Lock(ctx context.Context, budget time.Duration) (bool, error) {
 }
 
 func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool, error) {
-	if err := keys.Usable(ctx, l.Name, l.Client); err != nil {
+	if err := rt.Usable(ctx, l.Name, l.Client); err != nil {
 		return nil, false, l.errorf("lock", err)
 	}
-	w := &Waiter{Try: budget == 0, Hub: l.Cfg.HubFor(l.Client), Polling: settings.Polling(l.Client)}
+	w := &Waiter{Try: budget == 0, Hub: l.Cfg.HubFor(l.Client), Polling: rt.Polling(l.Client)}
 	w.ID, w.Reentrant = owner.FromContext(ctx)
 	if !w.Reentrant {
 		// A fresh id per plain Lock: goroutines sharing the handle exclude
@@ -188,7 +187,7 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 		token int64
 		holds int64 // the owner's holds on the server after the acquisition
 	)
-	spec := wait.Spec{Client: l.Client, Event: observe.Event{Kind: l.Pkg, Name: l.Name, Reentered: w.Holding}, Hub: w.Hub}
+	spec := wait.Spec{Client: l.Client, Event: rt.Event{Kind: l.Pkg, Name: l.Name, Reentered: w.Holding}, Hub: w.Hub}
 	if w.Polling {
 		spec.Rank = func() int64 { return w.Rank }
 	}
@@ -237,7 +236,7 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 	w.Started = m.Since()
 	if !w.grantedAt.IsZero() {
 		// Granted by a release, and told by its letter: no attempt ran.
-		g := handoff.Granted{
+		g := Granted{
 			Client: l.Client, Name: l.Name, Grant: keys.LockOf(l.Name).Grant, Lease: l.Cfg.TTL(),
 			Sync: l.Cfg.Sync.Timeout(), Then: l.keep,
 			Release: func(ctx context.Context, id string) { _, _ = l.releaseOnce(ctx, id, false) },

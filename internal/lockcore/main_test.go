@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/alicebob/miniredis/v2"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/locktest"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/redistest"
-	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
@@ -48,10 +49,10 @@ type fake struct {
 	// attempt answers the nth attempt (from 1); nil grants it with token n.
 	attempt func(n int, w *lockcore.Waiter) (lockcore.Attempt, error)
 	// release answers a release; nil answers 1.
-	release func(id string, reentrant bool) scripts.Reply
+	release func(id string, reentrant bool) rt.Reply
 	resolve func() (bool, error) // nil answers false, nil
-	force   scripts.Reply        // nil Cmd answers 1
-	del     scripts.Reply        // nil Cmd answers 1
+	force   rt.Reply             // nil Cmd answers 1
+	del     rt.Reply             // nil Cmd answers 1
 	gate    chan struct{}        // if set, Dequeue waits until it is closed
 
 	mu    sync.Mutex
@@ -117,7 +118,7 @@ func (f *fake) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
 	return f.resolve()
 }
 
-func (f *fake) Release(ctx context.Context, pub, id string, reentrant bool, req string) scripts.Reply {
+func (f *fake) Release(ctx context.Context, pub, id string, reentrant bool, req string) rt.Reply {
 	f.note(call{op: "release", id: id, reentrant: reentrant, req: req, pub: pub, ctxErr: ctx.Err()})
 	if f.release == nil {
 		return reply(1, nil)
@@ -127,7 +128,7 @@ func (f *fake) Release(ctx context.Context, pub, id string, reentrant bool, req 
 
 func (f *fake) ForcedOn() (string, bool) { return "forced", true }
 
-func (f *fake) Force(ctx context.Context, pub string) scripts.Reply {
+func (f *fake) Force(ctx context.Context, pub string) rt.Reply {
 	f.note(call{op: "force", pub: pub, ctxErr: ctx.Err()})
 	if f.force.Cmd == nil {
 		return reply(1, nil)
@@ -135,7 +136,7 @@ func (f *fake) Force(ctx context.Context, pub string) scripts.Reply {
 	return f.force
 }
 
-func (f *fake) Delete(ctx context.Context, pub string) scripts.Reply {
+func (f *fake) Delete(ctx context.Context, pub string) rt.Reply {
 	f.note(call{op: "delete", pub: pub, ctxErr: ctx.Err()})
 	if f.del.Cmd == nil {
 		return reply(1, nil)
@@ -144,14 +145,14 @@ func (f *fake) Delete(ctx context.Context, pub string) scripts.Reply {
 }
 
 // reply returns a script reply of v, or of err if it is not nil.
-func reply(v int64, err error) scripts.Reply {
+func reply(v int64, err error) rt.Reply {
 	cmd := redis.NewCmd(context.Background())
 	if err != nil {
 		cmd.SetErr(err)
 	} else {
 		cmd.SetVal(v)
 	}
-	return scripts.Reply{Cmd: cmd}
+	return rt.Reply{Cmd: cmd}
 }
 
 // refuse is an Attempt that finds the lock held, with no bound on the wait.

@@ -3,6 +3,8 @@ package lockcore
 import (
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/scripts"
@@ -63,7 +65,7 @@ type MutexCall struct {
 	Now     time.Time
 	Pub     string        // PUBLISH or SPUBLISH
 	Req     string        // the request record, or ""
-	Sync    time.Duration // how long to wait for replicas (see scripts.Write)
+	Sync    time.Duration // how long to wait for replicas (see rt.Write)
 	// Yield lets a release (or a dequeue, a forced unlock) that Redisson's
 	// waiters may have heard leave them the free lock before the head of
 	// the queue takes it (scripts/fragment/mutex.lua). A RedLock's queue
@@ -76,39 +78,39 @@ type MutexCall struct {
 
 // Write returns c as a request on client, to the lock whose KEYS are ks,
 // with the script of c.Op. It panics on an unknown Op.
-func (c MutexCall) Write(client redis.UniversalClient, ks []string) scripts.Call {
-	w := scripts.Write{Keys: ks, Once: c.Req, Sync: c.Sync}
+func (c MutexCall) Write(client redis.UniversalClient, ks []string) rt.Call {
+	w := rt.Write{Keys: ks, Once: c.Req, Sync: c.Sync}
 	args := func(own ...any) []any { return handoff.ScriptArgs(client, c.Now, c.Pub, handoff.QueueTimeout, own...) }
 	switch c.Op {
 	case OpTakeFree:
 		w.Keys = []string{ks[0], ks[1], ks[6]} // lock, token, grant
 		w.Args = []any{c.Owner, scripts.Ms(c.Lease)}
 		w.Once = "" // a fresh id's take has no record: a resend finds it holding
-		return scripts.Call{Script: mutexTakeFree, Write: w}
+		return rt.Call{Script: mutexTakeFree, Write: w}
 	case OpReleaseAlone:
 		w.Keys = []string{ks[0], ks[6], ks[3], ks[4]} // lock, grant, deadlines, Redisson's channel
 		w.Args = []any{c.Owner, scripts.Ms(c.Lease), c.Reentry, c.Pub}
 		w.Sole = true
-		return scripts.Call{Script: mutexReleaseAlone, Write: w}
+		return rt.Call{Script: mutexReleaseAlone, Write: w}
 	case OpAcquire, OpTry:
 		w.Args = args(c.Owner, c.Entry, scripts.Ms(c.Lease), c.Reentry, handoff.Flag(c.Queued), handoff.Flag(c.Op == OpTry),
 			handoff.Flag(c.HeardRelease), scripts.Ms(handoff.Yield))
-		return scripts.Call{Script: mutexAcquire, Write: w}
+		return rt.Call{Script: mutexAcquire, Write: w}
 	case OpRelease:
 		w.Sole = true
 		w.Args = args(c.Owner, scripts.Ms(c.Lease), c.Reentry, handoff.Flag(c.Yield))
-		return scripts.Call{Script: mutexRelease, Write: w}
+		return rt.Call{Script: mutexRelease, Write: w}
 	case OpDequeue:
 		w.Args = args(c.Entry, handoff.Flag(c.Yield))
-		return scripts.Call{Script: mutexDequeue, Write: w}
+		return rt.Call{Script: mutexDequeue, Write: w}
 	case OpForce:
 		// and the channel that tells a watch who was forced out
 		w.Keys = append(ks[:len(ks):len(ks)], keys.LockOf(ks[0]).Forced)
 		w.Args = args(handoff.Flag(c.Yield))
-		return scripts.Call{Script: mutexForce, Write: w}
+		return rt.Call{Script: mutexForce, Write: w}
 	case OpDelete:
 		w.Args = args()
-		return scripts.Call{Script: mutexDelete, Write: w}
+		return rt.Call{Script: mutexDelete, Write: w}
 	}
 	panic("lockcore: unknown mutex operation " + c.Op)
 }

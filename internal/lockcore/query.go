@@ -5,14 +5,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/hold"
-	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/owner"
 )
 
 // IsLocked reports whether anyone holds the lock.
 func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
-	if err := keys.Usable(ctx, l.Name, l.Client); err != nil {
+	if err := rt.Usable(ctx, l.Name, l.Client); err != nil {
 		return false, l.errorf("query", err)
 	}
 	ok, err := hold.IsLocked(ctx, l.Client, l.Name)
@@ -25,7 +26,7 @@ func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 // HoldCount returns how many holds the caller's owner has: the owner
 // carried by ctx, or without one the handle's current plain hold.
 func (l *Lock) HoldCount(ctx context.Context) (int, error) {
-	if err := keys.Usable(ctx, l.Name, l.Client); err != nil {
+	if err := rt.Usable(ctx, l.Name, l.Client); err != nil {
 		return 0, l.errorf("query", err)
 	}
 	id, ok := owner.FromContext(ctx)
@@ -44,7 +45,7 @@ func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 // TTL returns how long the lock stays held unless renewed or unlocked: 0
 // if it is not held, negative if its key has no TTL.
 func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
-	if err := keys.Usable(ctx, l.Name, l.Client); err != nil {
+	if err := rt.Usable(ctx, l.Name, l.Client); err != nil {
 		return 0, l.errorf("query", err)
 	}
 	d, err := hold.TTL(ctx, l.Client, l.Name)

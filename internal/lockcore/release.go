@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
@@ -30,7 +32,7 @@ func (l *Lock) record(id string, res int64) {
 // current plain hold. The release is a clean-up (see wait.Cleanup): an
 // ended ctx never strands a hold.
 func (l *Lock) Unlock(ctx context.Context) error {
-	if err := keys.Usable(ctx, l.Name, l.Client); err != nil {
+	if err := rt.Usable(ctx, l.Name, l.Client); err != nil {
 		return l.errorf("unlock", err)
 	}
 	_, err := wait.Cleanup(ctx, l.Client, func(ctx context.Context) (struct{}, error) { return struct{}{}, l.unlock(ctx) })
@@ -83,8 +85,8 @@ func (l *Lock) unlock(ctx context.Context) error {
 // the master applied but no replica acknowledged.
 func (l *Lock) releaseOnce(ctx context.Context, id string, reentrant bool) (int64, error) {
 	req := keys.Once(l.Name, owner.New())
-	var rep scripts.Reply
-	err := wait.Retry(ctx, l.Client, func(ctx context.Context) error {
+	var rep rt.Reply
+	err := rt.Retry(ctx, l.Client, func(ctx context.Context) error {
 		pub, err := l.Cfg.Publish(ctx, l.Client)
 		if err != nil {
 			return err
@@ -108,7 +110,7 @@ func (l *Lock) releaseOnce(ctx context.Context, id string, reentrant bool) (int6
 // ForceUnlock deletes the lock whoever holds it and reports whether it was
 // held. Like Unlock, it is sent detached from ctx.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
-	if err := keys.Usable(ctx, l.Name, l.Client); err != nil {
+	if err := rt.Usable(ctx, l.Name, l.Client); err != nil {
 		return false, l.errorf("force unlock", err)
 	}
 	held, err := wait.Cleanup(ctx, l.Client, func(ctx context.Context) (bool, error) {
@@ -128,7 +130,7 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 // Delete deletes every key of the lock, Redisson's and latchkey's, unless
 // someone holds it (lockerr.ErrHeld), and reports whether any existed.
 func (l *Lock) Delete(ctx context.Context) (bool, error) {
-	if err := keys.Usable(ctx, l.Name, l.Client); err != nil {
+	if err := rt.Usable(ctx, l.Name, l.Client); err != nil {
 		return false, l.errorf("delete", err)
 	}
 	pub, err := l.Cfg.Publish(ctx, l.Client)

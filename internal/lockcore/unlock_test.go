@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/flight"
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/owner"
-	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/latchkey/latchkey/internal/wait"
 )
 
 func TestUnlock_plain(t *testing.T) {
@@ -45,14 +46,14 @@ func TestUnlock_plain(t *testing.T) {
 }
 
 func TestUnlock_answers(t *testing.T) {
-	notReplicated := func(v int64) scripts.Reply {
+	notReplicated := func(v int64) rt.Reply {
 		r := reply(v, nil)
 		r.Replicas, r.Acked = 1, 0
 		return r
 	}
 	for _, tc := range []struct {
 		name    string
-		reply   scripts.Reply
+		reply   rt.Reply
 		wantErr error // nil: no error
 		ended   bool
 		lost    bool
@@ -64,7 +65,7 @@ func TestUnlock_answers(t *testing.T) {
 		{"failed", reply(0, errBoom), errBoom, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fake{release: func(string, bool) scripts.Reply { return tc.reply }}
+			f := &fake{release: func(string, bool) rt.Reply { return tc.reply }}
 			l, _ := newLock(t, f)
 			mustLock(t, l, context.Background())
 			err := l.Unlock(context.Background())
@@ -84,7 +85,7 @@ func TestUnlock_answers(t *testing.T) {
 // A release that left the hold held unclaims it: the next Unlock picks it
 // again.
 func TestUnlock_holdsRemain(t *testing.T) {
-	f := &fake{release: func(string, bool) scripts.Reply { return reply(0, nil) }}
+	f := &fake{release: func(string, bool) rt.Reply { return reply(0, nil) }}
 	l, _ := newLock(t, f)
 	mustLock(t, l, context.Background())
 	for range 2 {
@@ -108,7 +109,7 @@ func TestUnlock_picksNewestPlain(t *testing.T) {
 	mustLock(t, l, context.Background())
 	at := f.ops("attempt")
 	older, newer := at[0].id, at[1].id
-	f.release = func(id string, _ bool) scripts.Reply {
+	f.release = func(id string, _ bool) rt.Reply {
 		if id == newer {
 			<-gate
 		}
@@ -153,7 +154,7 @@ func TestUnlock_endedCtx(t *testing.T) {
 			if err := l.Unlock(ctx); err != nil && !errors.Is(err, context.Canceled) {
 				t.Fatalf("Unlock with an ended ctx = %v", err)
 			}
-			wait.Settle()
+			flight.Settle()
 			rel := f.ops("release")
 			if len(rel) != 1 || rel[0].ctxErr != nil || rel[0].reentrant != reentrant {
 				t.Fatalf("releases %v: want one, sent with a live ctx", rel)
@@ -168,7 +169,7 @@ func TestUnlock_endedCtx(t *testing.T) {
 			if err := l.Unlock(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("Unlock past its deadline = %v", err)
 			}
-			wait.Settle()
+			flight.Settle()
 			if rel := f.ops("release"); len(rel) != 2 || rel[1].ctxErr != nil {
 				t.Fatalf("releases %v: want a second, sent with a live ctx", rel)
 			}
@@ -222,7 +223,7 @@ func TestUnlock_lostOwnerAfterManyPlainLosses(t *testing.T) {
 func TestForceUnlock(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		reply scripts.Reply
+		reply rt.Reply
 		held  bool
 		err   bool
 	}{
@@ -242,7 +243,7 @@ func TestForceUnlock(t *testing.T) {
 			if _, err := l.ForceUnlock(ctx); err != nil && !tc.err && !errors.Is(err, context.Canceled) {
 				t.Errorf("ForceUnlock with an ended ctx = %v, want nil or context.Canceled", err)
 			}
-			wait.Settle()
+			flight.Settle()
 			fs := f.ops("force")
 			if len(fs) != 2 || fs[1].ctxErr != nil || fs[1].pub != "PUBLISH" {
 				t.Errorf("forces %v: want two, the second with a live ctx and PUBLISH", fs)
@@ -254,7 +255,7 @@ func TestForceUnlock(t *testing.T) {
 // Unlock by an owner that holds through another handle, or nothing at all,
 // is the server's to answer.
 func TestUnlock_ownerNotOnBooks(t *testing.T) {
-	f := &fake{release: func(string, bool) scripts.Reply { return reply(-1, nil) }}
+	f := &fake{release: func(string, bool) rt.Reply { return reply(-1, nil) }}
 	l, _ := newLock(t, f)
 	ctx := latchkey.WithOwner(context.Background())
 	if err := l.Unlock(ctx); !errors.Is(err, latchkey.ErrNotHeld) {

@@ -13,17 +13,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
-	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/latchkey/latchkey/internal/shared"
 	"github.com/redis/go-redis/v9"
 )
 
 // Base is the part of every primitive's config.
 type Base struct {
-	Hub  *notify.Hub  // nil: the client's shared Hub
-	Sync scripts.Sync // how long writes wait for replicas
+	Hub  *notify.Hub // nil: the client's shared Hub
+	Sync rt.Sync     // how long writes wait for replicas
 }
 
 // HubFor returns the Hub to wait through: the one set, else client's shared
@@ -32,13 +32,13 @@ func (b *Base) HubFor(client redis.UniversalClient) *notify.Hub {
 	if b.Hub != nil {
 		return b.Hub
 	}
-	return shared.Hub(client)
+	return rt.Of(client).Hub()
 }
 
 // Publish returns the command scripts publish with on client: that of the
 // Hub the primitive waits through, so that its waiters hear it.
 func (b *Base) Publish(ctx context.Context, client redis.UniversalClient) (string, error) {
-	return shared.Publish(ctx, client, b.Hub)
+	return rt.Publish(ctx, client, b.Hub)
 }
 
 // Common is the shared part of a lock primitive's config.

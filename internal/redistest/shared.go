@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/wait"
+	"github.com/latchkey/latchkey/internal/flight"
 	"go.uber.org/goleak"
 )
 
@@ -103,7 +103,7 @@ func sharedDir() (string, error) {
 //	func TestMain(m *testing.M) { redistest.Main(m) }
 func Main(m *testing.M) {
 	code := m.Run()
-	wait.Settle() // the clean-ups of calls that gave up
+	flight.Settle() // the clean-ups of calls that gave up
 	stopShared()
 	noteSkips()
 	if code == 0 {

@@ -30,7 +30,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/latchkey/latchkey/internal/flight"
 	lua "github.com/latchkey/latchkey/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -67,17 +66,17 @@ func load() map[string]*Script {
 			panic(err)
 		}
 		name := strings.TrimSuffix(e.Name(), path.Ext(e.Name()))
-		m[name] = compose(name, string(src))
+		m[name] = Compose(name, string(src))
 	}
 	return m
 }
 
-// compose makes the script called name from its file's text src: the
+// Compose makes the script called name from its file's text src: the
 // fragments its header uses, each after those it uses itself and each
 // once, then src, with the fragments a line of its body uses put in at
 // that line. It panics on a missing fragment or a cycle: the files are
 // fixed at build time.
-func compose(name, src string) *Script {
+func Compose(name, src string) *Script {
 	var b strings.Builder
 	done := map[string]bool{} // false: being composed (a cycle if met again)
 	var add func(from, text string)
@@ -171,23 +170,16 @@ func (s *Script) Hash() string { return s.s.Hash() }
 // then its file.
 func (s *Script) Source() string { return s.src }
 
-// Run runs the script with EVALSHA and, when the server answers NOSCRIPT
-// (after a restart, a failover or SCRIPT FLUSH), once more with EVAL, which
-// also loads it. It works on a *redis.Client and a *redis.ClusterClient
-// alike; in a cluster all keys must share one hash slot. Run is for scripts
-// that change nothing, or nothing that matters if done twice; writes go
-// through Exec. Run returns by ctx's deadline, with an error matching
-// ctx.Err(), even when the server does not answer (see flight.Bounded).
-func (s *Script) Run(ctx context.Context, c redis.UniversalClient, keys []string, args ...any) *redis.Cmd {
-	if s.once {
-		panic("scripts: " + s.name + " takes a request record: use Exec")
-	}
-	cmd, ok := flight.Bounded(ctx, c, func(ctx context.Context) *redis.Cmd { return s.s.Run(ctx, c, keys, args...) })
-	if !ok {
-		return Failed(ctx, ctx.Err()).Cmd
-	}
-	return crossSlot(cmd)
+// Eval runs the script on c with EVALSHA, and with EVAL when the server
+// answers NOSCRIPT, waiting for the answer as long as go-redis does: the
+// send path's own (see package rt).
+func (s *Script) Eval(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd {
+	return s.s.Run(ctx, c, keys, args...)
 }
+
+// Recorded reports whether the script takes a request record
+// (fragment/once.lua), which the send path appends to its KEYS and ARGV.
+func (s *Script) Recorded() bool { return s.once }
 
 // Preload loads every script on every master of client, so that the first
 // EVALSHA of each does not miss.

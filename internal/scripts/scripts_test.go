@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/latchkey/latchkey/internal/rt"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -206,7 +207,7 @@ func TestRun_afterScriptFlush(t *testing.T) {
 		ctx := context.Background()
 		run := func() {
 			t.Helper()
-			got, err := scripts.Ints(s.Run(ctx, c, []string{key}, 1000, "nobody"))
+			got, err := scripts.Ints(rt.Run(ctx, c, s, []string{key}, 1000, "nobody"))
 			if err != nil || len(got) != 1 || got[0] != 0 {
 				t.Fatalf("Run = %v, %v; want [0]", got, err)
 			}

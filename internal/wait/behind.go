@@ -3,11 +3,11 @@ package wait
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/flight"
-	"github.com/latchkey/latchkey/internal/settings"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -18,16 +18,6 @@ const AbandonTimeout = 5 * time.Second
 // ended (a dial or a read may take go-redis's timeouts).
 const lastRequest = 5 * time.Second
 
-// behind counts the clean-ups under way. Not a sync.WaitGroup: Settle may
-// run while other clean-ups start (tests that run in parallel).
-var behind struct {
-	sync.Mutex
-	n    int
-	idle sync.Cond
-}
-
-func init() { behind.idle.L = &behind.Mutex }
-
 // Behind runs f, the clean-up after a call gave up, off the caller's path:
 // detached from ctx's cancellation and bounded by AbandonTimeout. With
 // stay, the caller waits for it while ctx is live: a wait budget that ran
@@ -35,7 +25,7 @@ func init() { behind.idle.L = &behind.Mutex }
 // left is gone when it returns; an error or an ended ctx leaves none.
 func Behind(ctx context.Context, stay bool, f func(ctx context.Context)) {
 	flight.MustContext(ctx)
-	done := background(func() {
+	done := flight.Background(func() {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), AbandonTimeout)
 		defer cancel()
 		f(actx)
@@ -49,38 +39,6 @@ func Behind(ctx context.Context, stay bool, f func(ctx context.Context)) {
 	}
 }
 
-// background runs f in a goroutine that Settle waits for, and returns a
-// channel closed when f has returned.
-func background(f func()) <-chan struct{} {
-	done := make(chan struct{})
-	behind.Lock()
-	behind.n++
-	behind.Unlock()
-	go func() {
-		defer func() {
-			behind.Lock()
-			if behind.n--; behind.n == 0 {
-				behind.idle.Broadcast()
-			}
-			behind.Unlock()
-		}()
-		defer close(done)
-		f()
-	}()
-	return done
-}
-
-// Settle waits until no clean-up that Behind started is under way. Tests
-// call it before they check for leaked goroutines or for what a clean-up
-// leaves.
-func Settle() {
-	behind.Lock()
-	defer behind.Unlock()
-	for behind.n > 0 {
-		behind.idle.Wait()
-	}
-}
-
 // Detach returns the context a clean-up call (an unlock, a release, a
 // count-down) sends with: ctx's values, an owner among them, without its
 // cancellation or deadline, so that an ended ctx never strands a hold. It
@@ -89,7 +47,7 @@ func Settle() {
 func Detach(ctx context.Context, client redis.UniversalClient) (context.Context, context.CancelFunc) {
 	flight.MustContext(ctx)
 	// A clean-up is not cut short, and its bound counts a last request.
-	return context.WithTimeout(flight.Patient(context.WithoutCancel(ctx)), settings.RideOut(client)+lastRequest)
+	return context.WithTimeout(flight.Patient(context.WithoutCancel(ctx)), rt.RideOut(client)+lastRequest)
 }
 
 // Cleanup runs f, the whole of a clean-up call (an unlock, a release, a
@@ -110,7 +68,7 @@ func Cleanup[T any](ctx context.Context, client redis.UniversalClient, f func(ct
 		v   T
 		err error
 	)
-	done := background(func() {
+	done := flight.Background(func() {
 		defer cancel()
 		v, err = f(dctx)
 	})

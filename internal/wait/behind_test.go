@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/settings"
+	"github.com/latchkey/latchkey/internal/flight"
+	"github.com/latchkey/latchkey/internal/rt"
+
 	"github.com/latchkey/latchkey/internal/wait"
 )
 
@@ -32,7 +34,7 @@ func TestUntil_abandonOffCallersPath(t *testing.T) {
 		t.Fatalf("Until = %v, %v; want an error matching context.DeadlineExceeded", r.ok, r.err)
 	}
 	close(release) // the call returned while its clean-up was stuck
-	wait.Settle()
+	flight.Settle()
 	if !finished.Load() {
 		t.Fatal("the clean-up did not run to its end with a live ctx")
 	}
@@ -60,8 +62,8 @@ func TestUntil_budgetSpentCleansUpBeforeReturning(t *testing.T) {
 // without a budget or a deadline with the outage's error.
 func TestUntil_rideOutIsTheClients(t *testing.T) {
 	h, c := hubOn(t)
-	settings.SetRideOut(c, 300*time.Millisecond)
-	t.Cleanup(func() { settings.SetRideOut(c, 0) })
+	rt.SetRideOut(c, 300*time.Millisecond)
+	t.Cleanup(func() { rt.SetRideOut(c, 0) })
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 	f := &fake{err: refused}
 	s := f.spec(h, t.Name())
@@ -102,7 +104,7 @@ func TestDetach(t *testing.T) {
 		t.Fatalf("Detach: Err %v, value %v; want live, with ctx's values", d.Err(), d.Value(key{}))
 	}
 	dl, ok := d.Deadline()
-	if !ok || time.Until(dl) < settings.DefaultRideOut {
+	if !ok || time.Until(dl) < rt.DefaultRideOut {
 		t.Fatalf("Detach: deadline %v (set %v), want one past the ride-out", dl, ok)
 	}
 }

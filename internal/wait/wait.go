@@ -20,12 +20,10 @@ import (
 	"errors"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/fault"
 	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
-	"github.com/latchkey/latchkey/internal/observe"
-	"github.com/latchkey/latchkey/internal/settings"
+	"github.com/latchkey/latchkey/internal/rt"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -105,7 +103,7 @@ type Spec struct {
 	// Kind, Name and Reentered; the rest is filled in. Nothing is
 	// reported without a Client.
 	Client redis.UniversalClient
-	Event  observe.Event
+	Event  rt.Event
 	// Hub carries the wake-ups. It may be nil: the loop then sleeps only
 	// for the attempts' retry bounds (RedLock, whose waiters have no single
 	// server to listen to).
@@ -114,7 +112,7 @@ type Spec struct {
 	Mail Mail // optional
 	Hint Hint // optional
 	Call Call
-	// Transient, if set, replaces fault.Transient in telling which errors
+	// Transient, if set, replaces flight.Transient in telling which errors
 	// of an attempt to ride out (see Retry). RedLock sets it: a node down
 	// is what its quorum is for, and no quorum is an answer, not an outage.
 	Transient func(error) bool
@@ -129,7 +127,7 @@ type Spec struct {
 
 // polling reports whether s's waiter polls (see latchkey.SetPolling): its
 // client must never subscribe.
-func (s *Spec) polling() bool { return settings.Polling(s.Client) }
+func (s *Spec) polling() bool { return rt.Polling(s.Client) }
 
 func (s *Spec) rank() int64 {
 	if s.Rank == nil {
@@ -147,7 +145,7 @@ func (s *Spec) rank() int64 {
 // error matching ErrClosed.
 func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error) {
 	flight.MustContext(ctx)
-	if !s.Silent && observe.For(s.Client) != nil {
+	if !s.Silent && rt.SinkOf(s.Client) != nil {
 		defer s.report(time.Now(), wait)(&ok, &err)
 	}
 	var poll *poller
@@ -176,12 +174,12 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 	}
 	if wait == 0 {
 		ok, _, err := attempt(ctx, s)
-		return ok, fault.Explain(s.Client, err)
+		return ok, flight.Explain(s.Client, err)
 	}
-	f := faults{rideOut: settings.RideOut(s.Client), deadline: deadline}
-	ok, retry, err := f.attempt(ctx, s)
+	f := rt.NewOutage(s.Client, deadline)
+	ok, retry, err := attemptThrough(ctx, s, f)
 	if ok || err != nil {
-		return ok, f.final(err)
+		return ok, f.Final(err)
 	}
 
 	timer := time.NewTimer(time.Hour)
@@ -193,7 +191,7 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 			if wait > 0 {
 				subCtx, cancel = context.WithDeadline(ctx, deadline)
 			}
-			f.began(time.Now())
+			f.Began(time.Now())
 			err := l.join(subCtx, s, false)
 			spent := subCtx.Err() != nil
 			cancel()
@@ -202,9 +200,9 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 				return false, ctx.Err()
 			case err != nil && spent:
 				return false, nil // the budget ran out while subscribing
-			case err != nil && fault.Transient(err):
-				if err := f.pause(ctx, err); err != nil {
-					return false, f.final(err)
+			case err != nil && flight.Transient(err):
+				if err := f.Pause(ctx, err); err != nil {
+					return false, f.Final(err)
 				}
 				continue
 			case err != nil:
@@ -213,8 +211,8 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 			// A release between the latest attempt and the subscription
 			// was not heard: look again before sleeping.
 			l.recount()
-			if ok, retry, err = f.attempt(ctx, s); ok || err != nil {
-				return ok, f.final(err)
+			if ok, retry, err = attemptThrough(ctx, s, f); ok || err != nil {
+				return ok, f.Final(err)
 			}
 			continue
 		}
@@ -269,8 +267,8 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 			return true, nil // whatever woke the waiter, a letter may be there
 		}
 		l.recount() // the attempt's answer says where the waiter stands
-		if ok, retry, err = f.attempt(ctx, s); ok || err != nil {
-			return ok, f.final(err)
+		if ok, retry, err = attemptThrough(ctx, s, f); ok || err != nil {
+			return ok, f.Final(err)
 		}
 	}
 }
@@ -285,13 +283,13 @@ func (s *Spec) report(start time.Time, wait time.Duration) func(ok *bool, err *e
 		e.Wait, e.Waited = time.Since(start), !c.first
 		switch {
 		case *ok:
-			observe.Report(s.Client, observe.Acquired, e)
+			rt.Report(s.Client, rt.Acquired, e)
 		case errors.Is(*err, lockerr.ErrNotReplicated):
 			e.Err = *err
-			observe.Report(s.Client, observe.NotReplicated, e)
+			rt.Report(s.Client, rt.NotReplicated, e)
 		case wait != 0 && (*err == nil || errors.Is(*err, context.Canceled) || errors.Is(*err, context.DeadlineExceeded)):
 			e.Err = *err
-			observe.Report(s.Client, observe.Abandoned, e)
+			rt.Report(s.Client, rt.Abandoned, e)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/redistest"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -77,7 +78,7 @@ func (f *fake) gaps() []time.Duration {
 // live bounded ctx, once the clean-ups under way have ended.
 func (f *fake) checkAbandoned(t *testing.T, want int) {
 	t.Helper()
-	wait.Settle()
+	flight.Settle()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.abandoned != want {
