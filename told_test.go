@@ -182,3 +182,23 @@ func TestHolder_ownUnlockIsNoAlarm(t *testing.T) {
 	wg.Wait()
 	_ = b.RUnlock(ctx)
 }
+
+// A holder's alarm is no Redisson waiter: a release counts those with
+// PUBSUB NUMSUB on Redisson's channel, and takes one for a Java client
+// to yield to, so the alarm listens where that count does not look.
+func TestHolder_alarmIsNoRedissonWaiter(t *testing.T) {
+	s := redistest.SharedServer(t)
+	c := closeLater(t, redis.NewClient(&redis.Options{Addr: s.Addr()}))
+	ctx := context.Background()
+	name := uniqueName(t)
+	m := mutex.New(c, name)
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Unlock(ctx)
+	time.Sleep(700 * time.Millisecond) // the alarm is set
+	channel := keys.LockChannel(name)
+	if n := c.PubSubNumSub(ctx, channel).Val()[channel]; n != 0 {
+		t.Errorf("NUMSUB %s = %d while a latchkey client holds: its alarm counts as a Redisson waiter", channel, n)
+	}
+}

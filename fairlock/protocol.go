@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/rt"
 
 	"github.com/latchkey/latchkey/internal/handoff"
@@ -126,11 +127,13 @@ func (p *protocol) Release(ctx context.Context, pub, id string, _ bool, req stri
 	return p.exec(ctx, opRelease, id, "", "", time.Now(), pub, "1", req)
 }
 
-// ForcedOn is latchkey_lock__forced, where latchkey's force-unlocks name
+// Alarm is on latchkey_lock__forced, where latchkey's force-unlocks name
 // the owners they forced out. Redisson's publish only to the first waiter,
 // on a channel of its own: a holder forced out by one finds it at its next
 // renewal.
-func (p *protocol) ForcedOn() (string, bool) { return keys.LockOf(p.keys[0]).Forced, true }
+func (p *protocol) Alarm() hold.Alarm {
+	return hold.Alarm{Channel: keys.LockOf(p.keys[0]).Forced, Forced: true}
+}
 
 func (p *protocol) Force(ctx context.Context, pub string) rt.Reply {
 	return p.exec(ctx, opForce, "", "", "", time.Now(), pub, "0", "")

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/rt"
 
 	"github.com/latchkey/latchkey/internal/handoff"
@@ -174,10 +175,13 @@ func (p *protocol) Release(ctx context.Context, pub, id string, reentrant bool, 
 	return p.exec(ctx, lockcore.OpRelease, id, "", flag, time.Now(), pub, req)
 }
 
-// ForcedOn is Redisson's channel: every release and force-unlock, a
-// Redisson client's included, publishes on it, and a holder hears only
-// force-unlocks there.
-func (p *protocol) ForcedOn() (string, bool) { return p.channel, false }
+// Alarm is on Redisson's channel: every release and force-unlock, a
+// Redisson client's included, publishes on it, and while the lock is held
+// only a force-unlock does. Releases count who listens there, so the tap
+// listens by pattern, or where it cannot, on latchkey_lock__forced.
+func (p *protocol) Alarm() hold.Alarm {
+	return hold.Alarm{Channel: p.channel, Counted: true, Fallback: keys.LockOf(p.keys[0]).Forced}
+}
 
 func (p *protocol) Force(ctx context.Context, pub string) rt.Reply {
 	return p.exec(ctx, lockcore.OpForce, "", "", "0", time.Now(), pub, "")

@@ -102,10 +102,9 @@ type Protocol interface {
 	// Delete deletes every key of the lock, publishing with pub, unless it
 	// is held: -1 held, 1 deleted, 0 nothing there.
 	Delete(ctx context.Context, pub string) rt.Reply
-	// ForcedOn names the channel on which a force-unlock of the lock
-	// publishes, and whether its messages name the owners forced out
-	// (see hold.Alarm).
-	ForcedOn() (channel string, named bool)
+	// Alarm says where a holder hears that it was forced out (see
+	// hold.Alarm): its Channel, Forced, Counted and Fallback.
+	Alarm() hold.Alarm
 }
 
 // A Lock is one handle on a reentrant hash lock.
@@ -137,12 +136,10 @@ func New(client redis.UniversalClient, pkg, name string, cfg *lockopt.Common, pr
 			What:   rt.Event{Kind: pkg, Name: name},
 		}
 	}
-	channel, named := proto.ForcedOn()
-	l.keep = hold.Alarmed(l.keep, &hold.Alarm{
-		Client: client, Hub: func() *notify.Hub { return cfg.HubFor(client) },
-		Channel: channel, Forced: named,
-		Key: name, Field: func(id string) string { return id },
-	})
+	a := proto.Alarm()
+	a.Client, a.Hub = client, func() *notify.Hub { return cfg.HubFor(client) }
+	a.Key, a.Field = name, func(id string) string { return id }
+	l.keep = hold.Alarmed(l.keep, &a)
 	return l
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/hold"
 	"github.com/latchkey/latchkey/internal/rt"
 
 	"github.com/alicebob/miniredis/v2"
@@ -126,7 +127,7 @@ func (f *fake) Release(ctx context.Context, pub, id string, reentrant bool, req 
 	return f.release(id, reentrant)
 }
 
-func (f *fake) ForcedOn() (string, bool) { return "forced", true }
+func (f *fake) Alarm() hold.Alarm { return hold.Alarm{Channel: "forced", Forced: true} }
 
 func (f *fake) Force(ctx context.Context, pub string) rt.Reply {
 	f.note(call{op: "force", pub: pub, ctxErr: ctx.Err()})
