@@ -16,10 +16,12 @@ import (
 )
 
 // The hub is declared before the watchdog, so that it closes after it:
-// the watchdog's holds are declared lost first.
+// the watchdog's holds are declared lost first. The Book of parked permits
+// is closed by Close first of all (see Close).
 var (
 	hub      = perclient.Declare(func(c redis.UniversalClient) *notify.Hub { return notify.New(c) }, (*notify.Hub).Close)
 	watchdog = perclient.Declare(newWatchdog, func(s *lease.Scheduler) error { s.Close(); return nil })
+	parked   = perclient.Declare(newBook, (*Book).close)
 )
 
 // Hub returns the Hub shared by every primitive of this process that uses
@@ -50,9 +52,18 @@ func Publish(ctx context.Context, c redis.UniversalClient, h *notify.Hub) (strin
 	return h.PublishCommand(ctx)
 }
 
-// Close lets go of the runtime of c: waiters on the shared Hub return an
-// error matching ErrClosed, the holds the watchdog renewed are declared
-// lost (they expire with their lease, as when a Redisson client shuts
-// down), and what the client's settings and caches held is forgotten. A
-// later use starts afresh.
-func Close(c redis.UniversalClient) error { return perclient.Close(c) }
+// Close lets go of the runtime of c: the permits its semaphore waiters
+// that gave up may hold are handed back, and its purges due after its
+// grants run (see Book), waiting for them at most closeWait; waiters on
+// the shared Hub return an error matching ErrClosed, the holds the
+// watchdog renewed are declared lost (they expire with their lease, as
+// when a Redisson client shuts down), and what the client's settings and
+// caches held is forgotten. A later use starts afresh. The Book closes
+// first, while the rest of the runtime its requests use is there: were
+// it closed with the other parts, those requests would make them again.
+func Close(c redis.UniversalClient) error {
+	if b, ok := parked.Peek(c); ok {
+		_ = b.close()
+	}
+	return perclient.Close(c)
+}
