@@ -55,7 +55,11 @@
 // answered that they were still held for it. The permits of a waiter that
 // died, or whose client missed the letter, expire after that grace as any
 // others do, and a waiter that comes for them later than that finds them
-// gone and waits on, queued again. A Redisson client's release, or an
+// gone and waits on, queued again. They are never parked: a waiter's
+// client gives back a grant to it as the waiter gives up, latchkey.Close
+// at once what that did not get to, and the client whose call granted them
+// puts them back in the count, the plain integer a Redisson client reads,
+// once their grace is over, as long as it lives. A Redisson client's release, or an
 // expiry that a Redisson client finds, hands nothing to the queue: the
 // waiter at its head listens on Redisson's channel and tries again when a
 // message says that permits came back, and hands what it leaves to those

@@ -1,7 +1,6 @@
 package permitsemaphore
 
 import (
-	"context"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/rt"
@@ -31,47 +30,6 @@ const (
 	opTrySet  = "tryset"
 	opDelete  = "delete"
 )
-
-// abandon undoes what the Acquire call with request w, queue entry entry
-// ("" for a single attempt) and n permits from first left behind when it gave up:
-// its queue entry, and permits granted to it meanwhile, given back. When
-// an attempt went unanswered (unsure) it may have taken the permits: that
-// is resolved first, in the background (see resolve), so that a copy of it
-// still on its way cannot take them after the queue entry is gone.
-func (s *Semaphore) abandon(ctx context.Context, w rt.Call, pub, entry, first string, n int, unsure bool) {
-	if !unsure {
-		s.dequeue(ctx, pub, entry)
-		return
-	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), rt.RecordTTL(s.client))
-		defer cancel()
-		s.resolve(ctx, w, first, n)
-		s.dequeue(ctx, pub, entry)
-	}()
-}
-
-// resolve finds out whether the acquisition w of the n permits from first,
-// given up on without an answer, took them, and releases them if it did; if it did
-// not, it makes sure a late copy of it does not. It has until the request
-// record expires. The permits' ids make the give-back happen once: a
-// dequeue finds none of them held after this release, and this release
-// finds none after a dequeue gave them back.
-func (s *Semaphore) resolve(ctx context.Context, w rt.Call, first string, n int) {
-	rep, applied, err := w.Resolve(ctx, s.client)
-	if vs, _ := scripts.Ints(rep.Cmd); err == nil && applied && len(vs) > 0 && vs[0] == 1 {
-		_, _ = s.release(ctx, false, permitIDs(first, n)...)
-	}
-}
-
-// dequeue takes the queue entry of a call that gave up out of the queue,
-// giving back permits granted to it meanwhile. A single attempt (entry
-// "") left none.
-func (s *Semaphore) dequeue(ctx context.Context, pub, entry string) {
-	if entry != "" {
-		_ = s.write(opDequeue, pub, entry, "", "").Exec(ctx, s.client).Err()
-	}
-}
 
 // write is the request of the permit semaphore's operation op with the
 // value arg, on the permits raw, for the queue entry entry ("" but for

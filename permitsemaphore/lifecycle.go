@@ -13,6 +13,7 @@ import (
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
+	"github.com/redis/go-redis/v9"
 )
 
 var (
@@ -86,7 +87,7 @@ func (s *Semaphore) answer(ctx context.Context, what string, run func(context.Co
 	var v int64
 	if err == nil {
 		rep := run(ctx)
-		if v, err = scripts.Int(rep.Cmd); err == nil && v == 1 {
+		if v, err = first(rep.Cmd); err == nil && v == 1 {
 			err = rep.SyncErr() // applied on the master all the same
 		}
 		err = lockopt.PermitsError(err)
@@ -106,11 +107,23 @@ func (s *Semaphore) change(ctx context.Context, what, op string, n int64, ttl ti
 			return rt.Failed(ctx, err)
 		}
 		c := s.write(op, pub, "", n, keys.Once(s.name, owner.New()))
-		if op == opTrySet {
-			c.Args[7] = scripts.Ms(ttl) // ARGV[8]
+		if op != opTrySet {
+			return s.resend(ctx, c)
 		}
-		return s.resend(ctx, c)
+		c.Args[7] = scripts.Ms(ttl) // ARGV[8]
+		rep := s.resend(ctx, c)
+		_, _ = s.handed(rep)
+		return rep
 	})
+}
+
+// first decodes a reply that is an integer, or integers of which the
+// first is the answer.
+func first(cmd *redis.Cmd) (int64, error) {
+	if vs, err := cmd.Int64Slice(); err == nil && len(vs) > 0 {
+		return vs[0], nil
+	}
+	return scripts.Int(cmd)
 }
 
 // deletable is a waiter's place in the queue that also reads the letter of

@@ -234,7 +234,7 @@ func (s *Semaphore) release(ctx context.Context, strict bool, raw ...any) (int64
 		mode = "1"
 	}
 	rep := s.resend(ctx, s.write(opRelease, pub, "", mode, keys.Once(s.name, owner.New()), raw...))
-	n, err := scripts.Int(rep.Cmd)
+	n, err := s.handed(rep)
 	if err != nil {
 		return 0, fmt.Errorf("permitsemaphore: release from %s: %w", s.name, err)
 	}

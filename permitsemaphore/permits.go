@@ -103,9 +103,10 @@ func (s *Semaphore) add(ctx context.Context, op string, n int64) error {
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
 		rep := s.resend(ctx, s.write(op, pub, "", n, keys.Once(s.name, owner.New())))
-		if err = lockopt.PermitsError(rep.Err()); err == nil {
+		if _, err = s.handed(rep); err == nil {
 			err = rep.SyncErr()
 		}
+		err = lockopt.PermitsError(err)
 	}
 	if err != nil {
 		return fmt.Errorf("permitsemaphore: %s %d permits of %s: %w", op, n, s.name, err)

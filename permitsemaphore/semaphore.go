@@ -160,6 +160,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 	}
 	// One request for the whole wait: a resend finds its record.
 	w := s.write(op, pub, entry, 0, keys.Once(s.name, owner.New()), first, n)
+	g := s.giveUp(w, pub, entry, first, n)
 	// Redisson's releases, and permits whose lease ended, grant nothing:
 	// the waiter hears them on Redisson's channel, counting the messages
 	// that say some permits are available.
@@ -185,8 +186,12 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 			switch {
 			case err != nil:
 				return acquire.Answer{}, err
-			case len(vs) < 2 || vs[0] == 0 && len(vs) < 3:
+			case len(vs) < 3 || vs[0] == 0 && len(vs) < 4:
 				return acquire.Answer{}, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
+			case vs[len(vs)-1] == 1: // it granted permits to waiters ahead
+				s.granted()
+			}
+			switch {
 			case vs[0] < 0:
 				return acquire.Answer{Refused: fmt.Errorf("%w: the semaphore has %d in all", lockerr.ErrInvalidPermits, vs[1])}, nil
 			case vs[0] == 1:
@@ -199,12 +204,19 @@ func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, le
 		},
 		Undo: func(ctx context.Context) { _, _ = s.release(ctx, false, permitIDs(first, n)...) },
 		Abandon: func(ctx context.Context, unsure bool) {
-			if !mail.deleted || unsure { // the delete took the entry
-				s.abandon(ctx, w, pub, entry, first, n, unsure)
+			if mail.deleted && !unsure {
+				g.Took() // the delete took the entry
+				return
 			}
+			g.Abandon(ctx, unsure, rt.RecordTTL(s.client))
 		},
 	})
 	ok, err := wait.Until(ctx, budget, mail.spec(place.Spec(s.client, "permitsemaphore", s.name, hub, s.hubs, m)))
+	if ok {
+		g.Took()
+	} else {
+		g.GaveUp()
+	}
 	if err != nil {
 		return fail(err)
 	}

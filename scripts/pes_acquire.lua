@@ -15,11 +15,13 @@
 -- ARGV[10] "1" if the waiter listens there already
 -- ARGV[11] the first permit id (16 raw bytes; see each_id in pes.lua)
 -- ARGV[12] how many permits
--- Returns {1, 0} when acquired (or its grant taken); {0, ms, rank} when
--- not: ms until the earliest lease ends for the head of the queue (-1 if
--- no held permit has a lease, and for the others), rank the waiter's
--- place in the queue (-1 for a try); {-1, total} when the semaphore
--- exists but has fewer permits in all than asked for (nothing changes).
+-- Returns {1, 0, handed} when acquired (or its grant taken); {0, ms, rank,
+-- handed} when not: ms until the earliest lease ends for the head of the
+-- queue (-1 if no held permit has a lease, and for the others), rank the
+-- waiter's place in the queue (-1 for a try); {-1, total, handed} when the
+-- semaphore exists but has fewer permits in all than asked for (nothing
+-- of the caller's changes); handed 1 if the call granted permits to
+-- others ahead (see permits.lua).
 -- An acquisition is recorded against its request (see once.lua).
 -- uses fragment/replay.lua
 -- uses fragment/pes.lua
@@ -38,7 +40,7 @@ if redis.call('zscore', timeout, first) then
   each_id(first, n, function(id)
     redis.call('zadd', timeout, 'xx', lease, id)
   end)
-  return once_record(noted({1, 0}, subscribed))
+  return once_record(noted({1, 0, 0}, subscribed))
 end
 local expired = expire()
 purge()
@@ -47,14 +49,14 @@ if serve(queued and entry or nil, false, take) then
   if expired > 0 then
     announce(available)
   end
-  return once_record(noted({1, 0}, subscribed))
+  return once_record(noted({1, 0, handed}, subscribed))
 end
 local total = available + redis.call('zcard', timeout)
 if total < n and redis.call('exists', count) == 1 then
   if expired > 0 then
     announce(available)
   end
-  return {-1, total}
+  return {-1, total, handed}
 end
 if not queued and available >= n and not (waiting() and redis.call('lindex', queue, 0)) then
   available = redis.call('decrby', count, n)
@@ -62,7 +64,7 @@ if not queued and available >= n and not (waiting() and redis.call('lindex', que
   if expired > 0 then
     announce(available)
   end
-  return once_record(noted({1, 0}, subscribed))
+  return once_record(noted({1, 0, handed}, subscribed))
 end
 if expired > 0 then
   announce(available)
@@ -83,4 +85,4 @@ elseif rank <= 0 then
     wait = math.max(tonumber(first[2]) - now, 0)
   end
 end
-return noted({0, wait, rank}, rank < 0)
+return noted({0, wait, rank, handed}, rank < 0)

@@ -9,14 +9,15 @@
 -- ARGV[6] the waiter's entry <hub id>/<ids in hex> (see pes.lua)
 -- ARGV[7] how long, in ms, the waiter's Hub may listen on Redisson's
 --         channel after the waiter left (see yield.lua)
--- Returns 1 if the caller had been granted permits and gave them back,
--- else 0.
+-- Returns {back, handed}: back 1 if the caller had been granted permits
+-- and gave them back, else 0; handed 1 if that granted some to others
+-- (see permits.lua).
 -- uses fragment/pes.lua
 -- uses fragment/permits.lua
 local entry = ARGV[6]
 listening(listeners, (address(entry)), tonumber(ARGV[7]))
 if dequeue(entry) then
-  return 0
+  return {0, handed}
 end
 -- Granted meanwhile: the permits are given back, unless they expired.
 local back = 0
@@ -24,10 +25,10 @@ each_of(entry, function(id)
   back = back + redis.call('zrem', timeout, id)
 end)
 if back == 0 then
-  return 0
+  return {0, 0}
 end
 redis.call('incrby', count, back)
 refresh()
 serve(nil)
 announce(available)
-return 1
+return {1, handed}

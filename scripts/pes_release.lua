@@ -9,7 +9,8 @@
 -- ARGV[7] ms that a release a Redisson client may wait for leaves the
 --         permits to it (see yield.lua)
 -- ARGV[8..] permit ids (16 raw bytes each)
--- Returns how many were released.
+-- Returns {released, handed}: how many were released, and 1 if that
+-- granted permits to waiters (see permits.lua).
 -- A release is recorded against its request (see once.lua).
 -- uses fragment/replay.lua
 -- uses fragment/pes.lua
@@ -18,7 +19,7 @@ refresh()
 if ARGV[6] == '1' then
   for i = 8, #ARGV do
     if not redis.call('zscore', timeout, ARGV[i]) then
-      return 0
+      return {0, 0}
     end
   end
 end
@@ -27,7 +28,7 @@ for i = 8, #ARGV do
   released = released + redis.call('zrem', timeout, ARGV[i])
 end
 if released == 0 then
-  return 0
+  return {0, 0}
 end
 redis.call('incrby', count, released)
 hand_on(tonumber(ARGV[7]))
@@ -40,4 +41,4 @@ else
   heard = announce(available)
 end
 place_redisson(heard)
-return once_record(released)
+return once_record({released, handed})

@@ -11,8 +11,9 @@
 --         the semaphore has none set yet)
 -- ARGV[7] permits
 -- ARGV[8] for tryset, the semaphore's TTL in ms, or 0 for none
--- Returns, for add and set, {available, held}; for tryset, 1 if set, 0 if
--- the semaphore existed; an OVERFLOW error, changing no count but for
+-- Returns, for add and set, {available, held, handed}; for tryset, {1,
+-- handed} if set, {0, 0} if the semaphore existed; handed being 1 if it
+-- granted permits (see permits.lua); or an OVERFLOW error, changing no count but for
 -- expired permits come back, if the count, or the total held and
 -- available, would leave the range a Lua number holds exactly (see
 -- exact.lua).
@@ -26,7 +27,7 @@ if inexact(tonumber(arg)) then
   return overflow()
 end
 if mode == 'tryset' and not try_set(count, arg, ARGV[8]) then
-  return 0
+  return {0, 0}
 end
 refresh()
 local held = redis.call('zcard', timeout)
@@ -45,11 +46,11 @@ follow(timeout, count)
 serve(nil)
 if mode == 'tryset' then
   announce(available)
-  return once_record(1)
+  return once_record({1, handed})
 end
 -- Redisson publishes the number added, or the new total: what the queue
 -- left of it.
 if tonumber(arg) > 0 then
   announce(math.min(tonumber(arg), available))
 end
-return once_record({available, redis.call('zcard', timeout)})
+return once_record({available, redis.call('zcard', timeout), handed})

@@ -9,17 +9,18 @@
 --         channel after the waiter left (see yield.lua)
 -- A waiter that leaves the head lets those behind it have what it could
 -- not use.
--- Returns 1 if the caller had been granted permits and gave them back,
--- else 0.
+-- Returns {back, handed}: back 1 if the caller had been granted permits
+-- and gave them back, else 0; handed 1 if that granted some to others
+-- (see permits.lua).
 -- uses fragment/sem.lua
 -- uses fragment/permits.lua
 local entry = ARGV[6]
 listening(listeners, (address(entry)), tonumber(ARGV[7]))
 if dequeue(entry) then
-  return 0
+  return {0, handed}
 end
 if not (granting and redis.call('zrem', grants, entry) == 1) then
-  return 0 -- none, or taken back already
+  return {0, 0} -- none, or taken back already
 end
 redis.call('incrby', count, need(entry))
 refresh()
@@ -27,4 +28,4 @@ serve(nil)
 if available > 0 then
   announce(available)
 end
-return 1
+return {1, handed}

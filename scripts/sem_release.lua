@@ -8,7 +8,8 @@
 -- ARGV[6] permits to release
 -- ARGV[7] ms that a release a Redisson client may wait for leaves the
 --         permits to it (see yield.lua)
--- Returns the permits available after serving the queue; an OVERFLOW
+-- Returns {available, handed}: the permits available after serving the
+-- queue, and 1 if it granted some (see permits.lua); an OVERFLOW
 -- error, releasing nothing, if the count would leave the range a Lua
 -- number holds exactly (see exact.lua).
 -- A release is recorded against its request (see once.lua).
@@ -23,4 +24,4 @@ end
 redis.call('incrby', count, tonumber(ARGV[6]))
 hand_on(tonumber(ARGV[7]))
 place_redisson(announce(available))
-return once_record(available)
+return once_record({available, handed})

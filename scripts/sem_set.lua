@@ -10,8 +10,9 @@
 --         semaphore has no count yet)
 -- ARGV[7] permits
 -- ARGV[8] for tryset, the semaphore's TTL in ms, or 0 for none
--- Returns, for add and set, the permits available after serving the
--- queue; for tryset, 1 if set, 0 if the semaphore existed; an OVERFLOW
+-- Returns {v, handed}: v, for add and set, the permits available after
+-- serving the queue, for tryset 1 if set, 0 if the semaphore existed;
+-- handed 1 if it granted permits (see permits.lua); or an OVERFLOW
 -- error, changing nothing, if the count would leave the range a Lua number
 -- holds exactly (see exact.lua).
 -- A change is recorded against its request (see once.lua).
@@ -30,7 +31,7 @@ end
 purge()
 if mode == 'tryset' then
   if not try_set(count, n, ARGV[8]) then
-    return 0
+    return {0, 0}
   end
 else
   redis.call('set', count, v)
@@ -41,11 +42,11 @@ restock()
 serve(nil)
 if mode == 'tryset' then
   announce(available)
-  return once_record(1)
+  return once_record({1, handed})
 end
 -- Nobody can take fewer than one permit, and Redisson's listeners
 -- reject a negative count.
 if available > 0 then
   announce(available)
 end
-return once_record(available)
+return once_record({available, handed})

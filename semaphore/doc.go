@@ -49,6 +49,16 @@
 // on, queued again. Acquire never returns permits that may be in use by
 // another.
 //
+// Permits are never parked with a waiter that gave up. The waiter's client
+// hands back a grant to it as the waiter leaves, off the caller's path,
+// and latchkey.Close hands back at once what such a hand-back did not get
+// to (a broken connection), taking the client's waiters out of the queue.
+// A grant nobody takes within the grace is back in the count that every
+// reader sees, Redisson's included, within about a round trip more, for
+// the client whose call made the grant gives it back then, as long as it
+// lives; AvailablePermits counts it as available from the end of the
+// grace, whoever lives.
+//
 // A Redisson client's release only adds to the count and publishes it: it
 // hands nothing to the queue. The latchkey waiter at the head of the
 // queue therefore also listens on Redisson's channel, tries again when a

@@ -17,6 +17,7 @@ var (
 	releaseScript = scripts.Get("sem_release")
 	dequeueScript = scripts.Get("sem_dequeue")
 	setScript     = scripts.Get("sem_set") // add, set and tryset
+	restockScript = scripts.Get("sem_restock")
 )
 
 // The operations of the semaphore's scripts.
@@ -29,49 +30,8 @@ const (
 	opSet     = "set"
 	opTrySet  = "tryset"
 	opDelete  = "delete"
+	opRestock = "restock"
 )
-
-// abandon undoes what the Acquire call with request w and queue entry
-// entry ("" for a single attempt) left behind when it gave up: its queue
-// entry, and permits granted to it meanwhile, given back. When an attempt
-// went unanswered (unsure) it may have taken n permits: that is resolved
-// first, in the background (see resolve), so that a copy of it still on
-// its way cannot take them after the queue entry is gone.
-func (s *Semaphore) abandon(ctx context.Context, w rt.Call, entry, pub string, n int64, unsure bool) {
-	if !unsure {
-		s.dequeue(ctx, entry, pub)
-		return
-	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), rt.RecordTTL(s.client))
-		defer cancel()
-		s.resolve(ctx, w, n)
-		s.dequeue(ctx, entry, pub)
-	}()
-}
-
-// resolve finds out whether the acquisition w of n permits, given up on
-// without an answer, took them (a grant taken, or permits found free), and
-// gives them back if it did; if it did not, it makes sure a late copy of
-// it does not. It has until the request record expires: past that, what a
-// request took that could not be reached all along is lost, as a crashed
-// holder's permits are. The record makes the give-back happen once: the
-// dequeue that follows finds no grant of a taken one.
-func (s *Semaphore) resolve(ctx context.Context, w rt.Call, n int64) {
-	rep, applied, err := w.Resolve(ctx, s.client)
-	if vs, _ := scripts.Ints(rep.Cmd); err == nil && applied && len(vs) > 0 && vs[0] == 1 {
-		_ = s.release(ctx, n)
-	}
-}
-
-// dequeue takes the queue entry of a call that gave up out of the queue,
-// giving back permits granted to it and not taken. A single attempt
-// (entry "") left none.
-func (s *Semaphore) dequeue(ctx context.Context, entry, pub string) {
-	if entry != "" {
-		_ = s.write(opDequeue, entry, 0, pub, "").Exec(ctx, s.client).Err()
-	}
-}
 
 // write is the request of the semaphore's operation op on n permits for
 // the queue entry entry ("" but for acquire and dequeue), recorded against
@@ -93,6 +53,9 @@ func (s *Semaphore) write(op, entry string, n int64, pub, req string) rt.Call {
 	case opDequeue:
 		w.Args = args(entry, s.ear())
 		return rt.Call{Script: dequeueScript, Write: w}
+	case opRestock:
+		w.Args = args()
+		return rt.Call{Script: restockScript, Write: w}
 	case opAdd, opSet, opTrySet:
 		// ARGV[8], tryset's TTL, is the caller's; a change of the count
 		// has a record of its own.

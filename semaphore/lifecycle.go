@@ -100,7 +100,12 @@ func (s *Semaphore) change(ctx context.Context, what, op string, n int64, ttl ti
 		c.Args[7] = scripts.Ms(ttl) // ARGV[8]
 	}
 	rep := s.resend(ctx, c)
-	v, err := scripts.Int(rep.Cmd)
+	var v int64
+	if op == opDelete {
+		v, err = scripts.Int(rep.Cmd)
+	} else {
+		v, err = s.answer(rep, pub)
+	}
 	if err == nil && v == 1 {
 		err = rep.SyncErr() // applied on the master all the same
 	}

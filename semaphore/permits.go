@@ -2,21 +2,20 @@ package semaphore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/rt"
-
-	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/owner"
+	"github.com/latchkey/latchkey/internal/rt"
 	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/redis/go-redis/v9"
 )
 
-var drainScript = scripts.Get("sem_drain")
+var (
+	drainScript = scripts.Get("sem_drain")
+	countScript = scripts.Get("sem_count")
+)
 
 // TrySetPermits sets the number of available permits to n if the semaphore
 // has none set yet (its key does not exist), and hands them to waiters. It reports
@@ -80,9 +79,10 @@ func (s *Semaphore) add(ctx context.Context, n int64, mode string) error {
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
 		rep := s.resend(ctx, s.write(mode, "", n, pub, keys.Once(s.name, owner.New())))
-		if err = lockopt.PermitsError(rep.Err()); err == nil {
+		if _, err = s.answer(rep, pub); err == nil {
 			err = rep.SyncErr()
 		}
+		err = lockopt.PermitsError(err)
 	}
 	if err != nil {
 		return fmt.Errorf("semaphore: %s %d permits of %s: %w", mode, n, s.name, err)
@@ -92,20 +92,16 @@ func (s *Semaphore) add(ctx context.Context, n int64, mode string) error {
 
 // AvailablePermits returns the number of permits available now: 0 for a
 // semaphore that was never set, and a negative number after AddPermits
-// took away more than were available.
+// took away more than were available. Permits granted to a waiter that did
+// not take them within the grace count as available, as they are: the
+// next call on the semaphore, or the client whose call granted them, puts
+// them back in the count that Redisson reads.
 func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 	if err := rt.Usable(ctx, s.name, s.client); err != nil {
 		return 0, fmt.Errorf("semaphore: permits of %s: %w", s.name, err)
 	}
-	get, ok := flight.Bounded(ctx, s.client, func(ctx context.Context) *redis.StringCmd { return s.client.Get(ctx, s.name) })
-	if !ok {
-		return 0, fmt.Errorf("semaphore: permits of %s: %w", s.name, ctx.Err())
-	}
-	v, err := get.Int64()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return 0, nil
-	case err != nil:
+	v, err := scripts.Int(rt.Run(ctx, s.client, countScript, []string{s.name, s.keys[4]}))
+	if err != nil {
 		return 0, fmt.Errorf("semaphore: permits of %s: %w", s.name, err)
 	}
 	return v, nil

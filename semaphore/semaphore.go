@@ -116,6 +116,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 	// permits, by go-redis or by the wait loop after an error, finds its
 	// record instead of taking them again.
 	w := s.write(op, entry, n, pub, keys.Once(s.name, owner.New()))
+	g := s.giveUp(w, entry, pub, n)
 	// Redisson's releases grant nothing: the waiter hears them on
 	// Redisson's channel, counting only those that leave enough permits
 	// for it; latchkey's leave none that the queue could use.
@@ -137,9 +138,12 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 			switch {
 			case err != nil:
 				return acquire.Answer{}, err
-			case len(vs) < 2 || vs[0] == 0 && len(vs) < 3:
+			case len(vs) < 3 || vs[0] == 0 && len(vs) < 4:
 				return acquire.Answer{}, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
-			case vs[0] == 1:
+			case vs[len(vs)-1] == 1: // it granted permits to waiters ahead
+				s.granted(pub)
+			}
+			if vs[0] == 1 {
 				return acquire.Answer{Granted: true, Reply: rep}, nil
 			}
 			place.Rank = vs[1]
@@ -150,12 +154,19 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) 
 		},
 		Undo: func(ctx context.Context) { _ = s.release(ctx, n) },
 		Abandon: func(ctx context.Context, unsure bool) {
-			if !mail.deleted || unsure { // the delete took the entry and its grant
-				s.abandon(ctx, w, entry, pub, n, unsure)
+			if mail.deleted && !unsure {
+				g.Took() // the delete took the entry and its grant
+				return
 			}
+			g.Abandon(ctx, unsure, rt.RecordTTL(s.client))
 		},
 	})
 	ok, err := wait.Until(ctx, budget, mail.spec(place.Spec(s.client, "semaphore", s.name, hub, s.hubs, m)))
+	if ok {
+		g.Took()
+	} else {
+		g.GaveUp()
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -207,9 +218,10 @@ func (s *Semaphore) release(ctx context.Context, n int64) error {
 	pub, err := s.cfg.Publish(ctx, s.client)
 	if err == nil {
 		rep := s.resend(ctx, s.write(opRelease, "", n, pub, keys.Once(s.name, owner.New())))
-		if err = lockopt.PermitsError(rep.Err()); err == nil {
+		if _, err = s.answer(rep, pub); err == nil {
 			err = rep.SyncErr()
 		}
+		err = lockopt.PermitsError(err)
 	}
 	if err != nil {
 		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, err)

@@ -30,6 +30,7 @@ type Runtime struct {
 	records  *recordBook
 	replicas *serverCache
 	process  *writer
+	parked   *Book
 
 	rideOut atomic.Int64 // 0: DefaultRideOut
 	polling atomic.Bool
@@ -57,7 +58,7 @@ func Of(client redis.UniversalClient) *Runtime {
 	if r, ok := all.Load(client); ok {
 		return r.(*Runtime)
 	}
-	r := &Runtime{client: client, records: newRecordBook(client), replicas: newServerCache(), process: newWriter(client)}
+	r := &Runtime{client: client, records: newRecordBook(client), replicas: newServerCache(), process: newWriter(client), parked: newBook()}
 	all.Store(client, r)
 	return r
 }
@@ -120,18 +121,26 @@ func (r *Runtime) peekWatchdog() *lease.Scheduler {
 	return r.watchdog
 }
 
-// Close lets go of the runtime of client: the process record is no longer
-// rewritten, the holds the watchdog renewed are declared lost (they
+// Close lets go of the runtime of client: the permits its semaphore
+// waiters that gave up may hold are handed back, and its purges due after
+// its grants run (see Book), waiting for them at most closeWait; the
+// process record is no longer rewritten, the holds the watchdog renewed are declared lost (they
 // expire with their lease, as when a Redisson client shuts down), waiters
 // on the shared Hub return an error matching ErrClosed, and the answered
 // request records waiting for their batch are deleted. A later use starts
 // afresh.
 func Close(client redis.UniversalClient) error {
-	v, ok := all.LoadAndDelete(client)
+	v, ok := all.Load(client)
 	if !ok {
 		return nil
 	}
 	r := v.(*Runtime)
+	// The Book's requests use the rest of the runtime, which must still
+	// be there: were they sent after it went, they would make it again.
+	_ = r.parked.close()
+	if !all.CompareAndDelete(client, r) {
+		return nil // closed meanwhile
+	}
 	r.mu.Lock()
 	r.closed = true
 	hub, watchdog := r.hub, r.watchdog

@@ -1,12 +1,14 @@
 package wait
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/rt"
 
 	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -94,3 +96,18 @@ func (p *Place) Expect() int { return 1 }
 
 // Heard makes the head attempt.
 func (p *Place) Heard(int) (bool, time.Duration) { return p.Rank <= 0, 0 }
+
+// Handed decodes the reply of a semaphore script that may grant permits to
+// waiters, {v, ..., handed}: it returns v, and whether the call granted
+// some, which its client then gives back if nobody took them within the
+// Grace (see rt.Book).
+func Handed(cmd *redis.Cmd) (v int64, handed bool, err error) {
+	vs, err := scripts.Ints(cmd)
+	switch {
+	case err != nil:
+		return 0, false, err
+	case len(vs) < 2:
+		return 0, false, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
+	}
+	return vs[0], vs[len(vs)-1] == 1, nil
+}

@@ -603,14 +603,17 @@ end
 -- hand(e) and restock(), which the primitive's fragment defines before
 -- it, and the queue (see queue.lua). A grant is noted among the
 -- listeners of Redisson's channel unless granted() lists it (see yield.lua).
--- Defines available, get(), serve(self, moved, took), hand_on(ms),
+-- Defines available, handed, get(), serve(self, moved, took), hand_on(ms),
 -- refresh() and dequeue(e).
 -- uses fragment/clock.lua
 -- uses fragment/queue.lua
 -- uses fragment/yield.lua
 
--- available is the permits available after the latest serve.
-local available
+-- available is the permits available after the latest serve; handed is 1
+-- once the call granted permits to a waiter, else 0: its scripts answer
+-- it, and the caller's client gives back after the grace what nobody took
+-- (see the Go side's Granted).
+local available, handed = nil, 0
 
 -- get returns the permits available.
 local function get()
@@ -658,7 +661,7 @@ local function serve(self, moved, took)
       elseif tell(head, string.format('%d %.0f', k, micros())) then
         available = redis.call('decrby', count, k)
         hand(head)
-        gave = true
+        gave, handed = true, 1
       else
         dropped = dropped + 1
       end
@@ -681,10 +684,10 @@ end
 
 -- refresh drops the queue entries whose deadline passed and returns to the
 -- count the permits that came back (restock): what a call does before it
--- serves the queue.
+-- serves the queue. It returns how many came back.
 local function refresh()
   purge()
-  restock()
+  return (restock())
 end
 
 -- dequeue takes entry e out of the queue; if it was at the head, those
@@ -735,11 +738,13 @@ end
 -- ARGV[10] "1" if the waiter listens there already
 -- ARGV[11] the first permit id (16 raw bytes; see each_id in pes.lua)
 -- ARGV[12] how many permits
--- Returns {1, 0} when acquired (or its grant taken); {0, ms, rank} when
--- not: ms until the earliest lease ends for the head of the queue (-1 if
--- no held permit has a lease, and for the others), rank the waiter's
--- place in the queue (-1 for a try); {-1, total} when the semaphore
--- exists but has fewer permits in all than asked for (nothing changes).
+-- Returns {1, 0, handed} when acquired (or its grant taken); {0, ms, rank,
+-- handed} when not: ms until the earliest lease ends for the head of the
+-- queue (-1 if no held permit has a lease, and for the others), rank the
+-- waiter's place in the queue (-1 for a try); {-1, total, handed} when the
+-- semaphore exists but has fewer permits in all than asked for (nothing
+-- of the caller's changes); handed 1 if the call granted permits to
+-- others ahead (see permits.lua).
 -- An acquisition is recorded against its request (see once.lua).
 -- uses fragment/replay.lua
 -- uses fragment/pes.lua
@@ -758,7 +763,7 @@ if redis.call('zscore', timeout, first) then
   each_id(first, n, function(id)
     redis.call('zadd', timeout, 'xx', lease, id)
   end)
-  return once_record(noted({1, 0}, subscribed))
+  return once_record(noted({1, 0, 0}, subscribed))
 end
 local expired = expire()
 purge()
@@ -767,14 +772,14 @@ if serve(queued and entry or nil, false, take) then
   if expired > 0 then
     announce(available)
   end
-  return once_record(noted({1, 0}, subscribed))
+  return once_record(noted({1, 0, handed}, subscribed))
 end
 local total = available + redis.call('zcard', timeout)
 if total < n and redis.call('exists', count) == 1 then
   if expired > 0 then
     announce(available)
   end
-  return {-1, total}
+  return {-1, total, handed}
 end
 if not queued and available >= n and not (waiting() and redis.call('lindex', queue, 0)) then
   available = redis.call('decrby', count, n)
@@ -782,7 +787,7 @@ if not queued and available >= n and not (waiting() and redis.call('lindex', que
   if expired > 0 then
     announce(available)
   end
-  return once_record(noted({1, 0}, subscribed))
+  return once_record(noted({1, 0, handed}, subscribed))
 end
 if expired > 0 then
   announce(available)
@@ -803,4 +808,4 @@ elseif rank <= 0 then
     wait = math.max(tonumber(first[2]) - now, 0)
   end
 end
-return noted({0, wait, rank}, rank < 0)
+return noted({0, wait, rank, handed}, rank < 0)

@@ -506,14 +506,17 @@ end
 -- hand(e) and restock(), which the primitive's fragment defines before
 -- it, and the queue (see queue.lua). A grant is noted among the
 -- listeners of Redisson's channel unless granted() lists it (see yield.lua).
--- Defines available, get(), serve(self, moved, took), hand_on(ms),
+-- Defines available, handed, get(), serve(self, moved, took), hand_on(ms),
 -- refresh() and dequeue(e).
 -- uses fragment/clock.lua
 -- uses fragment/queue.lua
 -- uses fragment/yield.lua
 
--- available is the permits available after the latest serve.
-local available
+-- available is the permits available after the latest serve; handed is 1
+-- once the call granted permits to a waiter, else 0: its scripts answer
+-- it, and the caller's client gives back after the grace what nobody took
+-- (see the Go side's Granted).
+local available, handed = nil, 0
 
 -- get returns the permits available.
 local function get()
@@ -561,7 +564,7 @@ local function serve(self, moved, took)
       elseif tell(head, string.format('%d %.0f', k, micros())) then
         available = redis.call('decrby', count, k)
         hand(head)
-        gave = true
+        gave, handed = true, 1
       else
         dropped = dropped + 1
       end
@@ -584,10 +587,10 @@ end
 
 -- refresh drops the queue entries whose deadline passed and returns to the
 -- count the permits that came back (restock): what a call does before it
--- serves the queue.
+-- serves the queue. It returns how many came back.
 local function refresh()
   purge()
-  restock()
+  return (restock())
 end
 
 -- dequeue takes entry e out of the queue; if it was at the head, those
@@ -612,14 +615,15 @@ end
 -- ARGV[6] the waiter's entry <hub id>/<ids in hex> (see pes.lua)
 -- ARGV[7] how long, in ms, the waiter's Hub may listen on Redisson's
 --         channel after the waiter left (see yield.lua)
--- Returns 1 if the caller had been granted permits and gave them back,
--- else 0.
+-- Returns {back, handed}: back 1 if the caller had been granted permits
+-- and gave them back, else 0; handed 1 if that granted some to others
+-- (see permits.lua).
 -- uses fragment/pes.lua
 -- uses fragment/permits.lua
 local entry = ARGV[6]
 listening(listeners, (address(entry)), tonumber(ARGV[7]))
 if dequeue(entry) then
-  return 0
+  return {0, handed}
 end
 -- Granted meanwhile: the permits are given back, unless they expired.
 local back = 0
@@ -627,10 +631,10 @@ each_of(entry, function(id)
   back = back + redis.call('zrem', timeout, id)
 end)
 if back == 0 then
-  return 0
+  return {0, 0}
 end
 redis.call('incrby', count, back)
 refresh()
 serve(nil)
 announce(available)
-return 1
+return {1, handed}

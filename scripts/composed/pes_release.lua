@@ -603,14 +603,17 @@ end
 -- hand(e) and restock(), which the primitive's fragment defines before
 -- it, and the queue (see queue.lua). A grant is noted among the
 -- listeners of Redisson's channel unless granted() lists it (see yield.lua).
--- Defines available, get(), serve(self, moved, took), hand_on(ms),
+-- Defines available, handed, get(), serve(self, moved, took), hand_on(ms),
 -- refresh() and dequeue(e).
 -- uses fragment/clock.lua
 -- uses fragment/queue.lua
 -- uses fragment/yield.lua
 
--- available is the permits available after the latest serve.
-local available
+-- available is the permits available after the latest serve; handed is 1
+-- once the call granted permits to a waiter, else 0: its scripts answer
+-- it, and the caller's client gives back after the grace what nobody took
+-- (see the Go side's Granted).
+local available, handed = nil, 0
 
 -- get returns the permits available.
 local function get()
@@ -658,7 +661,7 @@ local function serve(self, moved, took)
       elseif tell(head, string.format('%d %.0f', k, micros())) then
         available = redis.call('decrby', count, k)
         hand(head)
-        gave = true
+        gave, handed = true, 1
       else
         dropped = dropped + 1
       end
@@ -681,10 +684,10 @@ end
 
 -- refresh drops the queue entries whose deadline passed and returns to the
 -- count the permits that came back (restock): what a call does before it
--- serves the queue.
+-- serves the queue. It returns how many came back.
 local function refresh()
   purge()
-  restock()
+  return (restock())
 end
 
 -- dequeue takes entry e out of the queue; if it was at the head, those
@@ -709,7 +712,8 @@ end
 -- ARGV[7] ms that a release a Redisson client may wait for leaves the
 --         permits to it (see yield.lua)
 -- ARGV[8..] permit ids (16 raw bytes each)
--- Returns how many were released.
+-- Returns {released, handed}: how many were released, and 1 if that
+-- granted permits to waiters (see permits.lua).
 -- A release is recorded against its request (see once.lua).
 -- uses fragment/replay.lua
 -- uses fragment/pes.lua
@@ -718,7 +722,7 @@ refresh()
 if ARGV[6] == '1' then
   for i = 8, #ARGV do
     if not redis.call('zscore', timeout, ARGV[i]) then
-      return 0
+      return {0, 0}
     end
   end
 end
@@ -727,7 +731,7 @@ for i = 8, #ARGV do
   released = released + redis.call('zrem', timeout, ARGV[i])
 end
 if released == 0 then
-  return 0
+  return {0, 0}
 end
 redis.call('incrby', count, released)
 hand_on(tonumber(ARGV[7]))
@@ -740,4 +744,4 @@ else
   heard = announce(available)
 end
 place_redisson(heard)
-return once_record(released)
+return once_record({released, handed})

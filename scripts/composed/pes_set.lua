@@ -603,14 +603,17 @@ end
 -- hand(e) and restock(), which the primitive's fragment defines before
 -- it, and the queue (see queue.lua). A grant is noted among the
 -- listeners of Redisson's channel unless granted() lists it (see yield.lua).
--- Defines available, get(), serve(self, moved, took), hand_on(ms),
+-- Defines available, handed, get(), serve(self, moved, took), hand_on(ms),
 -- refresh() and dequeue(e).
 -- uses fragment/clock.lua
 -- uses fragment/queue.lua
 -- uses fragment/yield.lua
 
--- available is the permits available after the latest serve.
-local available
+-- available is the permits available after the latest serve; handed is 1
+-- once the call granted permits to a waiter, else 0: its scripts answer
+-- it, and the caller's client gives back after the grace what nobody took
+-- (see the Go side's Granted).
+local available, handed = nil, 0
 
 -- get returns the permits available.
 local function get()
@@ -658,7 +661,7 @@ local function serve(self, moved, took)
       elseif tell(head, string.format('%d %.0f', k, micros())) then
         available = redis.call('decrby', count, k)
         hand(head)
-        gave = true
+        gave, handed = true, 1
       else
         dropped = dropped + 1
       end
@@ -681,10 +684,10 @@ end
 
 -- refresh drops the queue entries whose deadline passed and returns to the
 -- count the permits that came back (restock): what a call does before it
--- serves the queue.
+-- serves the queue. It returns how many came back.
 local function refresh()
   purge()
-  restock()
+  return (restock())
 end
 
 -- dequeue takes entry e out of the queue; if it was at the head, those
@@ -728,8 +731,9 @@ end
 --         the semaphore has none set yet)
 -- ARGV[7] permits
 -- ARGV[8] for tryset, the semaphore's TTL in ms, or 0 for none
--- Returns, for add and set, {available, held}; for tryset, 1 if set, 0 if
--- the semaphore existed; an OVERFLOW error, changing no count but for
+-- Returns, for add and set, {available, held, handed}; for tryset, {1,
+-- handed} if set, {0, 0} if the semaphore existed; handed being 1 if it
+-- granted permits (see permits.lua); or an OVERFLOW error, changing no count but for
 -- expired permits come back, if the count, or the total held and
 -- available, would leave the range a Lua number holds exactly (see
 -- exact.lua).
@@ -743,7 +747,7 @@ if inexact(tonumber(arg)) then
   return overflow()
 end
 if mode == 'tryset' and not try_set(count, arg, ARGV[8]) then
-  return 0
+  return {0, 0}
 end
 refresh()
 local held = redis.call('zcard', timeout)
@@ -762,11 +766,11 @@ follow(timeout, count)
 serve(nil)
 if mode == 'tryset' then
   announce(available)
-  return once_record(1)
+  return once_record({1, handed})
 end
 -- Redisson publishes the number added, or the new total: what the queue
 -- left of it.
 if tonumber(arg) > 0 then
   announce(math.min(tonumber(arg), available))
 end
-return once_record({available, redis.call('zcard', timeout)})
+return once_record({available, redis.call('zcard', timeout), handed})

@@ -235,16 +235,21 @@ local grants, hubs, listeners, turn = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 -- granting reports whether some grant may not be taken yet.
 local granting = redis.call('exists', grants) == 1
 
--- restock takes back the grants whose grace is over.
+-- restock takes back the grants whose grace is over, and returns how many
+-- permits came back.
 local function restock()
   if not granting then
-    return
+    return 0
   end
-  local t = millis()
+  local t, back = millis(), 0
   for _, e in ipairs(redis.call('zrangebyscore', grants, 0, t)) do
-    redis.call('incrby', count, need(e))
+    back = back + need(e)
   end
-  redis.call('zremrangebyscore', grants, 0, t)
+  if back > 0 then
+    redis.call('incrby', count, back)
+    redis.call('zremrangebyscore', grants, 0, t)
+  end
+  return back
 end
 
 -- hand records the grant of entry e's permits, until the grace is over.
@@ -540,14 +545,17 @@ end
 -- hand(e) and restock(), which the primitive's fragment defines before
 -- it, and the queue (see queue.lua). A grant is noted among the
 -- listeners of Redisson's channel unless granted() lists it (see yield.lua).
--- Defines available, get(), serve(self, moved, took), hand_on(ms),
+-- Defines available, handed, get(), serve(self, moved, took), hand_on(ms),
 -- refresh() and dequeue(e).
 -- uses fragment/clock.lua
 -- uses fragment/queue.lua
 -- uses fragment/yield.lua
 
--- available is the permits available after the latest serve.
-local available
+-- available is the permits available after the latest serve; handed is 1
+-- once the call granted permits to a waiter, else 0: its scripts answer
+-- it, and the caller's client gives back after the grace what nobody took
+-- (see the Go side's Granted).
+local available, handed = nil, 0
 
 -- get returns the permits available.
 local function get()
@@ -595,7 +603,7 @@ local function serve(self, moved, took)
       elseif tell(head, string.format('%d %.0f', k, micros())) then
         available = redis.call('decrby', count, k)
         hand(head)
-        gave = true
+        gave, handed = true, 1
       else
         dropped = dropped + 1
       end
@@ -618,10 +626,10 @@ end
 
 -- refresh drops the queue entries whose deadline passed and returns to the
 -- count the permits that came back (restock): what a call does before it
--- serves the queue.
+-- serves the queue. It returns how many came back.
 local function refresh()
   purge()
-  restock()
+  return (restock())
 end
 
 -- dequeue takes entry e out of the queue; if it was at the head, those
@@ -668,11 +676,12 @@ end
 -- ARGV[9] how long, in ms, the waiter's Hub may listen on Redisson's
 --         channel after the waiter left (see yield.lua)
 -- ARGV[10] "1" if the waiter listens there already
--- Returns {1, available} when acquired (or its grant taken); {0, rank,
--- retry} when not: rank is the waiter's place in the queue, 0 at the head
--- (-1 for a try), and retry the ms until the grace of a grant not taken
--- yet ends, which may bring its permits back to the head, or Redisson's
--- waiters' turn ends, or -1.
+-- Returns {1, available, handed} when acquired (or its grant taken); {0,
+-- rank, retry, handed} when not: rank is the waiter's place in the queue,
+-- 0 at the head (-1 for a try), and retry the ms until the grace of a
+-- grant not taken yet ends, which may bring its permits back to the head,
+-- or Redisson's waiters' turn ends, or -1; handed 1 if the call granted
+-- permits to others ahead (see permits.lua).
 -- An acquisition is recorded against its request (see once.lua), so a
 -- resend answers as the first run did.
 -- uses fragment/replay.lua
@@ -684,18 +693,18 @@ local entry, n = ARGV[6], tonumber(ARGV[7])
 -- Granted: the grant is taken, even past its grace if nobody took it
 -- back yet. One taken back is gone: the waiter queues again.
 if granting and entry ~= '' and redis.call('zrem', grants, entry) == 1 then
-  return once_record(noted({1, get()}, subscribed))
+  return once_record(noted({1, get(), 0}, subscribed))
 end
 refresh()
 local queued = waiting() and redis.call('zscore', deadlines, entry)
 if serve(queued and entry or nil) then
-  return once_record(noted({1, available}, subscribed))
+  return once_record(noted({1, available, handed}, subscribed))
 end
 if not queued and available >= n and not (waiting() and redis.call('lindex', queue, 0)) then
-  return once_record(noted({1, redis.call('decrby', count, n)}, subscribed))
+  return once_record(noted({1, redis.call('decrby', count, n), handed}, subscribed))
 end
 if ARGV[8] == '1' then
-  return noted({0, -1, -1}, true)
+  return noted({0, -1, -1, handed}, true)
 end
 local rank, retry = join(entry), -1
 if turn_wait then
@@ -708,4 +717,4 @@ elseif rank == 0 and granting then
     retry = math.max(tonumber(first[2]) - millis(), 0) + 1
   end
 end
-return {0, rank, retry}
+return {0, rank, retry, handed}

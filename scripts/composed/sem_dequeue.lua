@@ -138,16 +138,21 @@ local grants, hubs, listeners, turn = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 -- granting reports whether some grant may not be taken yet.
 local granting = redis.call('exists', grants) == 1
 
--- restock takes back the grants whose grace is over.
+-- restock takes back the grants whose grace is over, and returns how many
+-- permits came back.
 local function restock()
   if not granting then
-    return
+    return 0
   end
-  local t = millis()
+  local t, back = millis(), 0
   for _, e in ipairs(redis.call('zrangebyscore', grants, 0, t)) do
-    redis.call('incrby', count, need(e))
+    back = back + need(e)
   end
-  redis.call('zremrangebyscore', grants, 0, t)
+  if back > 0 then
+    redis.call('incrby', count, back)
+    redis.call('zremrangebyscore', grants, 0, t)
+  end
+  return back
 end
 
 -- hand records the grant of entry e's permits, until the grace is over.
@@ -443,14 +448,17 @@ end
 -- hand(e) and restock(), which the primitive's fragment defines before
 -- it, and the queue (see queue.lua). A grant is noted among the
 -- listeners of Redisson's channel unless granted() lists it (see yield.lua).
--- Defines available, get(), serve(self, moved, took), hand_on(ms),
+-- Defines available, handed, get(), serve(self, moved, took), hand_on(ms),
 -- refresh() and dequeue(e).
 -- uses fragment/clock.lua
 -- uses fragment/queue.lua
 -- uses fragment/yield.lua
 
--- available is the permits available after the latest serve.
-local available
+-- available is the permits available after the latest serve; handed is 1
+-- once the call granted permits to a waiter, else 0: its scripts answer
+-- it, and the caller's client gives back after the grace what nobody took
+-- (see the Go side's Granted).
+local available, handed = nil, 0
 
 -- get returns the permits available.
 local function get()
@@ -498,7 +506,7 @@ local function serve(self, moved, took)
       elseif tell(head, string.format('%d %.0f', k, micros())) then
         available = redis.call('decrby', count, k)
         hand(head)
-        gave = true
+        gave, handed = true, 1
       else
         dropped = dropped + 1
       end
@@ -521,10 +529,10 @@ end
 
 -- refresh drops the queue entries whose deadline passed and returns to the
 -- count the permits that came back (restock): what a call does before it
--- serves the queue.
+-- serves the queue. It returns how many came back.
 local function refresh()
   purge()
-  restock()
+  return (restock())
 end
 
 -- dequeue takes entry e out of the queue; if it was at the head, those
@@ -549,17 +557,18 @@ end
 --         channel after the waiter left (see yield.lua)
 -- A waiter that leaves the head lets those behind it have what it could
 -- not use.
--- Returns 1 if the caller had been granted permits and gave them back,
--- else 0.
+-- Returns {back, handed}: back 1 if the caller had been granted permits
+-- and gave them back, else 0; handed 1 if that granted some to others
+-- (see permits.lua).
 -- uses fragment/sem.lua
 -- uses fragment/permits.lua
 local entry = ARGV[6]
 listening(listeners, (address(entry)), tonumber(ARGV[7]))
 if dequeue(entry) then
-  return 0
+  return {0, handed}
 end
 if not (granting and redis.call('zrem', grants, entry) == 1) then
-  return 0 -- none, or taken back already
+  return {0, 0} -- none, or taken back already
 end
 redis.call('incrby', count, need(entry))
 refresh()
@@ -567,4 +576,4 @@ serve(nil)
 if available > 0 then
   announce(available)
 end
-return 1
+return {1, handed}

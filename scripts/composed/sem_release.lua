@@ -235,16 +235,21 @@ local grants, hubs, listeners, turn = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 -- granting reports whether some grant may not be taken yet.
 local granting = redis.call('exists', grants) == 1
 
--- restock takes back the grants whose grace is over.
+-- restock takes back the grants whose grace is over, and returns how many
+-- permits came back.
 local function restock()
   if not granting then
-    return
+    return 0
   end
-  local t = millis()
+  local t, back = millis(), 0
   for _, e in ipairs(redis.call('zrangebyscore', grants, 0, t)) do
-    redis.call('incrby', count, need(e))
+    back = back + need(e)
   end
-  redis.call('zremrangebyscore', grants, 0, t)
+  if back > 0 then
+    redis.call('incrby', count, back)
+    redis.call('zremrangebyscore', grants, 0, t)
+  end
+  return back
 end
 
 -- hand records the grant of entry e's permits, until the grace is over.
@@ -540,14 +545,17 @@ end
 -- hand(e) and restock(), which the primitive's fragment defines before
 -- it, and the queue (see queue.lua). A grant is noted among the
 -- listeners of Redisson's channel unless granted() lists it (see yield.lua).
--- Defines available, get(), serve(self, moved, took), hand_on(ms),
+-- Defines available, handed, get(), serve(self, moved, took), hand_on(ms),
 -- refresh() and dequeue(e).
 -- uses fragment/clock.lua
 -- uses fragment/queue.lua
 -- uses fragment/yield.lua
 
--- available is the permits available after the latest serve.
-local available
+-- available is the permits available after the latest serve; handed is 1
+-- once the call granted permits to a waiter, else 0: its scripts answer
+-- it, and the caller's client gives back after the grace what nobody took
+-- (see the Go side's Granted).
+local available, handed = nil, 0
 
 -- get returns the permits available.
 local function get()
@@ -595,7 +603,7 @@ local function serve(self, moved, took)
       elseif tell(head, string.format('%d %.0f', k, micros())) then
         available = redis.call('decrby', count, k)
         hand(head)
-        gave = true
+        gave, handed = true, 1
       else
         dropped = dropped + 1
       end
@@ -618,10 +626,10 @@ end
 
 -- refresh drops the queue entries whose deadline passed and returns to the
 -- count the permits that came back (restock): what a call does before it
--- serves the queue.
+-- serves the queue. It returns how many came back.
 local function refresh()
   purge()
-  restock()
+  return (restock())
 end
 
 -- dequeue takes entry e out of the queue; if it was at the head, those
@@ -662,7 +670,8 @@ end
 -- ARGV[6] permits to release
 -- ARGV[7] ms that a release a Redisson client may wait for leaves the
 --         permits to it (see yield.lua)
--- Returns the permits available after serving the queue; an OVERFLOW
+-- Returns {available, handed}: the permits available after serving the
+-- queue, and 1 if it granted some (see permits.lua); an OVERFLOW
 -- error, releasing nothing, if the count would leave the range a Lua
 -- number holds exactly (see exact.lua).
 -- A release is recorded against its request (see once.lua).
@@ -677,4 +686,4 @@ end
 redis.call('incrby', count, tonumber(ARGV[6]))
 hand_on(tonumber(ARGV[7]))
 place_redisson(announce(available))
-return once_record(available)
+return once_record({available, handed})

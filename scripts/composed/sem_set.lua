@@ -235,16 +235,21 @@ local grants, hubs, listeners, turn = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 -- granting reports whether some grant may not be taken yet.
 local granting = redis.call('exists', grants) == 1
 
--- restock takes back the grants whose grace is over.
+-- restock takes back the grants whose grace is over, and returns how many
+-- permits came back.
 local function restock()
   if not granting then
-    return
+    return 0
   end
-  local t = millis()
+  local t, back = millis(), 0
   for _, e in ipairs(redis.call('zrangebyscore', grants, 0, t)) do
-    redis.call('incrby', count, need(e))
+    back = back + need(e)
   end
-  redis.call('zremrangebyscore', grants, 0, t)
+  if back > 0 then
+    redis.call('incrby', count, back)
+    redis.call('zremrangebyscore', grants, 0, t)
+  end
+  return back
 end
 
 -- hand records the grant of entry e's permits, until the grace is over.
@@ -540,14 +545,17 @@ end
 -- hand(e) and restock(), which the primitive's fragment defines before
 -- it, and the queue (see queue.lua). A grant is noted among the
 -- listeners of Redisson's channel unless granted() lists it (see yield.lua).
--- Defines available, get(), serve(self, moved, took), hand_on(ms),
+-- Defines available, handed, get(), serve(self, moved, took), hand_on(ms),
 -- refresh() and dequeue(e).
 -- uses fragment/clock.lua
 -- uses fragment/queue.lua
 -- uses fragment/yield.lua
 
--- available is the permits available after the latest serve.
-local available
+-- available is the permits available after the latest serve; handed is 1
+-- once the call granted permits to a waiter, else 0: its scripts answer
+-- it, and the caller's client gives back after the grace what nobody took
+-- (see the Go side's Granted).
+local available, handed = nil, 0
 
 -- get returns the permits available.
 local function get()
@@ -595,7 +603,7 @@ local function serve(self, moved, took)
       elseif tell(head, string.format('%d %.0f', k, micros())) then
         available = redis.call('decrby', count, k)
         hand(head)
-        gave = true
+        gave, handed = true, 1
       else
         dropped = dropped + 1
       end
@@ -618,10 +626,10 @@ end
 
 -- refresh drops the queue entries whose deadline passed and returns to the
 -- count the permits that came back (restock): what a call does before it
--- serves the queue.
+-- serves the queue. It returns how many came back.
 local function refresh()
   purge()
-  restock()
+  return (restock())
 end
 
 -- dequeue takes entry e out of the queue; if it was at the head, those
@@ -664,8 +672,9 @@ end
 --         semaphore has no count yet)
 -- ARGV[7] permits
 -- ARGV[8] for tryset, the semaphore's TTL in ms, or 0 for none
--- Returns, for add and set, the permits available after serving the
--- queue; for tryset, 1 if set, 0 if the semaphore existed; an OVERFLOW
+-- Returns {v, handed}: v, for add and set, the permits available after
+-- serving the queue, for tryset 1 if set, 0 if the semaphore existed;
+-- handed 1 if it granted permits (see permits.lua); or an OVERFLOW
 -- error, changing nothing, if the count would leave the range a Lua number
 -- holds exactly (see exact.lua).
 -- A change is recorded against its request (see once.lua).
@@ -684,7 +693,7 @@ end
 purge()
 if mode == 'tryset' then
   if not try_set(count, n, ARGV[8]) then
-    return 0
+    return {0, 0}
   end
 else
   redis.call('set', count, v)
@@ -695,11 +704,11 @@ restock()
 serve(nil)
 if mode == 'tryset' then
   announce(available)
-  return once_record(1)
+  return once_record({1, handed})
 end
 -- Nobody can take fewer than one permit, and Redisson's listeners
 -- reject a negative count.
 if available > 0 then
   announce(available)
 end
-return once_record(available)
+return once_record({available, handed})

@@ -7,14 +7,17 @@
 -- hand(e) and restock(), which the primitive's fragment defines before
 -- it, and the queue (see queue.lua). A grant is noted among the
 -- listeners of Redisson's channel unless granted() lists it (see yield.lua).
--- Defines available, get(), serve(self, moved, took), hand_on(ms),
+-- Defines available, handed, get(), serve(self, moved, took), hand_on(ms),
 -- refresh() and dequeue(e).
 -- uses fragment/clock.lua
 -- uses fragment/queue.lua
 -- uses fragment/yield.lua
 
--- available is the permits available after the latest serve.
-local available
+-- available is the permits available after the latest serve; handed is 1
+-- once the call granted permits to a waiter, else 0: its scripts answer
+-- it, and the caller's client gives back after the grace what nobody took
+-- (see the Go side's Granted).
+local available, handed = nil, 0
 
 -- get returns the permits available.
 local function get()
@@ -62,7 +65,7 @@ local function serve(self, moved, took)
       elseif tell(head, string.format('%d %.0f', k, micros())) then
         available = redis.call('decrby', count, k)
         hand(head)
-        gave = true
+        gave, handed = true, 1
       else
         dropped = dropped + 1
       end
@@ -85,10 +88,10 @@ end
 
 -- refresh drops the queue entries whose deadline passed and returns to the
 -- count the permits that came back (restock): what a call does before it
--- serves the queue.
+-- serves the queue. It returns how many came back.
 local function refresh()
   purge()
-  restock()
+  return (restock())
 end
 
 -- dequeue takes entry e out of the queue; if it was at the head, those

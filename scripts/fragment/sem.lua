@@ -44,16 +44,21 @@ local grants, hubs, listeners, turn = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 -- granting reports whether some grant may not be taken yet.
 local granting = redis.call('exists', grants) == 1
 
--- restock takes back the grants whose grace is over.
+-- restock takes back the grants whose grace is over, and returns how many
+-- permits came back.
 local function restock()
   if not granting then
-    return
+    return 0
   end
-  local t = millis()
+  local t, back = millis(), 0
   for _, e in ipairs(redis.call('zrangebyscore', grants, 0, t)) do
-    redis.call('incrby', count, need(e))
+    back = back + need(e)
   end
-  redis.call('zremrangebyscore', grants, 0, t)
+  if back > 0 then
+    redis.call('incrby', count, back)
+    redis.call('zremrangebyscore', grants, 0, t)
+  end
+  return back
 end
 
 -- hand records the grant of entry e's permits, until the grace is over.
