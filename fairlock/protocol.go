@@ -123,7 +123,7 @@ func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
 	_ = p.exec(ctx, opDequeue, w.ID, w.HubID(), w.Key, time.Now(), w.Pub, w.Reentry(), "").Err()
 }
 
-func (p *protocol) Release(ctx context.Context, pub, id string, _ bool, req string) rt.Reply {
+func (p *protocol) Release(ctx context.Context, pub, id string, _, _ bool, req string) rt.Reply {
 	return p.exec(ctx, opRelease, id, "", "", time.Now(), pub, "1", req)
 }
 

@@ -154,7 +154,7 @@ func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
 	_ = p.exec(ctx, lockcore.OpDequeue, w.ID, p.entry(w), w.Reentry(), time.Now(), w.Pub, "").Err()
 }
 
-func (p *protocol) Release(ctx context.Context, pub, id string, reentrant bool, req string) rt.Reply {
+func (p *protocol) Release(ctx context.Context, pub, id string, reentrant, tapped bool, req string) rt.Reply {
 	flag := "0"
 	if reentrant {
 		flag = "1"
@@ -172,16 +172,16 @@ func (p *protocol) Release(ctx context.Context, pub, id string, reentrant bool, 
 		}
 		p.free.Store(0)
 	}
-	return p.exec(ctx, lockcore.OpRelease, id, "", flag, time.Now(), pub, req)
+	c := p.call(lockcore.OpRelease, id, "", flag, false, time.Now(), pub, req)
+	c.Tapped = tapped
+	return c.Write(p.client, p.keys).Exec(ctx, p.client)
 }
 
 // Alarm is on Redisson's channel: every release and force-unlock, a
 // Redisson client's included, publishes on it, and while the lock is held
-// only a force-unlock does. Releases count who listens there, so the tap
-// listens by pattern, or where it cannot, on latchkey_lock__forced.
-func (p *protocol) Alarm() hold.Alarm {
-	return hold.Alarm{Channel: p.channel, Counted: true, Fallback: keys.LockOf(p.keys[0]).Forced}
-}
+// only a force-unlock does. A release counts who listens there (see
+// Release), the holder's own alarm among them.
+func (p *protocol) Alarm() hold.Alarm { return hold.Alarm{Channel: p.channel} }
 
 func (p *protocol) Force(ctx context.Context, pub string) rt.Reply {
 	return p.exec(ctx, lockcore.OpForce, "", "", "0", time.Now(), pub, "")

@@ -12,7 +12,7 @@
 -- else 0.
 -- uses fragment/mutex_keys.lua
 -- uses fragment/mutex.lua
-local entry, yield = ARGV[6], ARGV[7] == '1'
+local entry, yield = ARGV[6], ARGV[7]
 local _, head = leave(entry)
 -- The grant key names the waiter for a grant, and for its turn after
 -- Redisson's waiters, who may hold the lock now: only a lock the waiter's

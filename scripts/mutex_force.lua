@@ -16,5 +16,5 @@ if redis.call('exists', lock) == 0 then
 end
 -- Told before the wake-up, so that a watch hears it first.
 redis.call(pub, KEYS[8], table.concat(redis.call('hkeys', lock), ' '))
-free(ARGV[6] == '1')
+free(ARGV[6])
 return 1

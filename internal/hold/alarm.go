@@ -2,11 +2,11 @@ package hold
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/rt"
@@ -36,13 +36,6 @@ type Alarm struct {
 	// every message is a reason to look, or those Looks accepts.
 	Forced bool
 	Looks  func(payload string) bool
-	// Counted says that a release counts Channel's subscribers (Redisson's
-	// waiters, with PUBSUB NUMSUB), so that a tap there must not be one: it
-	// listens by pattern (notify.Hub.TapUncounted). A Hub in sharded mode
-	// has no patterns, and taps Fallback instead, where latchkey's
-	// force-unlocks name the owners forced out.
-	Counted  bool
-	Fallback string
 	// Key and Field name the hash field that a hold of owner keeps.
 	Key   string
 	Field func(owner string) string
@@ -65,7 +58,7 @@ func (k alarmed) Keep(id string, started time.Time, lost func(error)) Keeping {
 	if rt.Polling(k.a.Client) {
 		return inner // its Hub must not subscribe: renewals find the loss
 	}
-	w := &alarmWatch{a: k.a, forced: k.a.Forced, field: k.a.Field(id), lost: lost, stop: make(chan struct{})}
+	w := &alarmWatch{a: k.a, field: k.a.Field(id), lost: lost, stop: make(chan struct{})}
 	w.timer = time.AfterFunc(AlarmAfter, w.run)
 	return &alarmKeeping{inner, w}
 }
@@ -80,11 +73,22 @@ func (k *alarmKeeping) Stop() {
 	k.w.close()
 }
 
+// Tapped reports whether h's alarm listens on its lock's channel now: a
+// release that counts that channel's subscribers, to tell whether a
+// Redisson client waits, counts the holder's own tap among them.
+func Tapped(h *Hold) bool {
+	if h == nil {
+		return false
+	}
+	k, ok := h.keep.(*alarmKeeping)
+	return ok && k.w.tapped.Load()
+}
+
 // An alarmWatch is one hold's alarm.
 type alarmWatch struct {
 	a      *Alarm
-	forced bool // the tap names the owners forced out (Alarm.Forced, or its Fallback)
 	field  string
+	tapped atomic.Bool // the server confirmed the tap: it counts among the channel's subscribers
 	lost   func(error)
 	timer  *time.Timer
 	once   sync.Once
@@ -118,12 +122,16 @@ const (
 // hold ends. A tap that fails leaves the hold to its renewals.
 func (w *alarmWatch) run() {
 	ctx, cancel := context.WithTimeout(context.Background(), tapTimeout)
-	sub, err := w.tap(ctx)
+	sub, err := w.a.Hub().Tap(ctx, w.a.Channel)
 	cancel()
 	if err != nil {
 		return
 	}
-	defer sub.Close()
+	w.tapped.Store(true)
+	defer func() {
+		w.tapped.Store(false)
+		sub.Close()
+	}()
 	if !w.stopped() && w.look() {
 		for {
 			select {
@@ -140,20 +148,6 @@ func (w *alarmWatch) run() {
 	}
 }
 
-// tap listens on the alarm's channel (see Alarm.Counted).
-func (w *alarmWatch) tap(ctx context.Context) (*notify.Subscription, error) {
-	hub := w.a.Hub()
-	if !w.a.Counted {
-		return hub.Tap(ctx, w.a.Channel)
-	}
-	sub, err := hub.TapUncounted(ctx, w.a.Channel)
-	if errors.Is(err, notify.ErrNoPatterns) {
-		w.forced = true
-		return hub.Tap(ctx, w.a.Fallback)
-	}
-	return sub, err
-}
-
 // heard handles a signal of the tap, and reports whether the hold is
 // still to be watched: a message that names the owner forced out ends it,
 // and one that may mean so, or messages missed, make it look.
@@ -165,10 +159,10 @@ func (w *alarmWatch) heard(sub *notify.Subscription) bool {
 	look := missed
 	for _, p := range payloads {
 		switch {
-		case w.forced && slices.Contains(strings.Fields(p), w.field):
+		case w.a.Forced && slices.Contains(strings.Fields(p), w.field):
 			w.lost(fmt.Errorf("%w: force-unlocked", lockerr.ErrLost))
 			return false
-		case !w.forced && (w.a.Looks == nil || w.a.Looks(p)):
+		case !w.a.Forced && (w.a.Looks == nil || w.a.Looks(p)):
 			look = true
 		}
 	}

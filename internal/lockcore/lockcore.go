@@ -95,7 +95,9 @@ type Protocol interface {
 	Resolve(ctx context.Context, w *Waiter) (acquired bool, err error)
 	// Release releases one hold of owner id, publishing with pub, recorded
 	// against req: -1 not held, 0 holds remain, 1 released.
-	Release(ctx context.Context, pub, id string, reentrant bool, req string) rt.Reply
+	// tapped says that the hold's alarm listens on the lock's channel
+	// (see hold.Tapped).
+	Release(ctx context.Context, pub, id string, reentrant, tapped bool, req string) rt.Reply
 	// Force deletes the lock whoever holds it, publishing with pub: 1 if it
 	// was held.
 	Force(ctx context.Context, pub string) rt.Reply

@@ -119,7 +119,7 @@ func (f *fake) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
 	return f.resolve()
 }
 
-func (f *fake) Release(ctx context.Context, pub, id string, reentrant bool, req string) rt.Reply {
+func (f *fake) Release(ctx context.Context, pub, id string, reentrant, _ bool, req string) rt.Reply {
 	f.note(call{op: "release", id: id, reentrant: reentrant, req: req, pub: pub, ctxErr: ctx.Err()})
 	if f.release == nil {
 		return reply(1, nil)

@@ -71,9 +71,25 @@ type MutexCall struct {
 	// the queue takes it (scripts/fragment/mutex.lua). A RedLock's queue
 	// node never yields: its queue's head listens on Redisson's channel.
 	Yield bool
+	// Tapped: one of the subscribers of Redisson's channel is the
+	// releaser's own alarm (see hold.Tapped), no Redisson waiter.
+	Tapped bool
 	// HeardRelease: the acquiring waiter heard a release on Redisson's
 	// channel since its latest attempt (see Waiter.HeardRelease).
 	HeardRelease bool
+}
+
+// yield is the scripts' yield argument (see fragment/mutex.lua): "0" not
+// to yield, "1" to yield, "2" to yield with one subscriber of Redisson's
+// channel known to be no Redisson waiter.
+func (c MutexCall) yield() string {
+	switch {
+	case !c.Yield:
+		return "0"
+	case c.Tapped:
+		return "2"
+	}
+	return "1"
 }
 
 // Write returns c as a request on client, to the lock whose KEYS are ks,
@@ -98,15 +114,15 @@ func (c MutexCall) Write(client redis.UniversalClient, ks []string) rt.Call {
 		return rt.Call{Script: mutexAcquire, Write: w}
 	case OpRelease:
 		w.Sole = true
-		w.Args = args(c.Owner, scripts.Ms(c.Lease), c.Reentry, handoff.Flag(c.Yield))
+		w.Args = args(c.Owner, scripts.Ms(c.Lease), c.Reentry, c.yield())
 		return rt.Call{Script: mutexRelease, Write: w}
 	case OpDequeue:
-		w.Args = args(c.Entry, handoff.Flag(c.Yield))
+		w.Args = args(c.Entry, c.yield())
 		return rt.Call{Script: mutexDequeue, Write: w}
 	case OpForce:
 		// and the channel that tells a watch who was forced out
 		w.Keys = append(ks[:len(ks):len(ks)], keys.LockOf(ks[0]).Forced)
-		w.Args = args(handoff.Flag(c.Yield))
+		w.Args = args(c.yield())
 		return rt.Call{Script: mutexForce, Write: w}
 	case OpDelete:
 		w.Args = args()

@@ -91,7 +91,7 @@ func (l *Lock) releaseOnce(ctx context.Context, id string, reentrant bool) (int6
 		if err != nil {
 			return err
 		}
-		rep = l.Proto.Release(ctx, pub, id, reentrant, req) // recorded: safe to resend
+		rep = l.Proto.Release(ctx, pub, id, reentrant, hold.Tapped(l.Holds.Get(id)), req) // recorded: safe to resend
 		return rep.Err()
 	})
 	if err != nil {

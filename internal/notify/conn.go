@@ -88,24 +88,15 @@ func (c *conn) write() {
 		h.mu.Unlock()
 		ctx := context.Background() // a dial is bounded by DialTimeout
 		var err error
-		name := o.name
-		if o.ch != nil {
-			name = o.ch.name
-		}
-		pattern, isPattern := strings.CutPrefix(name, patternKey)
 		switch {
 		case o.ch == nil && c.sharded:
-			err = c.ps.SUnsubscribe(ctx, name)
-		case o.ch == nil && isPattern:
-			err = c.ps.PUnsubscribe(ctx, pattern)
+			err = c.ps.SUnsubscribe(ctx, o.name)
 		case o.ch == nil:
-			err = c.ps.Unsubscribe(ctx, name)
+			err = c.ps.Unsubscribe(ctx, o.name)
 		case c.sharded:
-			err = c.ps.SSubscribe(ctx, name)
-		case isPattern:
-			err = c.ps.PSubscribe(ctx, pattern)
+			err = c.ps.SSubscribe(ctx, o.ch.name)
 		default:
-			err = c.ps.Subscribe(ctx, name)
+			err = c.ps.Subscribe(ctx, o.ch.name)
 		}
 		h.mu.Lock()
 		if o.ch != nil {
@@ -148,18 +139,11 @@ func (c *conn) dispatch() {
 	Read(c.ps, c.hub.client, c.hub.cfg.healthInt, func(m any) {
 		switch m := m.(type) {
 		case *redis.Subscription:
-			switch m.Kind {
-			case "subscribe", "ssubscribe":
+			if m.Kind == "subscribe" || m.Kind == "ssubscribe" {
 				c.hub.confirmed(c, m.Channel)
-			case "psubscribe":
-				c.hub.confirmed(c, patternKey+m.Channel)
 			}
 		case *redis.Message:
-			if m.Pattern != "" {
-				c.hub.deliver(c, patternKey+m.Pattern, m.Payload)
-			} else {
-				c.hub.deliver(c, m.Channel, m.Payload)
-			}
+			c.hub.deliver(c, m.Channel, m.Payload)
 		}
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -130,40 +129,6 @@ func (h *Hub) SubscribeCounterNeed(ctx context.Context, name string, policy Wake
 // taps its lock's channel to hear that someone else ended its hold.
 func (h *Hub) Tap(ctx context.Context, name string) (*Subscription, error) {
 	return h.subscribe(ctx, name, nil, sub{tap: true})
-}
-
-// TapUncounted is Tap for a channel whose subscribers a script counts (a
-// release counts Redisson's waiters with PUBSUB NUMSUB): it listens by a
-// pattern that matches only that channel, which no such count includes.
-// A Hub in sharded mode has no patterns, and returns ErrNoPatterns.
-func (h *Hub) TapUncounted(ctx context.Context, name string) (*Subscription, error) {
-	sharded, err := h.isSharded(ctx)
-	switch {
-	case err != nil:
-		return nil, err
-	case sharded:
-		return nil, ErrNoPatterns
-	}
-	return h.subscribe(ctx, patternKey+globEscape(name), nil, sub{tap: true})
-}
-
-// ErrNoPatterns is TapUncounted's error on a Hub in sharded mode.
-var ErrNoPatterns = errors.New("pubsub: sharded pub/sub has no patterns")
-
-// patternKey starts the key, in the Hub's channels, of a pattern
-// subscription (see TapUncounted); no channel name starts with it.
-const patternKey = "\x00pattern:"
-
-// globEscape returns a Redis pattern that matches name alone.
-func globEscape(name string) string {
-	var b strings.Builder
-	for _, r := range name {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // sub is what a waiter asks of a subscription besides its channel.

@@ -77,36 +77,3 @@ func TestHub_tap(t *testing.T) {
 		t.Fatalf("subscribers of the tapped channel = %d, want 1", n)
 	}
 }
-
-// A tap that must not be counted listens by pattern: PUBSUB NUMSUB, which
-// a release reads to tell whether Redisson's waiters listen, does not
-// count it, and it hears only its own channel, whatever the name holds.
-func TestHub_tapUncounted(t *testing.T) {
-	s := redistest.SharedServer(t)
-	h := newHub(t, s.Client(t))
-	raw := s.Client(t)
-	ctx := context.Background()
-	ch := channelName(t, 0) + ":{a*b?[c]\\d}"
-	tap, err := h.TapUncounted(ctx, ch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tap.Close()
-	if n := raw.PubSubNumSub(ctx, ch).Val()[ch]; n != 0 {
-		t.Fatalf("NUMSUB counts the tap: %d subscribers, want 0", n)
-	}
-	raw.Publish(ctx, channelName(t, 0)+":{aXb![c]\\d}", "other") // the pattern's wildcards match nothing else
-	raw.Publish(ctx, ch, "0")
-	if !woken(tap, wakeTimeout) {
-		t.Fatal("the tap did not hear its channel")
-	}
-	if got, missed := tap.Heard(); missed || len(got) != 1 || got[0] != "0" {
-		t.Fatalf("heard %q (missed %v), want only [0]", got, missed)
-	}
-	tap.Close() // the Hub unsubscribes once the channel's linger is over
-	for deadline := time.Now().Add(5 * time.Second); raw.PubSubNumPat(ctx).Val() != 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the tap's pattern is still subscribed 5s after Close")
-		}
-	}
-}

@@ -278,7 +278,8 @@ end
 --
 -- Reads the KEYS through the locals of mutex_keys.lua, which comes before
 -- it, and ARGV[1..5] (see inputs.lua).
--- Defines yield_head(), grant_head(heard), hand_on(yield) and free(yield).
+-- Defines yield_head(), grant_head(heard), hand_on(yield) and free(yield),
+-- yield being "0", "1" or "2" (see hand_on).
 -- uses fragment/clock.lua
 -- uses fragment/fence.lua
 -- uses fragment/queue.lua
@@ -325,10 +326,13 @@ local function grant_head(heard)
 end
 
 -- hand_on tells Redisson's waiters that the lock is free, and grants it to
--- the next in line. With yield set, a Redisson client may have heard
--- that: Redisson's waiters take their place in line, if latchkey's wait.
+-- the next in line. With yield "1" or "2", a Redisson client may have
+-- heard that: Redisson's waiters take their place in line, if latchkey's
+-- wait. "2" says that one subscriber of the channel is the releaser's own
+-- alarm (a latchkey holder's, see hold.Alarm), which waits for nothing.
 local function hand_on(yield)
-  local heard = redis.call(pub, shared, '0') > 0 and yield and subscribers(shared) > 0
+  local own = yield == '2' and 1 or 0
+  local heard = redis.call(pub, shared, '0') > 0 and yield ~= '0' and subscribers(shared) > own
   purge()
   if heard and waiting() and redis.call('lindex', queue, 0) then
     join(redisson)
@@ -355,7 +359,7 @@ end
 -- else 0.
 -- uses fragment/mutex_keys.lua
 -- uses fragment/mutex.lua
-local entry, yield = ARGV[6], ARGV[7] == '1'
+local entry, yield = ARGV[6], ARGV[7]
 local _, head = leave(entry)
 -- The grant key names the waiter for a grant, and for its turn after
 -- Redisson's waiters, who may hold the lock now: only a lock the waiter's

@@ -140,7 +140,9 @@ local counted = ARGV[5] == '1'
 -- ARGV[7] lease in ms, restored when holds remain
 -- ARGV[8] "1" if the owner may re-enter, "0" for an id fresh for one
 --         acquisition
--- ARGV[9] "1" to yield to Redisson's waiters (see mutex.lua)
+-- ARGV[9] "1" to yield to Redisson's waiters, "2" to yield with one
+--         subscriber of their channel the releaser's own alarm, "0" not
+--         to (see mutex.lua)
 -- Returns -1 if the owner holds nothing, 0 if holds remain, 1 if released.
 -- A release is recorded against its request (see once.lua), so a resend
 -- answers as the first run did.
@@ -430,7 +432,8 @@ end
 --
 -- Reads the KEYS through the locals of mutex_keys.lua, which comes before
 -- it, and ARGV[1..5] (see inputs.lua).
--- Defines yield_head(), grant_head(heard), hand_on(yield) and free(yield).
+-- Defines yield_head(), grant_head(heard), hand_on(yield) and free(yield),
+-- yield being "0", "1" or "2" (see hand_on).
 -- uses fragment/clock.lua
 -- uses fragment/fence.lua
 -- uses fragment/queue.lua
@@ -477,10 +480,13 @@ local function grant_head(heard)
 end
 
 -- hand_on tells Redisson's waiters that the lock is free, and grants it to
--- the next in line. With yield set, a Redisson client may have heard
--- that: Redisson's waiters take their place in line, if latchkey's wait.
+-- the next in line. With yield "1" or "2", a Redisson client may have
+-- heard that: Redisson's waiters take their place in line, if latchkey's
+-- wait. "2" says that one subscriber of the channel is the releaser's own
+-- alarm (a latchkey holder's, see hold.Alarm), which waits for nothing.
 local function hand_on(yield)
-  local heard = redis.call(pub, shared, '0') > 0 and yield and subscribers(shared) > 0
+  local own = yield == '2' and 1 or 0
+  local heard = redis.call(pub, shared, '0') > 0 and yield ~= '0' and subscribers(shared) > own
   purge()
   if heard and waiting() and redis.call('lindex', queue, 0) then
     join(redisson)
@@ -494,5 +500,5 @@ local function free(yield)
   hand_on(yield)
 end
 -- uses fragment/mutex.lua
-free(ARGV[9] == '1')
+free(ARGV[9])
 return once_record(1)
