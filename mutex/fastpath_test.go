@@ -10,7 +10,7 @@ import (
 
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lockcore"
+	"github.com/latchkey/latchkey/internal/rt"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/redis/go-redis/v9"
@@ -99,12 +99,10 @@ func TestMutex_takeFreeResent(t *testing.T) {
 	c := client(t, server(t))
 	ctx := context.Background()
 	name := lockName(t)
-	ks := lockcore.MutexKeys(name)
 	try := func(owner string) []int64 {
 		t.Helper()
-		call := lockcore.MutexCall{Op: lockcore.OpTakeFree, Owner: owner, Reentry: "0", Lease: 10 * time.Second,
-			Now: time.Now(), Pub: "PUBLISH"}
-		vs, err := scripts.Ints(call.Write(c, ks).Exec(ctx, c).Cmd)
+		take := scripts.MutexTakeFree{Lock: keys.LockOf(name), Owner: owner, Lease: 10 * time.Second}
+		vs, err := scripts.Ints(rt.Of(c).Sender(nil, 0).Send(ctx, take.Request()).Cmd)
 		if err != nil {
 			t.Fatal(err)
 		}

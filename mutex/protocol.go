@@ -19,17 +19,15 @@ import (
 )
 
 // protocol is the mutex's side of lockcore.Protocol: its scripts
-// (lockcore.MutexCall) on a Redisson RLock hash, and the waiter queue
-// beside it.
+// (scripts.Mutex*) on a Redisson RLock hash, and the waiter queue beside
+// it.
 type protocol struct {
-	client  redis.UniversalClient
-	cfg     *config
-	channel string   // Redisson's shared unlock channel
-	hubs    string   // prefix of each Hub's channel, told when its waiter is first in line
-	keys    []string // the mutex scripts' KEYS
+	client redis.UniversalClient
+	cfg    *config
+	lock   keys.Lock
 	// free counts the handle's latest first tries in a row that found the
 	// lock free. From two on, the releases of its plain holds go the fast
-	// way first (lockcore.OpReleaseAlone), which costs a round trip more
+	// way first (scripts.MutexReleaseAlone), which costs a round trip more
 	// when someone queues after all: a lock that is sometimes found free
 	// between waiters' turns (a busy one) is released the full way.
 	free atomic.Int32
@@ -40,30 +38,25 @@ type protocol struct {
 const aloneAfter = 2
 
 func newProtocol(client redis.UniversalClient, name string, cfg *config) *protocol {
-	return &protocol{
-		client:  client,
-		cfg:     cfg,
-		channel: keys.LockChannel(name),
-		hubs:    keys.LockOf(name).Hubs,
-		keys:    lockcore.MutexKeys(name),
-	}
+	return &protocol{client: client, cfg: cfg, lock: keys.LockOf(name)}
+}
+
+// send sends req on the mutex's send path.
+func (p *protocol) send(ctx context.Context, req scripts.Request) rt.Reply {
+	return p.cfg.Sender(p.client).Send(ctx, req)
 }
 
 func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.Attempt, error) {
-	op := lockcore.OpAcquire
-	if w.Try || !w.Heard && !w.Polling {
-		// A single attempt never queues; nor does one whose letters
-		// nobody hears yet: a release would drop it (see wait.Mail.Live).
-		op = lockcore.OpTry
-	}
-	if op == lockcore.OpTry && !w.Queued && w.Reentry() == "0" {
+	// A single attempt never queues; nor does one whose letters nobody
+	// hears yet: a release would drop it (see wait.Mail.Live).
+	try := w.Try || !w.Heard && !w.Polling
+	if try && !w.Queued && w.Reentry() == scripts.Fresh {
 		return p.takeFree(ctx, w)
 	}
-	c := p.call(op, w.ID, p.entry(w), w.Reentry(), w.Queued, w.Started, w.Pub, w.Req)
-	c.HeardRelease, w.HeardRelease = w.HeardRelease, false
-	rep := c.Write(p.client, p.keys).Exec(ctx, p.client)
+	rep := p.send(ctx, p.acquire(w, try).Request())
+	w.HeardRelease = false
 	vs, err := scripts.Ints(rep.Cmd)
-	if op == lockcore.OpAcquire && (err != nil || len(vs) > 0 && vs[0] == 0) {
+	if !try && (err != nil || len(vs) > 0 && vs[0] == 0) {
 		w.Queued = true // maybe: a reply that was lost may have said so
 	}
 	switch {
@@ -81,10 +74,17 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	return lockcore.Attempt{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
 }
 
+// acquire is w's acquisition request.
+func (p *protocol) acquire(w *lockcore.Waiter, try bool) scripts.MutexAcquire {
+	return scripts.MutexAcquire{Lock: p.lock, Owner: w.ID, Entry: p.entry(w), Lease: p.cfg.TTL(),
+		Reentry: w.Reentry(), Queued: w.Queued, Try: try, HeardRelease: w.HeardRelease,
+		YieldFor: handoff.Yield, Record: w.Req}
+}
+
 // takeFree tries to take a free lock for w, whose id is fresh and which
 // never queued, with the fast path's own script.
 func (p *protocol) takeFree(ctx context.Context, w *lockcore.Waiter) (lockcore.Attempt, error) {
-	rep := p.call(lockcore.OpTakeFree, w.ID, "", "0", false, w.Started, w.Pub, "").Write(p.client, p.keys).Exec(ctx, p.client)
+	rep := p.send(ctx, scripts.MutexTakeFree{Lock: p.lock, Owner: w.ID, Lease: p.cfg.TTL()}.Request())
 	vs, err := scripts.Ints(rep.Cmd)
 	switch {
 	case err != nil:
@@ -119,9 +119,9 @@ func (p *protocol) entry(w *lockcore.Waiter) string { return w.HubID() + "/" + w
 // every such release; the wait loop reads first the letter of a latchkey
 // grant, which follows Redisson's message on the same connection.
 func (p *protocol) Listen(w *lockcore.Waiter, s *wait.Spec) {
-	s.Wake = wait.Channel{Name: p.hubs + ":" + w.Hub.ID(), Policy: notify.WakeOne}
+	s.Wake = wait.Channel{Name: p.lock.Hubs + ":" + w.Hub.ID(), Policy: notify.WakeOne}
 	s.Mail = w.Mail()
-	s.Hint = releases{w, p.channel}
+	s.Hint = releases{w, p.lock.Channel}
 }
 
 // releases counts a Redisson holder's releases on its shared channel,
@@ -146,71 +146,46 @@ func (r releases) Heard(n int) (bool, time.Duration) {
 }
 
 func (p *protocol) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
-	_, applied, err := p.write(lockcore.OpAcquire, w.ID, p.entry(w), w.Reentry(), w.Queued, w.Started, w.Pub, w.Req).Resolve(ctx, p.client)
+	_, applied, err := p.cfg.Sender(p.client).Resolve(ctx, p.acquire(w, false).Request())
 	return applied, err
 }
 
 func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
-	_ = p.exec(ctx, lockcore.OpDequeue, w.ID, p.entry(w), w.Reentry(), time.Now(), w.Pub, "").Err()
+	_ = p.send(ctx, scripts.MutexDequeue{Lock: p.lock, Entry: p.entry(w), Yield: scripts.YieldLock}.Request()).Err()
 }
 
-func (p *protocol) Release(ctx context.Context, pub, id string, reentrant, tapped bool, req string) rt.Reply {
-	flag := "0"
-	if reentrant {
-		flag = "1"
-	}
+func (p *protocol) Release(ctx context.Context, id string, reentrant, tapped bool, req string) rt.Reply {
 	// Only a fresh id's release goes the lone way first. The full release
 	// after it shares its record, so a resend of either, or a retry of the
-	// whole (wait.Retry), replays what applied; the record book keeps a
+	// whole (rt.Retry), replays what applied; the record book keeps a
 	// record sent again. A re-entrant owner's count must never be taken
 	// down twice, should a batch unlink that record under the full
 	// release; a fresh id holds once, and a second try finds nothing.
 	if !reentrant && p.free.Load() >= aloneAfter {
-		rep := p.exec(ctx, lockcore.OpReleaseAlone, id, "", flag, time.Now(), pub, req)
-		if n, err := scripts.Int(rep.Cmd); err != nil || n != lockcore.ReleaseQueued {
+		rep := p.send(ctx, scripts.MutexReleaseAlone{Lock: p.lock, Owner: id, Lease: p.cfg.TTL(), Record: req}.Request())
+		if n, err := scripts.Int(rep.Cmd); err != nil || n != scripts.ReleaseQueued {
 			return rep
 		}
 		p.free.Store(0)
 	}
-	c := p.call(lockcore.OpRelease, id, "", flag, false, time.Now(), pub, req)
-	c.Tapped = tapped
-	return c.Write(p.client, p.keys).Exec(ctx, p.client)
+	yield := scripts.YieldLock
+	if tapped {
+		yield = scripts.YieldTapped
+	}
+	return p.send(ctx, scripts.MutexRelease{Lock: p.lock, Owner: id, Lease: p.cfg.TTL(), Reentrant: reentrant,
+		Yield: yield, Record: req}.Request())
 }
 
 // Alarm is on Redisson's channel: every release and force-unlock, a
 // Redisson client's included, publishes on it, and while the lock is held
 // only a force-unlock does. A release counts who listens there (see
 // Release), the holder's own alarm among them.
-func (p *protocol) Alarm() hold.Alarm { return hold.Alarm{Channel: p.channel} }
+func (p *protocol) Alarm() hold.Alarm { return hold.Alarm{Channel: p.lock.Channel} }
 
-func (p *protocol) Force(ctx context.Context, pub string) rt.Reply {
-	return p.exec(ctx, lockcore.OpForce, "", "", "0", time.Now(), pub, "")
+func (p *protocol) Force(ctx context.Context) rt.Reply {
+	return p.send(ctx, scripts.MutexForce{Lock: p.lock, Yield: scripts.YieldLock}.Request())
 }
 
-func (p *protocol) Delete(ctx context.Context, pub string) rt.Reply {
-	return p.exec(ctx, lockcore.OpDelete, "", "", "0", time.Now(), pub, "")
-}
-
-// exec runs the mutex's operation op for owner id waiting as the queue
-// entry entry, with the flag reentry (see lockcore.Waiter.Reentry), its
-// script sent at now, recorded against req unless that is "".
-func (p *protocol) exec(ctx context.Context, op, id, entry, reentry string, now time.Time, pub, req string) rt.Reply {
-	return p.write(op, id, entry, reentry, false, now, pub, req).Exec(ctx, p.client)
-}
-
-// write is the request of the mutex's operation op (see exec).
-// Acquisitions, releases and the dequeues that may give back a grant wait
-// for replicas; forced unlocks need not.
-func (p *protocol) write(op, id, entry, reentry string, queued bool, now time.Time, pub, req string) rt.Call {
-	return p.call(op, id, entry, reentry, queued, now, pub, req).Write(p.client, p.keys)
-}
-
-// call is the request that write sends.
-func (p *protocol) call(op, id, entry, reentry string, queued bool, now time.Time, pub, req string) lockcore.MutexCall {
-	c := lockcore.MutexCall{Op: op, Owner: id, Entry: entry, Reentry: reentry, Queued: queued,
-		Lease: p.cfg.TTL(), Now: now, Pub: pub, Req: req, Yield: true}
-	if op != lockcore.OpForce {
-		c.Sync = p.cfg.Sync.Timeout()
-	}
-	return c
+func (p *protocol) Delete(ctx context.Context) rt.Reply {
+	return p.send(ctx, scripts.MutexDelete{Lock: p.lock}.Request())
 }

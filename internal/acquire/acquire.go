@@ -17,7 +17,9 @@
 //     copy still on its way.
 //
 // A primitive supplies the rest (Steps): how to send an attempt and decode
-// its reply, how to give a grant back, and what giving up leaves to undo.
+// its reply, how to give a grant back, and the steps of the one give-up
+// ladder (Abandon): settle an unanswered attempt, leave the queue, give
+// back what the attempt took.
 package acquire
 
 import (
@@ -51,16 +53,34 @@ type Steps struct {
 	// Send sends one attempt and decodes its reply. An error (other than
 	// Answer.Refused) leaves the attempt's fate unknown.
 	Send func(ctx context.Context) (Answer, error)
-	// Undo gives back a grant that cannot be kept. Its ctx is detached
-	// from the call's and sends no replica wait (see scripts.Undo).
+	// Undo gives back a grant that cannot be kept, or what an unanswered
+	// attempt took. Its ctx is detached from the call's and sends no
+	// replica wait (see rt.Undo).
 	Undo func(ctx context.Context)
 	// Lease, if positive, is how long a grant lasts; Restart then gives
 	// the acquisition a new request after a grant answered too late.
 	Lease   time.Duration
 	Restart func()
-	// Abandon undoes what the call left when it gave up: its queue entry,
-	// and, when unsure, what an unanswered attempt may have taken.
-	Abandon func(ctx context.Context, unsure bool)
+
+	// The give-up ladder (see Abandon). Settle finds out whether an
+	// attempt that went unanswered applied, and makes sure that a copy of
+	// it still on its way does not (the request record's Resolve); nil
+	// for a request without a record (a fresh id, which a resend finds
+	// holding), which counts as applied. Unsettled, if set, is told when
+	// Settle failed. Leave takes the call's entry out of the queue, giving
+	// back a grant that reached it too late; nil when nothing queued.
+	// Gone, if set, reports that the entry is gone already (a delete took
+	// it): then only an unanswered attempt is left to settle.
+	Settle    func(ctx context.Context) (applied bool, err error)
+	Unsettled func()
+	Leave     func(ctx context.Context) error
+	Gone      func() bool
+	// Park keeps the hand-back in the client's Book of parked permits
+	// (rt.Book), so that Close runs what the call could not; Shared says
+	// that the call waits through the client's shared Hub, which Close
+	// ends. The semaphores park theirs: a grant of permits to a waiter
+	// that gave up must come back.
+	Park, Shared bool
 }
 
 // A Machine is one acquisition's state. Its methods are for the one
@@ -74,10 +94,18 @@ type Machine struct {
 	doubt bool
 	// left holds the attempts that the call's ctx left on their way.
 	left flight.Flights
+	// give is the call's hand-back in its client's Book, if it parks.
+	give *rt.GiveUp
 }
 
 // New returns the state machine of one acquisition.
-func New(s Steps) *Machine { return &Machine{steps: s} }
+func New(s Steps) *Machine {
+	m := &Machine{steps: s}
+	if s.Park {
+		m.give = rt.Of(s.Client).Parked().Waiting(s.Shared, m.settle, m.leave)
+	}
+	return m
+}
 
 // Attempt makes one attempt (a wait.Attempt): it reports whether the
 // acquisition is granted and kept, or how long to sleep before the next.
@@ -115,6 +143,9 @@ func (m *Machine) Attempt(ctx context.Context) (bool, time.Duration, error) {
 		if !m.doubt {
 			rt.Finished(m.steps.Client, a.Reply.Record)
 		}
+		if m.give != nil {
+			m.give.Took()
+		}
 		return true, 0, nil
 	}
 	m.since = time.Time{} // refused: nothing of this request was granted
@@ -133,18 +164,57 @@ func (m *Machine) tooLate() bool {
 func (m *Machine) Since() time.Time { return m.since }
 
 // Abandon undoes what the call left when it gave up (a wait.Spec's
-// Abandon). An attempt that the call's ctx left on its way is waited for
-// first, for at most half of ctx's time: undone before it applied, it
-// would apply behind the undo.
+// Abandon): the give-up ladder. An attempt that went unanswered is settled
+// first, so that no copy of it applies behind what follows; then the
+// call leaves the queue; then what the attempt took, if it applied, is
+// given back. An attempt that the call's ctx left on its way is waited
+// for first, for at most half of ctx's time: undone before it applied, it
+// would apply behind the undo. A parked hand-back runs through the
+// client's Book, in the background while unsure, for as long as the
+// request's record lives.
 func (m *Machine) Abandon(ctx context.Context) {
-	if m.steps.Abandon == nil {
-		return
-	}
 	lctx, cancel := ctx, context.CancelFunc(func() {})
 	if dl, ok := ctx.Deadline(); ok {
 		lctx, cancel = context.WithDeadline(ctx, dl.Add(-time.Until(dl)/2))
 	}
 	m.left.Land(lctx)
 	cancel()
-	m.steps.Abandon(ctx, m.unsure)
+	switch {
+	case m.give != nil && m.steps.Gone != nil && m.steps.Gone() && !m.unsure:
+		m.give.Took() // what the call left is gone
+	case m.give != nil:
+		m.give.Abandon(ctx, m.unsure, rt.RecordTTL(m.steps.Client))
+	default:
+		if m.unsure {
+			_ = m.settle(ctx)
+		}
+		_ = m.leave(ctx)
+	}
+}
+
+// settle settles an attempt that went unanswered: it gives back what the
+// attempt took, if it applied (see Steps.Settle).
+func (m *Machine) settle(ctx context.Context) error {
+	applied := true
+	if m.steps.Settle != nil {
+		var err error
+		if applied, err = m.steps.Settle(ctx); err != nil {
+			if m.steps.Unsettled != nil {
+				m.steps.Unsettled()
+			}
+			return err
+		}
+	}
+	if applied && m.steps.Undo != nil {
+		m.steps.Undo(ctx)
+	}
+	return nil
+}
+
+// leave takes the call out of the queue, unless nothing queued.
+func (m *Machine) leave(ctx context.Context) error {
+	if m.steps.Leave == nil || m.steps.Gone != nil && m.steps.Gone() {
+		return nil
+	}
+	return m.steps.Leave(ctx)
 }

@@ -23,7 +23,8 @@ type steps struct {
 	undone   int
 	undoCtx  context.Context
 	restarts int
-	unsure   []bool // what each Abandon was told
+	unsure   []bool // whether each Abandon settled an unanswered attempt
+	settled  bool
 }
 
 func (s *steps) machine(client redis.UniversalClient, lease time.Duration) *acquire.Machine {
@@ -37,7 +38,11 @@ func (s *steps) machine(client redis.UniversalClient, lease time.Duration) *acqu
 		Undo:    func(ctx context.Context) { s.undone++; s.undoCtx = ctx },
 		Lease:   lease,
 		Restart: func() { s.restarts++ },
-		Abandon: func(_ context.Context, unsure bool) { s.unsure = append(s.unsure, unsure) },
+		Settle:  func(context.Context) (bool, error) { s.settled = true; return false, nil },
+		Leave: func(context.Context) error {
+			s.unsure, s.settled = append(s.unsure, s.settled), false
+			return nil
+		},
 	})
 }
 

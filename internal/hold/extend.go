@@ -10,17 +10,16 @@ import (
 	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/redis/go-redis/v9"
 )
 
 // Extend sets the lease of the hold under key (the owner field the renewal
-// kind takes) to d with kind's renewal of ks, waiting up to sync for
-// replicas, and tells the hold's keeping what it knows of the outcome. It
+// kind takes) to d with kind's renewal of ks, sent by snd, and tells the
+// hold's keeping what it knows of the outcome. It
 // never acquires: a renewal that finds the hold gone returns an error
 // matching lockerr.ErrNotHeld, and ends the hold as lost.
-func (t *Table) Extend(ctx context.Context, c redis.UniversalClient, kind *lease.Kind, ks []string, key string, d, sync time.Duration) error {
+func (t *Table) Extend(ctx context.Context, snd rt.Sender, kind *lease.Kind, ks []string, key string, d time.Duration) error {
 	sent := time.Now()
-	rep := rt.Exec(ctx, c, scripts.Get(kind.Script), rt.Write{Keys: ks, Args: []any{scripts.Ms(d), key}, Sync: sync})
+	rep := snd.Send(ctx, scripts.Renewal(scripts.Get(kind.Script), ks, []any{scripts.Ms(d), key}))
 	res, err := scripts.Ints(rep.Cmd)
 	switch {
 	case err == nil && len(res) != 1:

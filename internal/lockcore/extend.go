@@ -34,7 +34,7 @@ func (l *Lock) Extend(ctx context.Context, d time.Duration) error {
 	}
 	// An extension takes a grant not taken yet, as the take would.
 	ks := []string{l.Name, keys.LockOf(l.Name).Grant}
-	err := l.Holds.Extend(ctx, l.Client, Take, ks, id, d, l.Cfg.Sync.Timeout())
+	err := l.Holds.Extend(ctx, l.Cfg.Sender(l.Client), Take, ks, id, d)
 	if err != nil {
 		return l.errorf("extend", err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
-	"github.com/redis/go-redis/v9"
 )
 
 // Granted keeps a lock's hold granted by a release (see handoff.Grace) at At, as
@@ -24,11 +23,10 @@ import (
 // hold re-entered before then was taken by the re-entry; one released
 // before then needs nothing.
 type Granted struct {
-	Client redis.UniversalClient
+	Sender rt.Sender     // the lock's send path
 	Name   string        // the lock's hash
 	Grant  string        // the lock's grant key, which a take deletes
 	Lease  time.Duration // the lock's TTL, which a take sets
-	Sync   time.Duration // how long a take waits for replicas
 	// Then is the lock's own keeper, which keeps the hold once taken.
 	Then hold.Keeper
 	// Release gives a plain hold back on the server (see giveBack).
@@ -85,11 +83,8 @@ func (k *taking) take() {
 	k.mu.Unlock()
 	sent := time.Now()
 	ctx, cancel := context.WithDeadline(context.Background(), k.until)
-	rep := rt.Exec(ctx, k.g.Client, scripts.Get(Take.Script), rt.Write{
-		Keys: []string{k.g.Name, k.g.Grant},
-		Args: []any{scripts.Ms(k.g.Lease), k.id},
-		Sync: k.g.Sync,
-	})
+	rep := k.g.Sender.Send(ctx, scripts.Renewal(scripts.Get(Take.Script),
+		[]string{k.g.Name, k.g.Grant}, []any{scripts.Ms(k.g.Lease), k.id}))
 	cancel()
 	res, err := scripts.Ints(rep.Cmd)
 	if err == nil {

@@ -10,10 +10,7 @@ import (
 	"github.com/latchkey/latchkey"
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/hold"
-	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockcore"
-	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/redis/go-redis/v9"
 )
 
 func TestWaiter_Reentry(t *testing.T) {
@@ -143,35 +140,5 @@ func TestLock_grantedByLetter(t *testing.T) {
 	}
 	if !errors.Is(l.Err(), latchkey.ErrLost) {
 		t.Errorf("Err = %v, want ErrLost", l.Err())
-	}
-}
-
-func TestMutexCall(t *testing.T) {
-	name := "orders"
-	ks := lockcore.MutexKeys(name)
-	for _, k := range ks {
-		if keys.Slot(k) != keys.Slot(ks[0]) {
-			t.Errorf("key %s is not in the slot of %s", k, ks[0])
-		}
-	}
-	if ks[0] != name {
-		t.Errorf("KEYS[1] = %q, want the lock hash %q", ks[0], name)
-	}
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
-	defer c.Close()
-	for _, queued := range []bool{false, true} {
-		w := lockcore.MutexCall{Op: lockcore.OpAcquire, Owner: "o", Queued: queued, Lease: 1500 * time.Microsecond,
-			Now: time.UnixMilli(1234), Pub: "PUBLISH", Req: "req", Sync: time.Second}.Write(c, ks)
-		if w.Once != "req" || w.Sync != time.Second || len(w.Keys) != len(ks) {
-			t.Errorf("Write: Once %q, Sync %v, %d keys", w.Once, w.Sync, len(w.Keys))
-		}
-		if w.Script != scripts.Get("mutex_acquire") {
-			t.Errorf("Write chose %s for %s, want mutex_acquire", w.Script.Name(), lockcore.OpAcquire)
-		}
-		want := []any{int64(1234), "PUBLISH", scripts.Ms(handoff.QueueTimeout), scripts.Ms(handoff.Grace), "1",
-			"o", "", int64(2), "", map[bool]string{false: "0", true: "1"}[queued], "0", "0", scripts.Ms(handoff.Yield)}
-		if fmt.Sprint(w.Args) != fmt.Sprint(want) {
-			t.Errorf("ARGV = %v, want %v (as mutex_acquire.lua's header)", w.Args, want)
-		}
 	}
 }

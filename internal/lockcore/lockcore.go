@@ -30,7 +30,6 @@ type Waiter struct {
 	Reentrant bool   // ID came from ctx: it may hold through other handles
 	Try       bool   // a single attempt that leaves no trace
 	Hub       *notify.Hub
-	Pub       string // PUBLISH or SPUBLISH
 	// Req is the request record of a re-entry (see rt.Write.Once), ""
 	// for a fresh id, which finds itself holding instead.
 	Req     string
@@ -93,17 +92,15 @@ type Protocol interface {
 	// on without an answer, took the lock, and cancels it if it did not
 	// (see scripts.Script.Resolve).
 	Resolve(ctx context.Context, w *Waiter) (acquired bool, err error)
-	// Release releases one hold of owner id, publishing with pub, recorded
-	// against req: -1 not held, 0 holds remain, 1 released.
-	// tapped says that the hold's alarm listens on the lock's channel
-	// (see hold.Tapped).
-	Release(ctx context.Context, pub, id string, reentrant, tapped bool, req string) rt.Reply
-	// Force deletes the lock whoever holds it, publishing with pub: 1 if it
-	// was held.
-	Force(ctx context.Context, pub string) rt.Reply
-	// Delete deletes every key of the lock, publishing with pub, unless it
-	// is held: -1 held, 1 deleted, 0 nothing there.
-	Delete(ctx context.Context, pub string) rt.Reply
+	// Release releases one hold of owner id, recorded against req: -1 not
+	// held, 0 holds remain, 1 released. tapped says that the hold's alarm
+	// listens on the lock's channel (see hold.Tapped).
+	Release(ctx context.Context, id string, reentrant, tapped bool, req string) rt.Reply
+	// Force deletes the lock whoever holds it: 1 if it was held.
+	Force(ctx context.Context) rt.Reply
+	// Delete deletes every key of the lock unless it is held: -1 held, 1
+	// deleted, 0 nothing there.
+	Delete(ctx context.Context) rt.Reply
 	// Alarm says where a holder hears that it was forced out (see
 	// hold.Alarm): its Channel, Forced, Counted and Fallback.
 	Alarm() hold.Alarm
@@ -177,11 +174,6 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 		w.Key = w.ID + "/" + call
 		w.Holding = l.Holds.Get(w.ID) != nil
 	}
-	pub, err := l.Cfg.Publish(ctx, l.Client)
-	if err != nil {
-		return nil, false, l.errorf("lock", err)
-	}
-	w.Pub = pub
 	var (
 		token int64
 		holds int64 // the owner's holds on the server after the acquisition
@@ -191,7 +183,7 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 		spec.Rank = func() int64 { return w.Rank }
 	}
 	l.Proto.Listen(w, &spec)
-	m := acquire.New(acquire.Steps{
+	steps := acquire.Steps{
 		Client: l.Client,
 		Send: func(ctx context.Context) (acquire.Answer, error) {
 			w.Started = time.Now()
@@ -209,8 +201,9 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 				w.Req = keys.Once(l.Name, owner.New())
 			}
 		},
-		Abandon: func(ctx context.Context, unsure bool) { l.abandon(ctx, w, unsure) },
-	})
+	}
+	l.giveUp(w, &steps)
+	m := acquire.New(steps)
 	spec.Call = m
 	ok, err := wait.Until(ctx, budget, spec)
 	if err != nil {
@@ -236,8 +229,8 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 	if !w.grantedAt.IsZero() {
 		// Granted by a release, and told by its letter: no attempt ran.
 		g := Granted{
-			Client: l.Client, Name: l.Name, Grant: keys.LockOf(l.Name).Grant, Lease: l.Cfg.TTL(),
-			Sync: l.Cfg.Sync.Timeout(), Then: l.keep,
+			Sender: l.Cfg.Sender(l.Client), Name: l.Name, Grant: keys.LockOf(l.Name).Grant, Lease: l.Cfg.TTL(),
+			Then:    l.keep,
 			Release: func(ctx context.Context, id string) { _, _ = l.releaseOnce(ctx, id, false) },
 			At:      w.grantedAt, Plain: !w.Reentrant,
 		}
@@ -246,31 +239,19 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 	return l.Holds.Acquired(w.ID, w.ID, 0, !w.Reentrant, token, w.Started, l.keep), true, nil
 }
 
-// abandon undoes what w left when it gave up: its queue entry, and, when
-// an attempt went unanswered (unsure), what that attempt may have taken.
-func (l *Lock) abandon(ctx context.Context, w *Waiter, unsure bool) {
+// giveUp fills in the give-up ladder of w's acquisition (see
+// acquire.Machine.Abandon): it leaves the queue, unless it never joined,
+// and when an attempt went unanswered, a fresh id, which holds nothing
+// else, releases what it may have taken, while an owner's re-entry asks
+// its record whether it counted, and takes the count back if it did, so
+// that the owner's counts here and on the server agree.
+func (l *Lock) giveUp(w *Waiter, s *acquire.Steps) {
 	if !w.Try {
-		l.Proto.Dequeue(ctx, w)
+		s.Leave = func(ctx context.Context) error { l.Proto.Dequeue(ctx, w); return nil }
 	}
-	switch {
-	case !unsure:
-	case !w.Reentrant:
-		// The grant may have landed after we gave up: a fresh id holds
-		// nothing else, so releasing it undoes just that.
-		if res, err := l.releaseOnce(ctx, w.ID, false); err == nil {
-			l.record(w.ID, res)
-		}
-	default:
-		// An owner's re-entry that may have counted: its record says, and
-		// a count the caller was told failed is taken back, so that the
-		// owner's counts here and on the server agree.
-		acquired, err := l.Proto.Resolve(ctx, w)
-		switch {
-		case err != nil:
-			l.Holds.Uncertain(w.ID)
-		case acquired:
-			_, _ = l.releaseOnce(ctx, w.ID, true)
-		}
+	if w.Reentrant {
+		s.Settle = func(ctx context.Context) (bool, error) { return l.Proto.Resolve(ctx, w) }
+		s.Unsettled = func() { l.Holds.Uncertain(w.ID) }
 	}
 }
 

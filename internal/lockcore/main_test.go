@@ -37,8 +37,7 @@ type call struct {
 	try       bool
 	req       string // the request record
 	key       string // the letter key
-	pub       string
-	ctxErr    error // the ctx's error when called
+	ctxErr    error  // the ctx's error when called
 }
 
 // fake is a lockcore.Protocol whose answers the test scripts and whose
@@ -68,7 +67,7 @@ func (f *fake) note(c call) {
 }
 
 func waiterCall(ctx context.Context, op string, w *lockcore.Waiter) call {
-	return call{op: op, id: w.ID, reentrant: w.Reentrant, reentry: w.Reentry(), try: w.Try, req: w.Req, key: w.Key, pub: w.Pub, ctxErr: ctx.Err()}
+	return call{op: op, id: w.ID, reentrant: w.Reentrant, reentry: w.Reentry(), try: w.Try, req: w.Req, key: w.Key, ctxErr: ctx.Err()}
 }
 
 // ops returns the recorded calls of operation op, in order.
@@ -119,8 +118,8 @@ func (f *fake) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
 	return f.resolve()
 }
 
-func (f *fake) Release(ctx context.Context, pub, id string, reentrant, _ bool, req string) rt.Reply {
-	f.note(call{op: "release", id: id, reentrant: reentrant, req: req, pub: pub, ctxErr: ctx.Err()})
+func (f *fake) Release(ctx context.Context, id string, reentrant, _ bool, req string) rt.Reply {
+	f.note(call{op: "release", id: id, reentrant: reentrant, req: req, ctxErr: ctx.Err()})
 	if f.release == nil {
 		return reply(1, nil)
 	}
@@ -129,16 +128,16 @@ func (f *fake) Release(ctx context.Context, pub, id string, reentrant, _ bool, r
 
 func (f *fake) Alarm() hold.Alarm { return hold.Alarm{Channel: "forced", Forced: true} }
 
-func (f *fake) Force(ctx context.Context, pub string) rt.Reply {
-	f.note(call{op: "force", pub: pub, ctxErr: ctx.Err()})
+func (f *fake) Force(ctx context.Context) rt.Reply {
+	f.note(call{op: "force", ctxErr: ctx.Err()})
 	if f.force.Cmd == nil {
 		return reply(1, nil)
 	}
 	return f.force
 }
 
-func (f *fake) Delete(ctx context.Context, pub string) rt.Reply {
-	f.note(call{op: "delete", pub: pub, ctxErr: ctx.Err()})
+func (f *fake) Delete(ctx context.Context) rt.Reply {
+	f.note(call{op: "delete", ctxErr: ctx.Err()})
 	if f.del.Cmd == nil {
 		return reply(1, nil)
 	}

@@ -87,11 +87,7 @@ func (l *Lock) releaseOnce(ctx context.Context, id string, reentrant bool) (int6
 	req := keys.Once(l.Name, owner.New())
 	var rep rt.Reply
 	err := rt.Retry(ctx, l.Client, func(ctx context.Context) error {
-		pub, err := l.Cfg.Publish(ctx, l.Client)
-		if err != nil {
-			return err
-		}
-		rep = l.Proto.Release(ctx, pub, id, reentrant, hold.Tapped(l.Holds.Get(id)), req) // recorded: safe to resend
+		rep = l.Proto.Release(ctx, id, reentrant, hold.Tapped(l.Holds.Get(id)), req) // recorded: safe to resend
 		return rep.Err()
 	})
 	if err != nil {
@@ -114,11 +110,7 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 		return false, l.errorf("force unlock", err)
 	}
 	held, err := wait.Cleanup(ctx, l.Client, func(ctx context.Context) (bool, error) {
-		pub, err := l.Cfg.Publish(ctx, l.Client)
-		if err != nil {
-			return false, err
-		}
-		n, err := scripts.Int(l.Proto.Force(ctx, pub).Cmd)
+		n, err := scripts.Int(l.Proto.Force(ctx).Cmd)
 		return n == 1, err
 	})
 	if err != nil {
@@ -133,11 +125,7 @@ func (l *Lock) Delete(ctx context.Context) (bool, error) {
 	if err := rt.Usable(ctx, l.Name, l.Client); err != nil {
 		return false, l.errorf("delete", err)
 	}
-	pub, err := l.Cfg.Publish(ctx, l.Client)
-	if err != nil {
-		return false, l.errorf("delete", err)
-	}
-	n, err := scripts.Int(l.Proto.Delete(ctx, pub).Cmd)
+	n, err := scripts.Int(l.Proto.Delete(ctx).Cmd)
 	switch {
 	case err != nil:
 		return false, l.errorf("delete", err)

@@ -6,7 +6,6 @@
 package lockopt
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -35,10 +34,10 @@ func (b *Base) HubFor(client redis.UniversalClient) *notify.Hub {
 	return rt.Of(client).Hub()
 }
 
-// Publish returns the command scripts publish with on client: that of the
-// Hub the primitive waits through, so that its waiters hear it.
-func (b *Base) Publish(ctx context.Context, client redis.UniversalClient) (string, error) {
-	return rt.Publish(ctx, client, b.Hub)
+// Sender returns the primitive's send path on client (see rt.Sender):
+// through the Hub it waits through, waiting for replicas as set.
+func (b *Base) Sender(client redis.UniversalClient) rt.Sender {
+	return rt.Of(client).Sender(b.Hub, b.Sync.Timeout())
 }
 
 // Common is the shared part of a lock primitive's config.

@@ -29,7 +29,7 @@ func TestReplicas_attachedCountedWithinASecond(t *testing.T) {
 	set := scripts.Compose("replicas_attached", "redis.call('set', KEYS[1], ARGV[1]) return 1")
 	write := func(v int) rt.Reply {
 		t.Helper()
-		r := rt.Exec(ctx, c, set, rt.Write{Keys: []string{"attached"}, Args: []any{v}, Sync: time.Second})
+		r := rt.Of(c).Sender(nil, time.Second).Send(ctx, scripts.Request{Script: set, Keys: []string{"attached"}, Args: []any{v}, Synced: true})
 		if r.Err() != nil {
 			t.Fatal(r.Err())
 		}

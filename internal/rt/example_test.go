@@ -11,9 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Run a script through the one runner (EVALSHA, EVAL on NOSCRIPT) and decode
-// its {acquired, value} reply with Pair.
-func ExampleRun() {
+// Send a request through the one send path (EVALSHA, EVAL on NOSCRIPT)
+// and decode its {acquired, value} reply with Pair.
+func ExampleSender_Send() {
 	mr := miniredis.NewMiniRedis()
 	if err := mr.Start(); err != nil {
 		panic(err)
@@ -27,9 +27,10 @@ func ExampleRun() {
 	keys := []string{"lock", "redisson_lock_token:{lock}"}
 	lease := scripts.Ms(30 * time.Second)
 
-	ok, token, err := scripts.Pair(rt.Run(ctx, client, acquire, keys, lease, "client-a:1", "0"))
+	send := rt.Of(client).Sender(nil, 0)
+	ok, token, err := scripts.Pair(send.Send(ctx, scripts.Request{Script: acquire, Keys: keys, Args: []any{lease, "client-a:1", "0"}}).Cmd)
 	fmt.Println(ok, token, err)
-	ok, pttl, err := scripts.Pair(rt.Run(ctx, client, acquire, keys, lease, "client-b:1", "0"))
+	ok, pttl, err := scripts.Pair(send.Send(ctx, scripts.Request{Script: acquire, Keys: keys, Args: []any{lease, "client-b:1", "0"}}).Cmd)
 	fmt.Println(ok, scripts.Millis(pttl) > 0, err)
 	// Output:
 	// true 1 <nil>

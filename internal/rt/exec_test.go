@@ -20,19 +20,19 @@ import (
 
 // opsCall is a request of the mutex's script for op ("acquire" or
 // "release"), for owner on lock name.
-func opsCall(name, op, owner, reentrant, req string) rt.Call {
-	w := rt.Write{
-		Keys: []string{name, keys.TokenKey(name), "q{" + name + "}", "t{" + name + "}",
-			keys.LockChannel(name), "h{" + name + "}", "g{" + name + "}"},
-		Args: []any{time.Now().UnixMilli(), "PUBLISH", 15000, 100, "0", owner},
-		Once: req,
-	}
+func opsCall(name, op, owner, reentrant, req string) scripts.Request {
+	l := keys.LockOf(name)
 	if op == "release" {
-		w.Args = append(w.Args, 30000, reentrant)
-		return rt.Call{Script: scripts.Get("mutex_release"), Write: w}
+		return scripts.MutexRelease{Lock: l, Owner: owner, Lease: 30 * time.Second, Reentrant: reentrant == "1",
+			Yield: scripts.NoYield, Record: req}.Request()
 	}
-	w.Args = append(w.Args, "hub/"+owner, 30000, reentrant, "0", "0")
-	return rt.Call{Script: scripts.Get("mutex_acquire"), Write: w}
+	return scripts.MutexAcquire{Lock: l, Owner: owner, Entry: "hub/" + owner, Lease: 30 * time.Second,
+		Reentry: reentrant, Record: req}.Request()
+}
+
+// send sends req on c's send path, waiting up to sync for replicas.
+func send(ctx context.Context, c redis.UniversalClient, req scripts.Request, sync time.Duration) rt.Reply {
+	return rt.Of(c).Sender(nil, sync).Send(ctx, req)
 }
 
 // A request sent twice with the same record is applied once, and the second
@@ -45,13 +45,13 @@ func TestExec_onceAppliesARequestOnce(t *testing.T) {
 		name := locktest.Name(t, "exec-once") // fresh records on every run (-count)
 		for i := 0; i < 2; i++ {
 			w := opsCall(name, "acquire", "a:1", "1", keys.Once(name, "acq"+string(rune('0'+i))))
-			if err := w.Exec(ctx, c).Err(); err != nil {
+			if err := send(ctx, c, w, 0).Err(); err != nil {
 				t.Fatal(err)
 			}
 		}
 		release := opsCall(name, "release", "a:1", "1", keys.Once(name, "rel"))
 		for i := 0; i < 3; i++ {
-			n, err := scripts.Int(release.Exec(ctx, c).Cmd)
+			n, err := scripts.Int(send(ctx, c, release, 0).Cmd)
 			if err != nil || n != 0 {
 				t.Fatalf("release #%d = %d, %v; want 0 (one hold left) every time", i+1, n, err)
 			}
@@ -62,11 +62,11 @@ func TestExec_onceAppliesARequestOnce(t *testing.T) {
 		// The acquisition's token, over 2^50 on a new counter, survives the
 		// record exactly.
 		acq := opsCall(name, "acquire", "a:1", "1", keys.Once(name, "acq-again"))
-		first, err := scripts.Ints(acq.Exec(ctx, c).Cmd)
+		first, err := scripts.Ints(send(ctx, c, acq, 0).Cmd)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := scripts.Ints(acq.Exec(ctx, c).Cmd)
+		again, err := scripts.Ints(send(ctx, c, acq, 0).Cmd)
 		if err != nil || len(again) != 3 || again[1] != first[1] || first[1] < 1<<50 {
 			t.Fatalf("resent acquisition = %v, %v; first %v", again, err, first)
 		}
@@ -89,17 +89,17 @@ func TestExec_oncePlainReleaseResent(t *testing.T) {
 	rt.KeepRecords(c) // a request sent twice stands for a resend
 	ctx := context.Background()
 	name := locktest.Name(t, "exec-once") // fresh records on every run (-count)
-	if err := opsCall(name, "acquire", "b:1", "0", "").Exec(ctx, c).Err(); err != nil {
+	if err := send(ctx, c, opsCall(name, "acquire", "b:1", "0", ""), 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	release := opsCall(name, "release", "b:1", "0", keys.Once(name, "rel"))
 	for i := 0; i < 2; i++ {
-		if n, err := scripts.Int(release.Exec(ctx, c).Cmd); err != nil || n != 1 {
+		if n, err := scripts.Int(send(ctx, c, release, 0).Cmd); err != nil || n != 1 {
 			t.Fatalf("release #%d = %d, %v; want 1 both times", i+1, n, err)
 		}
 	}
 	other := opsCall(name, "release", "b:1", "0", keys.Once(name, "other"))
-	if n, err := scripts.Int(other.Exec(ctx, c).Cmd); err != nil || n != -1 {
+	if n, err := scripts.Int(send(ctx, c, other, 0).Cmd); err != nil || n != -1 {
 		t.Fatalf("another release request = %d, %v; want -1, not held", n, err)
 	}
 }
@@ -120,8 +120,7 @@ func TestExec_syncWaitsForReplicas(t *testing.T) {
 	c.AddHook(&waits)
 	name := "exec-sync"
 	w := opsCall(name, "acquire", "c:1", "0", "")
-	w.Sync = time.Second
-	rep := w.Exec(ctx, c)
+	rep := send(ctx, c, w, time.Second)
 	if rep.Err() != nil || rep.Replicas != 1 || rep.Acked != 1 || rep.SyncErr() != nil {
 		t.Fatalf("synced write: err %v, %d of %d acked", rep.Err(), rep.Acked, rep.Replicas)
 	}
@@ -132,9 +131,8 @@ func TestExec_syncWaitsForReplicas(t *testing.T) {
 	replica.Freeze()
 	defer replica.Thaw()
 	w = opsCall(name, "release", "c:1", "0", keys.Once(name, "r"))
-	w.Sync = 200 * time.Millisecond
 	start := time.Now()
-	rep = w.Exec(ctx, c)
+	rep = send(ctx, c, w, 200*time.Millisecond)
 	waited := time.Since(start)
 	if rep.Err() != nil || rep.Acked != 0 || !errors.Is(rep.SyncErr(), lockerr.ErrNotReplicated) {
 		t.Fatalf("write with the replica frozen: err %v, %d of %d acked, SyncErr %v", rep.Err(), rep.Acked, rep.Replicas, rep.SyncErr())
@@ -147,8 +145,7 @@ func TestExec_syncWaitsForReplicas(t *testing.T) {
 	loneWaits := locktest.Commands{Only: "wait"}
 	lone.AddHook(&loneWaits)
 	w = opsCall("exec-sync-lone", "acquire", "d:1", "0", "")
-	w.Sync = time.Second
-	if rep := w.Exec(ctx, lone); rep.Err() != nil || rep.Replicas != 0 || rep.SyncErr() != nil {
+	if rep := send(ctx, lone, w, time.Second); rep.Err() != nil || rep.Replicas != 0 || rep.SyncErr() != nil {
 		t.Fatalf("synced write without replicas: err %v, %d replicas", rep.Err(), rep.Replicas)
 	}
 	if n := loneWaits.N(); n != 0 {
@@ -172,19 +169,19 @@ func TestResolve(t *testing.T) {
 	acquire := scripts.Compose("take_recorded", string(src))
 	name := locktest.Name(t, "exec-resolve") // fresh records on every run (-count)
 	c.Set(ctx, name, 5, 0)
-	applied := rt.Write{Keys: []string{name}, Args: []any{2}, Once: keys.Once(name, "applied")}
-	if err := rt.Exec(ctx, c, acquire, applied).Err(); err != nil {
+	applied := scripts.Request{Script: acquire, Keys: []string{name}, Args: []any{2}, Record: keys.Once(name, "applied")}
+	if err := send(ctx, c, applied, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	rep, ok, err := rt.Resolve(ctx, c, acquire, applied)
+	rep, ok, err := rt.Of(c).Sender(nil, 0).Resolve(ctx, applied)
 	if vs, _ := scripts.Ints(rep.Cmd); err != nil || !ok || len(vs) != 2 || vs[0] != 1 || vs[1] != 3 {
 		t.Fatalf("Resolve of an applied request = %v, %v, %v; want its reply {1, 3}", vs, ok, err)
 	}
-	lost := rt.Write{Keys: []string{name}, Args: []any{2}, Once: keys.Once(name, "lost")}
-	if _, ok, err := rt.Resolve(ctx, c, acquire, lost); ok || err != nil {
+	lost := scripts.Request{Script: acquire, Keys: []string{name}, Args: []any{2}, Record: keys.Once(name, "lost")}
+	if _, ok, err := rt.Of(c).Sender(nil, 0).Resolve(ctx, lost); ok || err != nil {
 		t.Fatalf("Resolve of a request never sent = %v, %v; want cancelled", ok, err)
 	}
-	if err := rt.Exec(ctx, c, acquire, lost).Err(); err != nil && !strings.Contains(err.Error(), "unexpected") {
+	if err := send(ctx, c, lost, 0).Err(); err != nil && !strings.Contains(err.Error(), "unexpected") {
 		t.Fatalf("the late copy: %v", err)
 	}
 	if n, _ := c.Get(ctx, name).Int(); n != 3 {

@@ -35,8 +35,8 @@ func permits(t *testing.T, c redis.UniversalClient, prefix string) string {
 
 // takeOne is take_recorded's request for one of name's permits, recorded
 // as id, which no other request shares.
-func takeOne(name, id string) rt.Write {
-	return rt.Write{Keys: []string{name}, Args: []any{1}, Once: keys.Once(name, id), Sole: true}
+func takeOne(name, id string) scripts.Request {
+	return scripts.Request{Keys: []string{name}, Args: []any{1}, Record: keys.Once(name, id), Sole: true}
 }
 
 // gone waits up to d for key to be deleted, and reports whether it was.
@@ -60,10 +60,10 @@ func TestRecords_answeredAreDeleted(t *testing.T) {
 		var recs []string
 		for i := range 3 {
 			w := takeOne(permits(t, c, "records"+string(rune('a'+i))), "req")
-			if err := rt.Exec(ctx, c, take, w).Err(); err != nil {
+			if err := exec(ctx, c, take, w).Err(); err != nil {
 				t.Fatal(err)
 			}
-			recs = append(recs, w.Once)
+			recs = append(recs, w.Record)
 		}
 		for _, rec := range recs {
 			if !gone(c, rec, 5*time.Second) {
@@ -84,13 +84,13 @@ func TestRecords_failedSendKeepsRecord(t *testing.T) {
 	w := takeOne(permits(t, c, "records-failed"), "req")
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := rt.Exec(cancelled, c, take, w).Err(); !errors.Is(err, context.Canceled) {
+	if err := exec(cancelled, c, take, w).Err(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("send with an ended ctx: %v", err)
 	}
-	if err := rt.Exec(ctx, c, take, w).Err(); err != nil {
+	if err := exec(ctx, c, take, w).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if gone(c, w.Once, time.Second) {
+	if gone(c, w.Record, time.Second) {
 		t.Fatal("the record of a request with a failed send was deleted")
 	}
 }
@@ -101,10 +101,10 @@ func TestRecords_sharedRecordStays(t *testing.T) {
 	c := redistest.SharedServer(t).Client(t)
 	w := takeOne(permits(t, c, "records-shared"), "req")
 	w.Sole = false
-	if err := rt.Exec(context.Background(), c, takeRecorded(t), w).Err(); err != nil {
+	if err := exec(context.Background(), c, takeRecorded(t), w).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if gone(c, w.Once, time.Second) {
+	if gone(c, w.Record, time.Second) {
 		t.Fatal("a record that requests share was deleted")
 	}
 }
@@ -119,18 +119,18 @@ func TestRecords_finished(t *testing.T) {
 	take := takeRecorded(t)
 	w := takeOne(permits(t, c, "records-finished"), "req")
 	w.Sole = false
-	r := rt.Exec(ctx, c, take, w)
+	r := exec(ctx, c, take, w)
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if r.Record != w.Once || !r.Single {
-		t.Fatalf("reply's record %q, single %v; want %q, true", r.Record, r.Single, w.Once)
+	if r.Record != w.Record || !r.Single {
+		t.Fatalf("reply's record %q, single %v; want %q, true", r.Record, r.Single, w.Record)
 	}
-	if gone(c, w.Once, 500*time.Millisecond) {
+	if gone(c, w.Record, 500*time.Millisecond) {
 		t.Fatal("a shared record went before its caller was done with it")
 	}
 	rt.Finished(c, r.Record)
-	if !gone(c, w.Once, 5*time.Second) {
+	if !gone(c, w.Record, 5*time.Second) {
 		t.Error("a finished record still there after 5s")
 	}
 
@@ -138,8 +138,8 @@ func TestRecords_finished(t *testing.T) {
 	failed.Sole = false
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if r := rt.Exec(cancelled, c, take, failed); r.Single || r.Record != failed.Once {
-		t.Errorf("a failed send's reply: record %q, single %v; want %q, false", r.Record, r.Single, failed.Once)
+	if r := exec(cancelled, c, take, failed); r.Single || r.Record != failed.Record {
+		t.Errorf("a failed send's reply: record %q, single %v; want %q, false", r.Record, r.Single, failed.Record)
 	}
 }
 
@@ -151,11 +151,11 @@ func TestRecords_sentAgainStays(t *testing.T) {
 	take := takeRecorded(t)
 	w := takeOne(permits(t, c, "records-again"), "req")
 	for range 2 {
-		if err := rt.Exec(ctx, c, take, w).Err(); err != nil {
+		if err := exec(ctx, c, take, w).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if gone(c, w.Once, time.Second) {
+	if gone(c, w.Record, time.Second) {
 		t.Fatal("the record of a request sent twice was deleted")
 	}
 }
@@ -165,10 +165,10 @@ func TestRecords_noPauseKeepsRecords(t *testing.T) {
 	c := redistest.SharedServer(t).Client(t, func(o *redis.Options) { o.MinRetryBackoff = -1 })
 	ctx := context.Background()
 	w := takeOne(permits(t, c, "records-nopause"), "req")
-	if err := rt.Exec(ctx, c, takeRecorded(t), w).Err(); err != nil {
+	if err := exec(ctx, c, takeRecorded(t), w).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if gone(c, w.Once, time.Second) {
+	if gone(c, w.Record, time.Second) {
 		t.Fatal("a record was deleted on a client that resends without a pause")
 	}
 }
@@ -181,17 +181,23 @@ func TestRecords_takenAlong(t *testing.T) {
 	take := takeRecorded(t)
 	name := permits(t, c, "records-along")
 	first := takeOne(name, "first")
-	if err := rt.Exec(ctx, c, take, first).Err(); err != nil {
+	if err := exec(ctx, c, take, first).Err(); err != nil {
 		t.Fatal(err)
 	}
 	second := takeOne(name, "second")
-	if err := rt.Exec(ctx, c, take, second).Err(); err != nil {
+	if err := exec(ctx, c, take, second).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if n := c.Exists(ctx, first.Once).Val(); n != 0 {
+	if n := c.Exists(ctx, first.Record).Val(); n != 0 {
 		t.Error("the first request's record outlived the next request to its slot")
 	}
 	if n, _ := c.Get(ctx, name).Int(); n != 3 {
 		t.Errorf("%d permits left after two takes of one, want 3", n)
 	}
+}
+
+// exec sends req, a request of script s, on c's send path.
+func exec(ctx context.Context, c redis.UniversalClient, s *scripts.Script, req scripts.Request) rt.Reply {
+	req.Script = s
+	return rt.Of(c).Sender(nil, 0).Send(ctx, req)
 }

@@ -195,7 +195,7 @@ func SetProcessRecord(client redis.UniversalClient, on bool) { Of(client).proces
 
 // renew runs a renewal script for the watchdog (a lease.Send).
 func (r *Runtime) renew(ctx context.Context, script string, keys []string, args []any, sync time.Duration) ([]int64, error) {
-	rep := Exec(ctx, r.client, scripts.Get(script), Write{Keys: keys, Args: args, Sync: sync})
+	rep := r.Sender(nil, sync).Send(ctx, scripts.Renewal(scripts.Get(script), keys, args))
 	res, err := rep.Int64Slice()
 	if err == nil {
 		err = rep.SyncErr()

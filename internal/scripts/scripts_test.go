@@ -207,7 +207,7 @@ func TestRun_afterScriptFlush(t *testing.T) {
 		ctx := context.Background()
 		run := func() {
 			t.Helper()
-			got, err := scripts.Ints(rt.Run(ctx, c, s, []string{key}, 1000, "nobody"))
+			got, err := scripts.Ints(rt.Of(c).Sender(nil, 0).Read(ctx, scripts.Request{Script: s, Keys: []string{key}, Args: []any{1000, "nobody"}}))
 			if err != nil || len(got) != 1 || got[0] != 0 {
 				t.Fatalf("Run = %v, %v; want [0]", got, err)
 			}

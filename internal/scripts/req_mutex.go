@@ -1,0 +1,203 @@
+package scripts
+
+import (
+	"time"
+
+	"github.com/latchkey/latchkey/internal/keys"
+)
+
+// The requests of the mutex's scripts (fragment/mutex.lua): a Redisson
+// RLock hash, with latchkey's waiter queue beside it. A RedLock's queue
+// node runs them too.
+
+var (
+	mutexAcquire      = Get("mutex_acquire")
+	mutexTakeFree     = Get("mutex_take_free")
+	mutexRelease      = Get("mutex_release")
+	mutexReleaseAlone = Get("mutex_release_alone")
+	mutexDequeue      = Get("mutex_dequeue")
+	mutexForce        = Get("mutex_force")
+	mutexDelete       = Get("mutex_delete")
+)
+
+// mutexKeys writes the KEYS of every mutex script (fragment/mutex_keys.lua).
+func (b *build) mutexKeys(l keys.Lock) {
+	b.key("lock hash", l.Name)
+	b.key("fencing counter", l.Token)
+	b.key("queue", l.Queue)
+	b.key("deadlines", l.Deadlines)
+	b.key("Redisson's channel", l.Channel)
+	b.key("Hub channel prefix", l.Hubs)
+	b.key("grant", l.Grant)
+}
+
+// Reentry is how an owner acquires (see mutex_acquire.lua's ARGV[9]).
+const (
+	Fresh     = "0" // an id fresh for this one acquisition
+	Reentrant = "1" // an owner that may re-enter
+	Holding   = "2" // an owner that holds the lock through the caller's handle
+)
+
+// Yield says whether a release, a dequeue or a forced unlock leaves a
+// free lock to Redisson's waiters that may have heard it first (see
+// fragment/mutex.lua).
+type Yield string
+
+const (
+	NoYield   Yield = "0" // a RedLock's queue node: its head listens on Redisson's channel
+	YieldLock Yield = "1"
+	// YieldTapped yields, one subscriber of Redisson's channel being the
+	// releaser's own alarm (hold.Tapped), no Redisson waiter.
+	YieldTapped Yield = "2"
+)
+
+// MutexAcquire takes the mutex, or joins its queue, or with Try tries
+// once, leaving no trace.
+type MutexAcquire struct {
+	Lock         keys.Lock
+	Owner        string
+	Entry        string // <hub id>/<letter key>
+	Lease        time.Duration
+	Reentry      string // Fresh, Reentrant or Holding
+	Queued       bool   // an earlier attempt of the call may have queued it
+	Try          bool
+	HeardRelease bool          // a Redisson client's release came since the latest attempt
+	YieldFor     time.Duration // handoff.Yield
+	Record       string        // the acquisition's record, shared by its attempts
+}
+
+func (r MutexAcquire) Request() Request {
+	b := begin(mutexAcquire, 7, 13)
+	b.mutexKeys(r.Lock)
+	b.queued("queue entry life", QueueLife)
+	b.arg("owner id", r.Owner)
+	b.arg("waiter entry", r.Entry)
+	b.ms("lease in ms", r.Lease)
+	b.arg(`"1": the owner may re-enter`, r.Reentry)
+	b.flag(`"1" if an earlier attempt of the call may have queued it`, r.Queued)
+	b.flag(`"1" to try once`, r.Try)
+	b.flag(`"1" if the caller heard a Redisson client's release`, r.HeardRelease)
+	b.ms("the yield in ms", r.YieldFor)
+	b.recorded(r.Record, false)
+	b.synced()
+	return b.done()
+}
+
+// MutexTakeFree is a plain Lock's first try: it takes a free lock for a
+// fresh owner id, which needs no record, or answers the holder's PTTL.
+type MutexTakeFree struct {
+	Lock  keys.Lock
+	Owner string
+	Lease time.Duration
+}
+
+func (r MutexTakeFree) Request() Request {
+	b := begin(mutexTakeFree, 3, 2)
+	b.key("lock hash", r.Lock.Name)
+	b.key("fencing counter", r.Lock.Token)
+	b.key("grant", r.Lock.Grant)
+	b.arg("owner id", r.Owner)
+	b.ms("lease in ms", r.Lease)
+	b.synced()
+	return b.done()
+}
+
+// MutexRelease releases one hold of Owner and hands a free lock on.
+type MutexRelease struct {
+	Lock      keys.Lock
+	Owner     string
+	Lease     time.Duration // restored when holds remain
+	Reentrant bool
+	Yield     Yield
+	Record    string
+}
+
+func (r MutexRelease) Request() Request {
+	b := begin(mutexRelease, 7, 9)
+	b.mutexKeys(r.Lock)
+	b.queued("queue entry life", QueueLife)
+	b.arg("owner id", r.Owner)
+	b.ms("lease in ms", r.Lease)
+	b.flag(`"1" if the owner may re-enter`, r.Reentrant)
+	b.arg(`"1" to yield to Redisson's waiters`, string(r.Yield))
+	b.recorded(r.Record, true)
+	b.synced()
+	return b.done()
+}
+
+// MutexReleaseAlone is MutexRelease's fast path: it answers ReleaseQueued,
+// having done nothing, when waiters queue.
+type MutexReleaseAlone struct {
+	Lock      keys.Lock
+	Owner     string
+	Lease     time.Duration
+	Reentrant bool
+	Record    string
+}
+
+// ReleaseQueued is MutexReleaseAlone's answer when waiters queue.
+const ReleaseQueued = -2
+
+func (r MutexReleaseAlone) Request() Request {
+	b := begin(mutexReleaseAlone, 4, 4)
+	b.key("lock hash", r.Lock.Name)
+	b.key("grant", r.Lock.Grant)
+	b.key("deadlines", r.Lock.Deadlines)
+	b.key("Redisson's channel", r.Lock.Channel)
+	b.arg("owner id", r.Owner)
+	b.ms("lease in ms", r.Lease)
+	b.flag(`"1" if the owner may re-enter`, r.Reentrant)
+	b.input("PUBLISH or SPUBLISH", Pub)
+	b.recorded(r.Record, true)
+	b.synced()
+	return b.done()
+}
+
+// MutexDequeue takes a waiter that gave up out of the queue, giving a
+// grant that reached it too late to the next.
+type MutexDequeue struct {
+	Lock  keys.Lock
+	Entry string
+	Yield Yield
+}
+
+func (r MutexDequeue) Request() Request {
+	b := begin(mutexDequeue, 7, 7)
+	b.mutexKeys(r.Lock)
+	b.queued("queue entry life", QueueLife)
+	b.arg("the waiter's entry", r.Entry)
+	b.arg(`"1" to yield to Redisson's waiters`, string(r.Yield))
+	b.synced()
+	return b.done()
+}
+
+// MutexForce deletes the mutex whoever holds it (ForceUnlock).
+type MutexForce struct {
+	Lock  keys.Lock
+	Yield Yield
+}
+
+func (r MutexForce) Request() Request {
+	b := begin(mutexForce, 8, 6)
+	b.mutexKeys(r.Lock)
+	b.key("latchkey_lock__forced", r.Lock.Forced)
+	b.queued("queue entry life", QueueLife)
+	b.arg(`"1" to yield to Redisson's waiters`, string(r.Yield))
+	return b.done()
+}
+
+// MutexDelete deletes every key of a mutex nobody holds.
+type MutexDelete struct{ Lock keys.Lock }
+
+func (r MutexDelete) Request() Request {
+	b := begin(mutexDelete, 7, 5)
+	b.mutexKeys(r.Lock)
+	b.queued("queue entry life", QueueLife)
+	b.synced()
+	return b.done()
+}
+
+// QueueLife is how long a waiter's queue entry lives unless it attempts
+// again: three times the wait loop's backstop (wait.Backstop), at which
+// waiters attempt at the latest, refreshing it.
+const QueueLife = 15 * time.Second
