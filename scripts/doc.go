@@ -29,13 +29,21 @@
 //	ARGV[5] "1" if PUBLISH counts every receiver of a Hub's channel (a
 //	        single server, or sharded pub/sub), else "0"
 //
-// The folder composed holds every script exactly as Redis runs it, the
-// fragments in place; it is not embedded. A test of latchkey's runner
-// fails when a composed file differs from what the scripts make, and
+// What latchkey sends is each script composed with its fragments, without
+// comments, and without the functions of its fragments that the script
+// never calls (each function defined costs the server on every call).
+// MANIFEST lists every script as sent: its SHA-1 (the name EVALSHA and
+// SCRIPT EXISTS use), its code lines, the functions it defines, and the
+// fragments it is made of. latchkey's CLI prints the text itself:
 //
-//	go test ./internal/scripts -run Composed -update
+//	latchkey lua NAME
 //
-// rewrites them.
+// A test of latchkey's runner fails when MANIFEST differs from what the
+// scripts make, and
+//
+//	go test ./internal/scripts -run Manifest -update
+//
+// rewrites it.
 package scripts
 
 import "embed"

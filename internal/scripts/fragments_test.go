@@ -64,10 +64,8 @@ func TestFragments_used(t *testing.T) {
 	frags := fragments(t)
 	used := map[string]bool{}
 	for _, s := range scripts.All() {
-		for name, src := range frags {
-			if strings.Contains(s.Source(), src) {
-				used[name] = true
-			}
+		for _, name := range s.Fragments() {
+			used[name] = true
 		}
 	}
 	for name := range frags {
@@ -80,24 +78,30 @@ func TestFragments_used(t *testing.T) {
 // A script gets the fragments its header uses, each after those it uses
 // itself and each once, then its own text.
 func TestCompose_fragmentsInOrder(t *testing.T) {
-	frags := fragments(t)
-	s := scripts.Compose("t", "-- t.lua: a test.\n-- uses fragment/replay.lua\n-- uses fragment/once.lua\n-- uses fragment/clock.lua\nreturn 1\n")
-	want := frags["once"] + frags["replay"] + frags["clock"] + "-- t.lua: a test.\n"
-	if !strings.HasPrefix(s.Source(), want) || !strings.HasSuffix(s.Source(), "return 1\n") {
+	s := scripts.Compose("t", "-- t.lua: a test.\n-- uses fragment/replay.lua\n-- uses fragment/once.lua\n-- uses fragment/clock.lua\nreturn millis()\n")
+	if got := strings.Join(s.Fragments(), ","); got != "once,replay,clock" {
+		t.Errorf("fragments %s, want once,replay,clock", got)
+	}
+	if !strings.HasSuffix(s.Source(), "return millis()\n") || strings.Index(s.Source(), "local function micros") < 0 {
 		t.Errorf("composed source:\n%s", s.Source())
 	}
 }
 
-// A fragment that a line of the body uses comes in at that line, after
-// the fragments it uses that are not in yet: code above it runs without it.
+// A fragment that a line of the body uses comes in at that line: code
+// above it runs without it. What nothing calls is not sent.
 func TestCompose_fragmentInBody(t *testing.T) {
-	frags := fragments(t)
-	src := "-- t.lua: a test.\n-- uses fragment/once.lua\nif x then return 0 end\n-- uses fragment/replay.lua\n-- uses fragment/clock.lua\nreturn 1\n"
+	src := "-- t.lua: a test.\n-- uses fragment/once.lua\nif x then return 0 end\n-- uses fragment/clock.lua\nreturn micros()\n"
 	s := scripts.Compose("t", src)
-	want := frags["once"] + "-- t.lua: a test.\n-- uses fragment/once.lua\nif x then return 0 end\n" +
-		frags["replay"] + "-- uses fragment/replay.lua\n" + frags["clock"] + "-- uses fragment/clock.lua\nreturn 1\n"
-	if s.Source() != want {
-		t.Errorf("composed source:\n%s\nwant:\n%s", s.Source(), want)
+	sent := s.Source()
+	early, clock := strings.Index(sent, "if x then return 0 end"), strings.Index(sent, "local function micros")
+	if early < 0 || clock < early {
+		t.Errorf("composed source, the clock's function not after the early return:\n%s", sent)
+	}
+	if strings.Contains(sent, "local function millis") || strings.Contains(sent, "local function once_record") {
+		t.Errorf("functions nothing calls were sent:\n%s", sent)
+	}
+	if s.Functions() != 2 {
+		t.Errorf("%d functions sent, want 2 (micros, and once.lua's decoder of a resolve)", s.Functions())
 	}
 }
 

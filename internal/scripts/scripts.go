@@ -1,23 +1,20 @@
-// Package scripts runs latchkey's Lua: it composes each script of package
-// github.com/latchkey/latchkey/scripts from its fragments, and is the one
-// runner they all go through (EVALSHA, NOSCRIPT, request records, WAIT for
-// replicas).
+// Package scripts composes latchkey's Lua: each script of package
+// github.com/latchkey/latchkey/scripts with its fragments, compacted for
+// sending (see compact.go), and one typed request builder per script
+// (req_*.go), which rt.Sender sends.
 //
 // A script's header names its KEYS, ARGV and return values; a header line
 // "-- uses fragment/<name>.lua" (several may follow, in order) puts that
 // fragment before the script, after the fragments it uses itself, each
 // fragment once. The same line further down puts the fragment there: the
 // code above it runs without paying for the fragment's definitions (a
-// fast path that returns early). The scripts package says more, and gives the ARGV layout
-// that the queued primitives' scripts share (handoff.ScriptArgs fills
-// it). scripts/fragment/once.lua is the request record (see Exec).
+// fast path that returns early). scripts/fragment/once.lua is the request
+// record (see rt.Sender). scripts/MANIFEST lists every script as it is
+// sent; a test fails when it differs, and
 //
-// The composed scripts, exactly what Redis runs (Script.Source), are
-// committed in scripts/composed at the top of the module, and a test fails
-// when one of them differs from its script. After changing a script or a
-// fragment, rewrite them with
+//	go test ./internal/scripts -run Manifest -update
 //
-//	go test ./internal/scripts -run Composed -update
+// rewrites it.
 //
 // Scripts return explicit integers or arrays, never nil, so callers decode
 // them with the typed helpers here and never match redis.Nil by hand.
@@ -43,10 +40,12 @@ const usesFragment = "-- uses fragment/"
 
 // A Script is one Lua script, composed.
 type Script struct {
-	name string
-	src  string // what is sent: the fragments it uses, then the file
-	once bool   // takes a request record (see Exec)
-	s    *redis.Script
+	name      string
+	src       string   // what is sent: the fragments it uses, then the file, compacted
+	fragments []string // the fragments it is made of, in order
+	functions int      // the functions src defines
+	once      bool     // takes a request record (see rt.Sender)
+	s         *redis.Script
 }
 
 var all = load()
@@ -78,6 +77,7 @@ func load() map[string]*Script {
 // fixed at build time.
 func Compose(name, src string) *Script {
 	var b strings.Builder
+	var order []string
 	done := map[string]bool{} // false: being composed (a cycle if met again)
 	var add func(from, text string)
 	add = func(from, text string) {
@@ -96,6 +96,7 @@ func Compose(name, src string) *Script {
 			add(f, string(frag))
 			b.Write(frag)
 			done[f] = true
+			order = append(order, f)
 		}
 	}
 	head, body := splitHeader(src)
@@ -107,7 +108,8 @@ func Compose(name, src string) *Script {
 		}
 		b.WriteString(line)
 	}
-	s := &Script{name: name, src: b.String(), once: done["once"]}
+	s := &Script{name: name, fragments: order, once: done["once"]}
+	s.src, s.functions = compact(b.String())
 	s.s = redis.NewScript(s.src)
 	return s
 }
@@ -163,11 +165,18 @@ func All() []*Script {
 // Name returns the script's file name without .lua.
 func (s *Script) Name() string { return s.name }
 
+// Fragments returns the fragments the script is made of, in order.
+func (s *Script) Fragments() []string { return s.fragments }
+
+// Functions returns how many functions the script defines on every call.
+func (s *Script) Functions() int { return s.functions }
+
 // Hash returns the script's SHA-1, as EVALSHA takes it.
 func (s *Script) Hash() string { return s.s.Hash() }
 
 // Source returns the text sent to Redis: the fragments the script uses,
-// then its file.
+// then its file, without comments and without the functions it never
+// calls (see compact).
 func (s *Script) Source() string { return s.src }
 
 // Eval runs the script on c with EVALSHA, and with EVAL when the server
