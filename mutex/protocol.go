@@ -103,7 +103,9 @@ func (p *protocol) takeFree(ctx context.Context, w *lockcore.Waiter) (lockcore.A
 }
 
 // entry is w's entry in the waiter queue: its Hub, and its letters' key.
-func (p *protocol) entry(w *lockcore.Waiter) string { return w.HubID() + "/" + w.Key }
+func (p *protocol) entry(w *lockcore.Waiter) string {
+	return keys.Entry{Hub: w.HubID(), Key: w.Key}.String()
+}
 
 // Listen makes w sleep on its Hub's own channel, where a release by a
 // latchkey holder writes it a letter when it grants w the lock, or when it
@@ -119,7 +121,7 @@ func (p *protocol) entry(w *lockcore.Waiter) string { return w.HubID() + "/" + w
 // every such release; the wait loop reads first the letter of a latchkey
 // grant, which follows Redisson's message on the same connection.
 func (p *protocol) Listen(w *lockcore.Waiter, s *wait.Spec) {
-	s.Wake = wait.Channel{Name: p.lock.Hubs + ":" + w.Hub.ID(), Policy: notify.WakeOne}
+	s.Wake = wait.Channel{Name: keys.HubChannel(p.lock.Hubs, w.Hub.ID()), Policy: notify.WakeOne}
 	s.Mail = w.Mail()
 	s.Hint = releases{w, p.lock.Channel}
 }

@@ -1,9 +1,9 @@
 package handoff
 
 import (
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/latchkey/latchkey/internal/keys"
 )
 
 // A Clock dates grants for one waiter: it bounds how far the server's clock
@@ -31,10 +31,8 @@ func (c *Clock) ServerTime(micros int64, sent time.Time) {
 // waiter may hold on the letter alone: the letter is dated, and more than
 // half the grace is left from at.
 func (c *Clock) Grant(body string) (token int64, at time.Time, ok bool) {
-	tok, sent, _ := strings.Cut(body, " ")
-	token, err1 := strconv.ParseInt(tok, 10, 64)
-	micros, err2 := strconv.ParseInt(sent, 10, 64)
-	if err1 != nil || err2 != nil || !c.dated {
+	token, micros, ok := keys.ParseGrant(body)
+	if !ok || !c.dated {
 		return 0, time.Time{}, false
 	}
 	at = time.UnixMicro(micros - c.ahead)

@@ -2,9 +2,9 @@ package notify
 
 import (
 	"context"
-	"strings"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -211,7 +211,7 @@ func (h *Hub) deliver(c *conn, name, payload string) {
 		}
 		return
 	}
-	if key, body, ok := letter(payload); ok {
+	if key, body, ok := keys.ParseLetter(payload); ok {
 		var stray *Subscription
 		for _, s := range ch.subs {
 			if s.key == key {
@@ -245,16 +245,6 @@ func (ch *channel) tapLocked(payload string, missed bool) {
 
 // idle reports whether nobody listens on the channel, waiter or tap.
 func (ch *channel) idle() bool { return len(ch.subs) == 0 && len(ch.taps) == 0 }
-
-// letter splits a payload "@key body" into its key and body.
-func letter(payload string) (key, body string, ok bool) {
-	rest, ok := strings.CutPrefix(payload, "@")
-	if !ok {
-		return "", "", false
-	}
-	key, body, _ = strings.Cut(rest, " ")
-	return key, body, true
-}
 
 // wakeLocked hands n units of wake-up (every waiter when n is All) to the
 // waiters that have no signal pending, oldest first; each takes the units it
