@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/rt"
-
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -57,14 +55,11 @@ func (m *Mutex) try(ctx context.Context, id string, q *queued) (*attempt, error)
 // acquireOn returns the call that asks one node for the lock for owner id:
 // the queue node through its queue when q is not nil.
 func (m *Mutex) acquireOn(id string, q *queued) nodeCall {
-	leaseMs := scripts.Ms(m.cfg.TTL())
 	return func(ctx context.Context, c redis.UniversalClient) (int64, error) {
 		if q != nil && c == m.clients[m.queue] {
 			return m.queueAttempt(ctx, id, q)
 		}
-		rep := rt.Exec(ctx, c, acquireScript, rt.Write{
-			Keys: []string{m.name, m.tokenKey}, Args: []any{leaseMs, id, "0"}, Sync: m.cfg.Sync.Timeout(),
-		})
+		rep := m.sender(c).Send(ctx, scripts.LockAcquire{Lock: m.layout, Lease: m.cfg.TTL(), Owner: id}.Request())
 		ok, _, err := scripts.Pair(rep.Cmd)
 		if ok && !rep.Replicated() {
 			// Not granted on a node whose failover could lose the grant;

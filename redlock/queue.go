@@ -9,7 +9,6 @@ import (
 
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
@@ -110,41 +109,26 @@ func (q *queued) takeGranted() bool {
 // entry is q's entry in the queue: the Hub, and the letters' key.
 func (m *Mutex) entry(q *queued) string { return m.cfg.Hub.ID() + "/" + q.key }
 
-// queueWrite is the request of the mutex's operation op for owner id on
-// the queue node; q is nil for a release.
-func (m *Mutex) queueWrite(ctx context.Context, op, id string, q *queued, once string) (rt.Call, error) {
-	c := m.clients[m.queue]
-	pub, err := rt.Publish(ctx, c, m.cfg.Hub)
-	if err != nil {
-		return rt.Call{}, err
-	}
-	call := lockcore.MutexCall{Op: op, Owner: id, Reentry: "0", Lease: m.cfg.TTL(), Now: time.Now(),
-		Pub: pub, Req: once, Sync: m.cfg.Sync.Timeout()}
-	if q != nil {
-		call.Entry, call.Queued = m.entry(q), q.mayBeQueued()
-	}
-	return call.Write(c, lockcore.MutexKeys(m.name)), nil
+// queueSend sends req, a request of one of the mutex's scripts, to the
+// queue node, which never yields to Redisson's waiters: its queue's head
+// listens on Redisson's channel.
+func (m *Mutex) queueSend(ctx context.Context, req scripts.Request) rt.Reply {
+	return m.cfg.Sender(m.clients[m.queue]).Send(ctx, req)
 }
 
 // queueAttempt asks the queue node for its lock: 1 if it holds it (taken,
 // or granted by a release), 0 if it joined the queue (or, for a single
 // attempt, found the lock held).
 func (m *Mutex) queueAttempt(ctx context.Context, id string, q *queued) (int64, error) {
-	op := lockcore.OpAcquire
-	if !q.mayQueue() {
-		op = lockcore.OpTry
-	}
-	w, err := m.queueWrite(ctx, op, id, q, "")
-	if err != nil {
-		return 0, err
-	}
-	rep := w.Exec(ctx, m.clients[m.queue])
+	try := !q.mayQueue()
+	rep := m.queueSend(ctx, scripts.MutexAcquire{Lock: m.layout, Owner: id, Entry: m.entry(q), Lease: m.cfg.TTL(),
+		Reentry: scripts.Fresh, Queued: q.mayBeQueued(), Try: try, YieldFor: handoff.Yield}.Request())
 	vs, err := scripts.Ints(rep.Cmd)
 	rank := int64(-1)
 	if err == nil && len(vs) > 2 && vs[0] == 0 {
 		rank = vs[2]
 	}
-	q.learn(op == lockcore.OpAcquire && (err != nil || len(vs) > 0 && vs[0] == 0), rank)
+	q.learn(!try && (err != nil || len(vs) > 0 && vs[0] == 0), rank)
 	switch {
 	case err != nil:
 		return 0, err
@@ -160,11 +144,8 @@ func (m *Mutex) queueAttempt(ctx context.Context, id string, q *queued) (int64, 
 // the next waiter in line; it returns the script's answer: 1 released, 0
 // holds remain, -1 not held.
 func (m *Mutex) queueRelease(ctx context.Context, id string) (int64, error) {
-	w, err := m.queueWrite(ctx, lockcore.OpRelease, id, nil, keys.Once(m.name, owner.New()))
-	if err != nil {
-		return 0, err
-	}
-	return scripts.Int(w.Exec(ctx, m.clients[m.queue]).Cmd)
+	return scripts.Int(m.queueSend(ctx, scripts.MutexRelease{Lock: m.layout, Owner: id, Lease: m.cfg.TTL(),
+		Yield: scripts.NoYield, Record: keys.Once(m.name, owner.New())}.Request()).Cmd)
 }
 
 // A grantGate holds back a release's part on the queue node, which grants
@@ -245,9 +226,7 @@ func (g *grantGate) wait(ctx context.Context, m *Mutex) {
 func (m *Mutex) dequeue(ctx context.Context, id string, q *queued) {
 	ctx, cancel := context.WithTimeout(ctx, m.nodeTimeout())
 	defer cancel()
-	if w, err := m.queueWrite(ctx, lockcore.OpDequeue, id, q, ""); err == nil {
-		_ = w.Exec(ctx, m.clients[m.queue]).Err()
-	}
+	_ = m.queueSend(ctx, scripts.MutexDequeue{Lock: m.layout, Entry: m.entry(q), Yield: scripts.NoYield}.Request()).Err()
 }
 
 // listen makes a waiter sleep on its Hub's own channel, where the queue
@@ -260,9 +239,9 @@ func (m *Mutex) dequeue(ctx context.Context, id string, q *queued) {
 // message, unless a letter came first. Otherwise the waiter sleeps for the
 // random retry delay, which also covers an expired lease.
 func (m *Mutex) listen(s *wait.Spec, q *queued) {
-	s.Wake = wait.Channel{Name: keys.LockOf(m.name).Hubs + ":" + m.cfg.Hub.ID(), Policy: notify.WakeOne}
+	s.Wake = wait.Channel{Name: m.layout.Hubs + ":" + m.cfg.Hub.ID(), Policy: notify.WakeOne}
 	s.Mail = queueMail{q}
-	s.Hint = queueHint{q, m.channel}
+	s.Hint = queueHint{q, m.layout.Channel}
 }
 
 // queueMail takes the queue node's letters to a queued call: a grant asks

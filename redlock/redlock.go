@@ -23,23 +23,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var (
-	acquireScript = scripts.Get("lock_acquire")
-	releaseScript = scripts.Get("lock_release")
-	renewScript   = scripts.Get("lock_renew")
-)
-
 // A Mutex is a distributed lock held on a majority of independent Redis
 // masters. It must be created with New. A Mutex is safe for concurrent use
 // by many goroutines.
 type Mutex struct {
-	clients  []redis.UniversalClient
-	name     string
-	channel  string
-	tokenKey string
-	quorum   int
-	queue    int // the node whose waiter queue a Hub listens to, or -1 (see queue.go)
-	cfg      config
+	clients []redis.UniversalClient
+	name    string
+	layout  keys.Lock // its keys on each node
+	quorum  int
+	queue   int // the node whose waiter queue a Hub listens to, or -1 (see queue.go)
+	cfg     config
 
 	holds *hold.Table // by owner id
 }
@@ -71,14 +64,13 @@ func New(clients []redis.UniversalClient, name string, opts ...Option) *Mutex {
 		o(&cfg)
 	}
 	m := &Mutex{
-		clients:  append([]redis.UniversalClient(nil), clients...),
-		name:     name,
-		channel:  keys.LockChannel(name),
-		tokenKey: keys.TokenKey(name),
-		quorum:   len(clients)/2 + 1,
-		cfg:      cfg,
-		holds:    hold.New("redlock: " + name),
-		queue:    queueNode(clients, cfg.Hub),
+		clients: append([]redis.UniversalClient(nil), clients...),
+		name:    name,
+		layout:  keys.LockOf(name),
+		quorum:  len(clients)/2 + 1,
+		cfg:     cfg,
+		holds:   hold.New("redlock: " + name),
+		queue:   queueNode(clients, cfg.Hub),
 	}
 	m.holds.Observe(clients[0], "redlock", name)
 	if m.nodeTimeout() >= m.cfg.TTL() {
@@ -165,7 +157,7 @@ func (m *Mutex) lock(ctx context.Context, budget time.Duration) (*hold.Hold, boo
 		Client: m.clients[0],
 		Event:  rt.Event{Kind: "redlock", Name: m.name, Reentered: reentrant && m.holds.Get(id) != nil},
 		Hub:    m.cfg.Hub,
-		Wake:   wait.Channel{Name: m.channel, Policy: notify.WakeOne},
+		Wake:   wait.Channel{Name: m.layout.Channel, Policy: notify.WakeOne},
 		Call:   wait.Attempt(try),
 		// A *QuorumError is final: the nodes that answered have been
 		// undone, and riding out the others is what the quorum is for.
@@ -237,14 +229,13 @@ func (m *Mutex) unlock(ctx context.Context) error {
 	case !last:
 		return nil
 	}
-	leaseMs := scripts.Ms(m.cfg.TTL())
 	g := m.gate(nil) // the queue node's release grants: it goes last
 	rs := m.fanout(ctx, func(ctx context.Context, c redis.UniversalClient) (int64, error) {
 		if m.queue >= 0 && c == m.clients[m.queue] {
 			g.wait(ctx, m)
 			return m.queueRelease(ctx, id)
 		}
-		v, err := m.releaseOn(ctx, c, id, leaseMs)
+		v, err := m.releaseOn(ctx, c, id)
 		g.answered(err)
 		return v, err
 	}, nil)
@@ -267,17 +258,19 @@ func (m *Mutex) unlock(ctx context.Context) error {
 
 // releaseOn releases owner id's hold on the node of client c, publishing
 // Redisson's unlock message there: 1 released, -1 not held.
-func (m *Mutex) releaseOn(ctx context.Context, c redis.UniversalClient, id string, leaseMs int64) (int64, error) {
-	pub, err := rt.Publish(ctx, c, nil)
-	if err != nil {
-		return 0, err
-	}
-	rep := rt.Exec(ctx, c, releaseScript, rt.Write{
-		Keys: []string{m.name, m.channel}, Args: []any{id, leaseMs, pub},
-		Once: keys.Once(m.name, owner.New()), Sync: m.cfg.Sync.Timeout(),
-		Sole: true, // the record is this release's own
-	})
+func (m *Mutex) releaseOn(ctx context.Context, c redis.UniversalClient, id string) (int64, error) {
+	rep := m.sender(c).Send(ctx, scripts.LockRelease{Lock: m.layout, Owner: id, Lease: m.cfg.TTL(),
+		Record: keys.Once(m.name, owner.New())}.Request())
 	return scripts.Int(rep.Cmd) // released on the node, replicated or not
+}
+
+// sender returns the send path to the node of client c: the queue node's
+// publishes as its Hub does, every other node as its client's shared Hub.
+func (m *Mutex) sender(c redis.UniversalClient) rt.Sender {
+	if m.queue >= 0 && c == m.clients[m.queue] {
+		return m.cfg.Sender(c)
+	}
+	return rt.Of(c).Sender(nil, m.cfg.Sync.Timeout())
 }
 
 // undo removes owner id's field from the given nodes, at once and with a

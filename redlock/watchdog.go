@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/rt"
-
+	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
@@ -68,13 +67,14 @@ func (m *Mutex) watch(h *held, from time.Time) {
 	}
 }
 
+var renewScript = scripts.Get(lease.HashLock.Script)
+
 // renewal sets the TTL of owner id's hold on one node to d: 1 if renewed,
 // 0 if the node does not have it (-1: the name holds another type).
 func (m *Mutex) renewal(d time.Duration, id string) nodeCall {
-	leaseMs := scripts.Ms(d)
-	keys := []string{m.name}
+	keys, args := []string{m.name}, []any{scripts.Ms(d), id}
 	return func(ctx context.Context, c redis.UniversalClient) (int64, error) {
-		rep := rt.Exec(ctx, c, renewScript, rt.Write{Keys: keys, Args: []any{leaseMs, id}, Sync: m.cfg.Sync.Timeout()})
+		rep := m.sender(c).Send(ctx, scripts.Renewal(renewScript, keys, args))
 		res, err := scripts.Ints(rep.Cmd)
 		if err == nil {
 			err = rep.SyncErr() // not renewed where a failover could lose it

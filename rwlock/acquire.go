@@ -27,91 +27,23 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 	if err := rt.Usable(ctx, rw.name, rw.client); err != nil {
 		return nil, false, fmt.Errorf("rwlock: %s lock %s: %w", s, rw.name, err)
 	}
-	id, reentrant := owner.FromContext(ctx)
-	if !reentrant {
+	a := &acquisition{rw: rw, snd: rw.cfg.Sender(rw.client), s: s, record: keys.Once(rw.name, owner.New())}
+	a.id, a.reentrant = owner.FromContext(ctx)
+	if !a.reentrant {
 		// A fresh id per plain acquisition: goroutines sharing the handle
 		// behave as with a shared sync.RWMutex, and a lost reply can be
 		// undone without touching another goroutine's hold.
-		id = owner.New()
+		a.id = owner.New()
 	}
-	ttl := scripts.Ms(rw.cfg.TTL())
-	script, args := readAcquireScript, []any{ttl, id, field(id, write), flag(reentrant), "", scripts.Ms(epochLife)}
-	var mark *marking // a writer's entry in the writers' marker
 	if s == write {
-		mark = newMarking(budget)
-		script, args = writeAcquireScript, []any{ttl, field(id, write), id, mark.entry, scripts.Ms(mark.life), "0"}
+		a.mark = newMarking(budget)
 	}
-	ks := []string{rw.name, rw.timeoutPrefix(id), rw.layout.Writers}
-	if s == read {
-		ks = append(ks, rw.layout.Epoch)
-	} else {
-		ks = append(ks, rw.layout.Token)
-	}
-	hadLocal := rw.holds.Get(field(id, s)) != nil
-	// One request for the whole wait: a resend of an attempt that took the
-	// hold finds its record, whatever attempt it belongs to.
-	w := rt.Write{Keys: ks, Args: args, Once: keys.Once(rw.name, owner.New()), Sync: rw.cfg.Sync.Timeout()}
-	var token int64 // a write hold's fencing token
-	m := acquire.New(acquire.Steps{
-		Client: rw.client,
-		Send: func(ctx context.Context) (acquire.Answer, error) {
-			if mark != nil {
-				w.Args[5] = flag(mark.sent)
-				mark.sent = mark.life > 0
-			}
-			rep := rt.Exec(ctx, rw.client, script, w)
-			res, err := scripts.Ints(rep.Cmd)
-			switch {
-			case err != nil:
-				return acquire.Answer{}, err
-			case len(res) < 2:
-				return acquire.Answer{}, fmt.Errorf("latchkey: script reply: want 2 or 3 integers, got %d", len(res))
-			case res[0] == 1:
-				if len(res) > 2 {
-					token = res[2]
-				}
-				return acquire.Answer{Granted: true, Reply: rep}, nil
-			case res[0] < 0:
-				return acquire.Answer{Refused: fmt.Errorf("%w: the owner holds a read lock, and a writer waits for every reader",
-					lockerr.ErrWouldDeadlock)}, nil
-			}
-			if len(res) > 2 && w.Args[4] == "" {
-				// Held back: a write release from now on lets this call
-				// in even if another writer waits by then.
-				w.Args[4] = strconv.FormatInt(res[2], 10)
-			}
-			return acquire.Answer{Retry: mark.bound(scripts.Millis(res[1])), Reply: rep}, nil
-		},
-		Undo:    func(ctx context.Context) { _, _ = rw.releaseOnce(ctx, id, s) },
-		Lease:   rw.cfg.TTL(),
-		Restart: func() { w.Once = keys.Once(rw.name, owner.New()) },
-		Abandon: func(ctx context.Context, unsure bool) {
-			if mark != nil && mark.sent {
-				rw.withdraw(ctx, mark.entry)
-			}
-			switch {
-			case !unsure:
-			case !reentrant && !hadLocal:
-				_, _ = rw.release(ctx, id, s) // the grant may have landed after we gave up
-			default:
-				// An owner's acquisition that may have counted: its record
-				// says, and a count the caller was told failed is taken
-				// back, so that the owner's counts here and on the server
-				// agree.
-				_, applied, err := rt.Resolve(ctx, rw.client, script, w)
-				switch {
-				case err != nil:
-					rw.holds.Uncertain(field(id, s))
-				case applied:
-					_, _ = rw.releaseOnce(ctx, id, s)
-				}
-			}
-		},
-	})
+	hadLocal := rw.holds.Get(field(a.id, s)) != nil
+	m := acquire.New(a.steps())
 	ok, err := wait.Until(ctx, budget, wait.Spec{
 		Client: rw.client,
-		Event:  rt.Event{Kind: "rwlock", Name: rw.name, Reentered: reentrant && hadLocal},
-		Hub:    rw.cfg.HubFor(rw.client),
+		Event:  rt.Event{Kind: "rwlock", Name: rw.name, Reentered: a.reentrant && hadLocal},
+		Hub:    a.snd.Hub(),
 		Wake:   wait.Channel{Name: rw.layout.Channel, Policy: wakePolicy, Need: need(s)},
 		Call:   m,
 	})
@@ -121,5 +53,93 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 	if !ok {
 		return nil, false, nil
 	}
-	return rw.acquired(id, s, !reentrant, token, m.Since()), true, nil
+	return rw.acquired(a.id, s, !a.reentrant, a.token, m.Since()), true, nil
+}
+
+// An acquisition is one lock call on side s for owner id. Its attempts
+// share one request record: a resend of an attempt that took the hold
+// finds it, whatever attempt it belongs to.
+type acquisition struct {
+	rw        *RWMutex
+	snd       rt.Sender
+	id        string
+	reentrant bool // id came from ctx: it may hold through other handles
+	s         side
+	record    string
+	mark      *marking // a writer's entry in the writers' marker
+	epoch     string   // the epoch a reader was first held back in, or ""
+	token     int64    // a write hold's fencing token
+}
+
+// request is the acquisition's request as its next attempt sends it.
+func (a *acquisition) request() scripts.Request {
+	rw := a.rw
+	if a.s == read {
+		return scripts.RWReadAcquire{Lock: rw.layout, Owner: a.id, Lease: rw.cfg.TTL(), Reentrant: a.reentrant,
+			Epoch: a.epoch, EpochLife: epochLife, Record: a.record}.Request()
+	}
+	return scripts.RWWriteAcquire{Lock: rw.layout, Owner: a.id, Lease: rw.cfg.TTL(), Entry: a.mark.entry,
+		Life: a.mark.life, Marked: a.mark.sent, Record: a.record}.Request()
+}
+
+// steps are what the acquisition means to the state machine, its give-up
+// ladder included: a writer that may have left its entry in the marker
+// withdraws it; an unanswered attempt by a fresh id, which holds nothing
+// else, is released, while an owner's asks its record whether it counted,
+// and takes the count back if it did, so that the owner's counts here and
+// on the server agree.
+func (a *acquisition) steps() acquire.Steps {
+	st := acquire.Steps{
+		Client:  a.rw.client,
+		Send:    a.send,
+		Undo:    func(ctx context.Context) { _, _ = a.rw.releaseOnce(ctx, a.snd, a.id, a.s) },
+		Lease:   a.rw.cfg.TTL(),
+		Restart: func() { a.record = keys.Once(a.rw.name, owner.New()) },
+	}
+	if a.mark != nil && a.mark.life > 0 {
+		st.Leave = func(ctx context.Context) error {
+			if !a.mark.sent {
+				return nil
+			}
+			return a.rw.withdraw(ctx, a.snd, a.mark.entry)
+		}
+	}
+	if a.reentrant {
+		st.Settle = func(ctx context.Context) (bool, error) {
+			_, applied, err := a.snd.Resolve(ctx, a.request())
+			return applied, err
+		}
+		st.Unsettled = func() { a.rw.holds.Uncertain(field(a.id, a.s)) }
+	}
+	return st
+}
+
+// send makes one attempt.
+func (a *acquisition) send(ctx context.Context) (acquire.Answer, error) {
+	req := a.request()
+	if a.mark != nil {
+		a.mark.sent = a.mark.life > 0
+	}
+	rep := a.snd.Send(ctx, req)
+	res, err := scripts.Ints(rep.Cmd)
+	switch {
+	case err != nil:
+		return acquire.Answer{}, err
+	case len(res) < 2:
+		return acquire.Answer{}, fmt.Errorf("latchkey: script reply: want 2 or 3 integers, got %d", len(res))
+	case res[0] == 1:
+		if len(res) > 2 {
+			a.token = res[2]
+		}
+		return acquire.Answer{Granted: true, Reply: rep}, nil
+	case res[0] < 0:
+		return acquire.Answer{Refused: fmt.Errorf("%w: the owner holds a read lock, and a writer waits for every reader",
+			lockerr.ErrWouldDeadlock)}, nil
+	}
+	if len(res) > 2 && a.epoch == "" {
+		// Held back: a write release from now on lets this call in even
+		// if another writer waits by then.
+		a.epoch = strconv.FormatInt(res[2], 10)
+	}
+	return acquire.Answer{Retry: a.mark.bound(scripts.Millis(res[1])), Reply: rep}, nil
 }

@@ -60,7 +60,7 @@ func (rw *RWMutex) extend(ctx context.Context, s side, d time.Duration) error {
 	if s == read {
 		kind, ks = renewRead, []string{rw.name, rw.timeoutPrefix(id)}
 	}
-	if err := rw.holds.Extend(ctx, rw.client, kind, ks, field(id, s), d, rw.cfg.Sync.Timeout()); err != nil {
+	if err := rw.holds.Extend(ctx, rw.cfg.Sender(rw.client), kind, ks, field(id, s), d); err != nil {
 		return fmt.Errorf("rwlock: %s extend %s: %w", s, rw.name, err)
 	}
 	return nil

@@ -42,7 +42,7 @@ func (rw *RWMutex) unlockDetached(ctx context.Context, s side) error {
 	if reentrant {
 		rw.holds.Claim(field(id, s))
 	}
-	res, err := rw.releaseOnce(ctx, id, s)
+	res, err := rw.releaseOnce(ctx, rw.cfg.Sender(rw.client), id, s)
 	if lost && (err == nil || errors.Is(err, lockerr.ErrNotReplicated)) {
 		res, err = -1, nil
 	}
@@ -61,38 +61,15 @@ func (rw *RWMutex) unlockDetached(ctx context.Context, s side) error {
 	return err
 }
 
-// release runs the release script for owner id's hold on side s and
-// records its answer.
-func (rw *RWMutex) release(ctx context.Context, id string, s side) (int64, error) {
-	res, err := rw.releaseOnce(ctx, id, s)
-	if err == nil || errors.Is(err, lockerr.ErrNotReplicated) {
-		rw.released(id, s, res)
-	}
-	return res, err
-}
-
 // releaseOnce runs the release script for owner id's hold on side s: -1
 // not held, -2 released but the owner's other read holds had expired, 0
 // the owner's last hold of that side released, n > 0 holds left. An error
 // matching ErrNotReplicated comes with the answer of a release that the
 // master applied but no replica acknowledged.
-func (rw *RWMutex) releaseOnce(ctx context.Context, id string, s side) (int64, error) {
-	req := keys.Once(rw.name, owner.New())
-	var rep rt.Reply
-	err := rt.Retry(ctx, rw.client, func(ctx context.Context) error {
-		pub, err := rw.cfg.Publish(ctx, rw.client)
-		if err != nil {
-			return err
-		}
-		rep = rt.Exec(ctx, rw.client, releaseScript, rt.Write{ // recorded: safe to resend
-			Keys: []string{rw.name, rw.layout.Channel, rw.timeoutPrefix(id), rw.tag, rw.layout.Epoch},
-			Args: []any{field(id, s), s.String(), pub},
-			Once: req,
-			Sole: true,
-			Sync: rw.cfg.Sync.Timeout(),
-		})
-		return rep.Err()
-	})
+func (rw *RWMutex) releaseOnce(ctx context.Context, snd rt.Sender, id string, s side) (int64, error) {
+	// Recorded, so safe to resend.
+	rep, err := snd.Resend(ctx, scripts.RWRelease{Lock: rw.layout, Owner: id, Write: s == write,
+		Record: keys.Once(rw.name, owner.New())}.Request())
 	if err != nil {
 		return 0, fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
 	}
@@ -105,11 +82,6 @@ func (rw *RWMutex) releaseOnce(ctx context.Context, id string, s side) (int64, e
 	}
 	return res, nil
 }
-
-var (
-	forceScript  = scripts.Get("lock_force_release")
-	deleteScript = scripts.Get("lock_delete")
-)
 
 // ForceUnlock deletes the lock whoever holds it, readers and writer alike,
 // and reports whether it was held. It publishes Redisson's write-unlock
@@ -127,11 +99,9 @@ func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("rwlock: force unlock %s: %w", rw.name, err)
 	}
 	held, err := wait.Cleanup(ctx, rw.client, func(ctx context.Context) (bool, error) {
-		pub, err := rw.cfg.Publish(ctx, rw.client)
-		if err != nil {
-			return false, err
-		}
-		n, err := scripts.Int(rt.Run(ctx, rw.client, forceScript, []string{rw.name, rw.layout.Channel, rw.layout.Forced}, pub, "1"))
+		l := rw.layout
+		n, err := scripts.Int(rw.cfg.Sender(rw.client).Send(ctx, scripts.LockForceRelease{
+			Name: l.Name, Channel: l.Channel, Forced: l.Forced, Message: "1"}.Request()).Cmd)
 		return n == 1, err
 	})
 	if err != nil {
@@ -150,12 +120,9 @@ func (rw *RWMutex) Delete(ctx context.Context) (bool, error) {
 	if err := rt.Usable(ctx, rw.name, rw.client); err != nil {
 		return false, fmt.Errorf("rwlock: delete %s: %w", rw.name, err)
 	}
-	pub, err := rw.cfg.Publish(ctx, rw.client)
-	if err != nil {
-		return false, fmt.Errorf("rwlock: delete %s: %w", rw.name, err)
-	}
 	l := rw.layout
-	n, err := scripts.Int(rt.Run(ctx, rw.client, deleteScript, []string{rw.name, l.Channel, l.Writers, l.Epoch, l.Token}, pub, "1"))
+	n, err := scripts.Int(rw.cfg.Sender(rw.client).Send(ctx, scripts.LockDelete{
+		Name: l.Name, Channel: l.Channel, Beside: []string{l.Writers, l.Epoch, l.Token}, Message: "1"}.Request()).Cmd)
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("rwlock: delete %s: %w", rw.name, err)

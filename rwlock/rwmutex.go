@@ -8,21 +8,13 @@ import (
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockopt"
 	"github.com/latchkey/latchkey/internal/notify"
-	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
-var (
-	readAcquireScript  = scripts.Get("rw_read_acquire")
-	writeAcquireScript = scripts.Get("rw_write_acquire")
-	releaseScript      = scripts.Get("rw_release")
-	withdrawScript     = scripts.Get("rw_write_withdraw")
-
-	// wakePolicy: a write unlock ("1") wakes every waiter, so that all
-	// blocked readers enter together; a read unlock ("0") wakes one,
-	// a writer if the Hub has one waiting (see need).
-	wakePolicy = notify.WakeAllOn("1")
-)
+// wakePolicy: a write unlock ("1") wakes every waiter, so that all blocked
+// readers enter together; a read unlock ("0") wakes one, a writer if the
+// Hub has one waiting (see need).
+var wakePolicy = notify.WakeAllOn("1")
 
 // An RWMutex is a distributed reentrant reader/writer lock named by a Redis
 // key: any number of readers or a single writer may hold it. It must be
@@ -33,7 +25,6 @@ type RWMutex struct {
 	client redis.UniversalClient
 	name   string
 	layout keys.RWLock // its keys and channel; Writers and Epoch: see writers.go
-	tag    string      // {name}: the prefix of every owner's timeout keys
 	cfg    config
 
 	holds     *hold.Table // by hash field, of class read or write
@@ -61,7 +52,6 @@ func New(client redis.UniversalClient, name string, opts ...Option) *RWMutex {
 		client: client,
 		name:   name,
 		layout: keys.RWLockOf(name),
-		tag:    keys.Tag(name),
 		cfg:    cfg,
 		holds:  hold.New("rwlock: " + name),
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/latchkey/latchkey/internal/rt"
 
 	"github.com/latchkey/latchkey/internal/owner"
+	"github.com/latchkey/latchkey/internal/scripts"
 )
 
 // Writer preference. A latchkey writer that must wait writes an entry with
@@ -73,14 +74,9 @@ func (m *marking) bound(retry time.Duration) time.Duration {
 // withdraw takes the entry of a writer that gave up out of the marker, and
 // wakes the readers it held back if it was the last. A failure leaves the
 // entry to its deadline.
-func (rw *RWMutex) withdraw(ctx context.Context, entry string) {
-	_ = rt.Retry(ctx, rw.client, func(ctx context.Context) error {
-		pub, err := rw.cfg.Publish(ctx, rw.client)
-		if err != nil {
-			return err
-		}
-		return rt.Run(ctx, rw.client, withdrawScript, []string{rw.layout.Writers, rw.name, rw.layout.Channel}, entry, pub).Err()
-	})
+func (rw *RWMutex) withdraw(ctx context.Context, snd rt.Sender, entry string) error {
+	_, err := snd.Resend(ctx, scripts.RWWriteWithdraw{Lock: rw.layout, Entry: entry}.Request())
+	return err
 }
 
 // need is what a waiter on side s declares to its Hub: see the wake-ups
@@ -90,12 +86,4 @@ func need(s side) int {
 		return 2
 	}
 	return 1
-}
-
-// flag formats b as a script flag.
-func flag(b bool) string {
-	if b {
-		return "1"
-	}
-	return "0"
 }

@@ -2,7 +2,7 @@
 -- KEYS[1] lock hash name: mode = read|write, <owner> = read holds,
 --         <owner>:write = write holds
 -- KEYS[2] {name}:<owner>:rwlock_timeout, the prefix of the owner's timeout
---         keys: hold i of the owner is the key KEYS[2]:i with that hold's lease
+--         keys: hold i of the owner is the key <prefix>:i with that hold's lease
 -- KEYS[3] latchkey_rwlock_writers:{name}, the writers' marker (see
 --         rw_write_acquire.lua): zset of waiting writers -> deadline (ms)
 -- KEYS[4] latchkey_rwlock_epoch:{name}, how many write releases there
