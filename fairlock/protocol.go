@@ -6,67 +6,38 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/hold"
-	"github.com/latchkey/latchkey/internal/rt"
-
-	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/notify"
+	"github.com/latchkey/latchkey/internal/rt"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
-// The fair lock's scripts, one per operation
-// (scripts/fragment/fair_decide.lua has the rules they share).
-var (
-	acquireScript = scripts.Get("fair_acquire") // acquire and try
-	releaseScript = scripts.Get("fair_release")
-	dequeueScript = scripts.Get("fair_dequeue")
-	forceScript   = scripts.Get("fair_force")
-	deleteScript  = scripts.Get("fair_delete")
-)
-
-// The operations of the fair lock's scripts.
-const (
-	opAcquire = "acquire" // try, and queue up if not acquired
-	opTry     = "try"     // try once, leaving no trace
-	opRelease = "release"
-	opDequeue = "dequeue"
-	opForce   = "force"
-	opDelete  = "delete"
-)
-
-// protocol is the fair lock's side of lockcore.Protocol: its scripts on
-// Redisson's RFairLock keys and latchkey's heartbeats beside them.
+// protocol is the fair lock's side of lockcore.Protocol: its scripts
+// (scripts.Fair*) on Redisson's RFairLock keys and latchkey's heartbeats
+// beside them.
 type protocol struct {
-	client  redis.UniversalClient
-	cfg     *config
-	keys    []string // the fair lock scripts' KEYS: lock, queue, deadlines, heartbeats, channel prefixes, grant, token
-	channel string   // prefix of each waiter's own channel (Redisson's)
-	hubs    string   // prefix of each Hub's channel
+	client redis.UniversalClient
+	cfg    *config
+	lock   keys.Lock
 }
 
 func newProtocol(client redis.UniversalClient, name string, cfg *config) *protocol {
-	l := keys.LockOf(name)
-	return &protocol{
-		client:  client,
-		cfg:     cfg,
-		keys:    []string{l.Name, l.FairQueue, l.FairDeadlines, l.Heartbeats, l.Channel, l.Grant, l.Hubs, l.FairToken},
-		channel: l.Channel,
-		hubs:    l.Hubs,
-	}
+	return &protocol{client: client, cfg: cfg, lock: keys.LockOf(name)}
+}
+
+// send sends req on the fair lock's send path.
+func (p *protocol) send(ctx context.Context, req scripts.Request) rt.Reply {
+	return p.cfg.Sender(p.client).Send(ctx, req)
 }
 
 func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.Attempt, error) {
 	// A waiter queues before its letters can be heard (w.Heard): a fair
 	// lock's release never drops a waiter it cannot reach, which keeps
 	// its place until its liveness timeout.
-	op := opAcquire
-	if w.Try {
-		op = opTry
-	}
-	rep := p.exec(ctx, op, w.ID, w.HubID(), w.Key, w.Started, w.Pub, w.Reentry(), w.Req)
+	rep := p.send(ctx, p.acquire(w).Request())
 	vs, err := scripts.Ints(rep.Cmd)
 	switch {
 	case err != nil:
@@ -86,6 +57,12 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	return lockcore.Attempt{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
 }
 
+// acquire is w's acquisition request.
+func (p *protocol) acquire(w *lockcore.Waiter) scripts.FairAcquire {
+	return scripts.FairAcquire{Lock: p.lock, Owner: w.ID, Lease: p.cfg.TTL(), Wait: p.cfg.wait,
+		Liveness: p.cfg.liveness, Reentry: w.Reentry(), Hub: w.HubID(), Key: w.Key, Try: w.Try, Record: w.Req}
+}
+
 // Listen makes w sleep on its Hub's channel, where latchkey's scripts
 // write it letters (see lockcore.Waiter.Letter): when a release grants it
 // the lock, when the waiter ahead was granted it, or when it heads the
@@ -94,9 +71,9 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 // unlock tells the first waiter; a Hub's channel serves every waiter of
 // the client, and needs no subscription of its own per Lock.
 func (p *protocol) Listen(w *lockcore.Waiter, s *wait.Spec) {
-	s.Wake = wait.Channel{Name: p.hubs + ":" + w.Hub.ID(), Policy: notify.WakeOne}
+	s.Wake = wait.Channel{Name: p.lock.Hubs + ":" + w.Hub.ID(), Policy: notify.WakeOne}
 	s.Mail = w.Mail()
-	s.Hint = ownChannel{w, p.channel + ":" + w.ID}
+	s.Hint = ownChannel{w, p.lock.Channel + ":" + w.ID}
 }
 
 // ownChannel is Redisson's channel of the waiter's owner id, on which a
@@ -113,76 +90,33 @@ func (ownChannel) Expect() int                     { return 1 }
 func (ownChannel) Heard(int) (bool, time.Duration) { return true, 0 }
 
 func (p *protocol) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
-	_, applied, err := p.write(opAcquire, w.ID, w.HubID(), w.Key, w.Started, w.Pub, w.Reentry(), w.Req).Resolve(ctx, p.client)
+	_, applied, err := p.cfg.Sender(p.client).Resolve(ctx, p.acquire(w).Request())
 	return applied, err
 }
 
 // Dequeue leaves the queue at once, waking the next waiter if w was first,
 // rather than stalling it for the liveness timeout.
 func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
-	_ = p.exec(ctx, opDequeue, w.ID, w.HubID(), w.Key, time.Now(), w.Pub, w.Reentry(), "").Err()
+	_ = p.send(ctx, scripts.FairDequeue{Lock: p.lock, Owner: w.ID, Lease: p.cfg.TTL(), Wait: p.cfg.wait,
+		Liveness: p.cfg.liveness, Hub: w.HubID(), Key: w.Key}.Request()).Err()
 }
 
-func (p *protocol) Release(ctx context.Context, pub, id string, _, _ bool, req string) rt.Reply {
-	return p.exec(ctx, opRelease, id, "", "", time.Now(), pub, "1", req)
+func (p *protocol) Release(ctx context.Context, id string, _, _ bool, req string) rt.Reply {
+	return p.send(ctx, scripts.FairRelease{Lock: p.lock, Owner: id, Lease: p.cfg.TTL(), Wait: p.cfg.wait,
+		Liveness: p.cfg.liveness, Record: req}.Request())
 }
 
 // Alarm is on latchkey_lock__forced, where latchkey's force-unlocks name
 // the owners they forced out. Redisson's publish only to the first waiter,
 // on a channel of its own: a holder forced out by one finds it at its next
 // renewal.
-func (p *protocol) Alarm() hold.Alarm {
-	return hold.Alarm{Channel: keys.LockOf(p.keys[0]).Forced, Forced: true}
+func (p *protocol) Alarm() hold.Alarm { return hold.Alarm{Channel: p.lock.Forced, Forced: true} }
+
+func (p *protocol) Force(ctx context.Context) rt.Reply {
+	return p.send(ctx, scripts.FairForce{Lock: p.lock, Lease: p.cfg.TTL(), Wait: p.cfg.wait,
+		Liveness: p.cfg.liveness}.Request())
 }
 
-func (p *protocol) Force(ctx context.Context, pub string) rt.Reply {
-	return p.exec(ctx, opForce, "", "", "", time.Now(), pub, "0", "")
-}
-
-func (p *protocol) Delete(ctx context.Context, pub string) rt.Reply {
-	return p.exec(ctx, opDelete, "", "", "", time.Now(), pub, "0", "")
-}
-
-// exec runs the fair lock's operation op for owner id, waiting through the
-// Hub hub for letters to key ("" for a release or forced unlock), at time
-// now, recorded against req unless that is ""; reentry tells an
-// acquisition whether id may already hold the lock (see
-// lockcore.Waiter.Reentry). Acquisitions, releases and the dequeues that
-// may give back a grant wait for replicas; forced unlocks need not.
-func (p *protocol) exec(ctx context.Context, op, id, hub, key string, now time.Time, pub, reentry, req string) rt.Reply {
-	return p.write(op, id, hub, key, now, pub, reentry, req).Exec(ctx, p.client)
-}
-
-// write is the request of the fair lock's operation op (see exec), with
-// the script of op. It panics on an unknown op.
-func (p *protocol) write(op, id, hub, key string, now time.Time, pub, reentry, req string) rt.Call {
-	w := rt.Write{Keys: p.keys, Once: req}
-	if op != opForce && op != opDelete {
-		w.Sync = p.cfg.Sync.Timeout()
-	}
-	args := func(own ...any) []any {
-		own = append([]any{id, scripts.Ms(p.cfg.TTL()), scripts.Ms(p.cfg.wait)}, own...)
-		return handoff.ScriptArgs(p.client, now, pub, p.cfg.liveness, own...)
-	}
-	switch op {
-	case opAcquire, opTry:
-		w.Args = args(reentry, hub, key, handoff.Flag(op == opTry))
-		return rt.Call{Script: acquireScript, Write: w}
-	case opRelease:
-		w.Args = args()
-		w.Sole = true // a release's record is its own
-		return rt.Call{Script: releaseScript, Write: w}
-	case opDequeue:
-		w.Args = args(hub, key)
-		return rt.Call{Script: dequeueScript, Write: w}
-	case opForce:
-		// and the channel that tells a watch who was forced out
-		w.Keys = append(p.keys[:len(p.keys):len(p.keys)], keys.LockOf(p.keys[0]).Forced)
-		w.Args = args()
-		return rt.Call{Script: forceScript, Write: w}
-	case opDelete:
-		w.Args = handoff.ScriptArgs(p.client, now, pub, p.cfg.liveness)
-		return rt.Call{Script: deleteScript, Write: w}
-	}
-	panic("fairlock: unknown operation " + op)
+func (p *protocol) Delete(ctx context.Context) rt.Reply {
+	return p.send(ctx, scripts.FairDelete{Lock: p.lock, Liveness: p.cfg.liveness}.Request())
 }

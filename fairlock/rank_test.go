@@ -17,7 +17,7 @@ func TestAttemptRank(t *testing.T) {
 	ctx := context.Background()
 	attempt := func(id string) (bool, int64) {
 		t.Helper()
-		w := &lockcore.Waiter{ID: id, Key: id, Polling: true, Pub: "PUBLISH", Started: time.Now(), Rank: -7}
+		w := &lockcore.Waiter{ID: id, Key: id, Polling: true, Started: time.Now(), Rank: -7}
 		a, err := p.Attempt(ctx, w)
 		if err != nil {
 			t.Fatalf("%s's attempt: %v", id, err)
@@ -33,7 +33,7 @@ func TestAttemptRank(t *testing.T) {
 			t.Errorf("attempt %d, by %s: acquired %v, rank %d; want %d", i, id, ok, rank, want)
 		}
 	}
-	if err := p.Release(ctx, "PUBLISH", "a:1", false, false, "").Err(); err != nil {
+	if err := p.Release(ctx, "a:1", false, false, "").Err(); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"c:1", "d:1"} {

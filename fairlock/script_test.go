@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/latchkey/latchkey/internal/rt"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -22,16 +24,67 @@ func scriptMutex(t *testing.T, opts ...Option) (*Mutex, *redis.Client) {
 
 func acquireAt(t *testing.T, m *Mutex, op, id string, now time.Time, reentrant bool) (bool, int64) {
 	t.Helper()
-	flag := "0"
+	reentry := scripts.Fresh
 	if reentrant {
-		flag = "1"
+		reentry = scripts.Reentrant
 	}
-	vs, err := scripts.Ints(m.l.Proto.(*protocol).exec(context.Background(), op, id, "hub", id, now, "PUBLISH", flag, "").Cmd)
+	vs, err := scripts.Ints(runAt(t, m, op, id, reentry, now).Cmd)
 	if err != nil || len(vs) < 2 {
 		t.Fatalf("acquire reply %v, %v", vs, err)
 	}
 	ok, v := vs[0] == 1, vs[1]
 	return ok, v
+}
+
+// The operations the tests run.
+const (
+	opAcquire = "acquire" // and queue up if not acquired
+	opTry     = "try"
+	opRelease = "release"
+	opDequeue = "dequeue"
+	opForce   = "force"
+)
+
+// runAt runs m's operation op for owner id at the client time now,
+// without a request record, its waiter on the Hub "hub" with letters to
+// id; reentry is an acquisition's (see lockcore.Waiter.Reentry).
+func runAt(t *testing.T, m *Mutex, op, id, reentry string, now time.Time) rt.Reply {
+	t.Helper()
+	p := m.l.Proto.(*protocol)
+	lease, wait, live := p.cfg.TTL(), p.cfg.wait, p.cfg.liveness
+	var req scripts.Request
+	switch op {
+	case opAcquire, opTry:
+		req = scripts.FairAcquire{Lock: p.lock, Owner: id, Lease: lease, Wait: wait, Liveness: live,
+			Reentry: reentry, Hub: "hub", Key: id, Try: op == opTry}.Request()
+	case opRelease:
+		req = scripts.FairRelease{Lock: p.lock, Owner: id, Lease: lease, Wait: wait, Liveness: live}.Request()
+	case opDequeue:
+		req = scripts.FairDequeue{Lock: p.lock, Owner: id, Lease: lease, Wait: wait, Liveness: live,
+			Hub: "hub", Key: id}.Request()
+	case opForce:
+		req = scripts.FairForce{Lock: p.lock, Lease: lease, Wait: wait, Liveness: live}.Request()
+	}
+	return sendAt(t, m.l.Client, now, req)
+}
+
+// sendAt sends req as the send path does, but at the client time now,
+// which the send path would take from its own clock.
+func sendAt(t *testing.T, c redis.UniversalClient, now time.Time, req scripts.Request) rt.Reply {
+	t.Helper()
+	pub, err := rt.Of(c).Hub().PublishCommand(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Inputs(func(in scripts.Input, pos int) {
+		req.Args[pos] = map[scripts.Input]any{scripts.Now: now.UnixMilli(), scripts.Pub: pub,
+			scripts.Grace: scripts.Ms(handoff.Grace), scripts.Counted: handoff.Counted(c, pub)}[in]
+	})
+	ks, args := req.Keys, req.Args
+	if req.Script.Recorded() { // no record: the first key stands in for its key (see once.lua)
+		ks, args = append(ks, ks[0]), append(args, 0, 0)
+	}
+	return rt.Reply{Cmd: req.Script.Eval(context.Background(), c, ks, args...)}
 }
 
 // A resent acquisition of a fresh id that was applied succeeds again
@@ -169,7 +222,7 @@ func TestScriptRedissonArithmetic(t *testing.T) {
 	acquireAt(t, m, opAcquire, "a:1", at(10), false)
 	expect("an attempt renews the heartbeat only", []string{"a:1", "j:1", "b:1"},
 		map[string]int64{"a:1": 11000, "j:1": 12000, "b:1": 13000}, map[string]int64{"a:1": 3010, "b:1": 3005})
-	if res, err := scripts.Int(m.l.Proto.Release(context.Background(), "PUBLISH", "h:1", false, false, "").Cmd); res != 1 || err != nil {
+	if res, err := scripts.Int(m.l.Proto.Release(context.Background(), "h:1", false, false, "").Cmd); res != 1 || err != nil {
 		t.Fatalf("release = %d, %v", res, err)
 	}
 	if ok, _ := acquireAt(t, m, opAcquire, "a:1", at(20), false); !ok {
@@ -184,7 +237,7 @@ func TestScriptRedissonArithmetic(t *testing.T) {
 	acquireAt(t, m, opAcquire, "c:1", at(11000), false)
 	expect("a stale head leaves, and nobody moves", []string{"k:1", "c:1"},
 		map[string]int64{"k:1": 12000, "c:1": 13000}, map[string]int64{"c:1": 14000})
-	if err := m.l.Proto.(*protocol).exec(context.Background(), opDequeue, "c:1", "hub", "c:1", at(11001), "PUBLISH", "0", "").Err(); err != nil {
+	if err := runAt(t, m, opDequeue, "c:1", scripts.Fresh, at(11001)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	expect("a waiter that gives up", []string{"k:1"}, map[string]int64{"k:1": 12000}, map[string]int64{})

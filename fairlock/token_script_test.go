@@ -19,10 +19,9 @@ import (
 func TestScriptTokens(t *testing.T) {
 	m, c := scriptMutex(t)
 	ctx, now := context.Background(), time.Now()
-	p := m.l.Proto.(*protocol)
 	run := func(op, id, reentry string) []int64 {
 		t.Helper()
-		return ints(t, p.exec(ctx, op, id, "hub", id, now, "PUBLISH", reentry, ""))
+		return ints(t, runAt(t, m, op, id, reentry, now))
 	}
 	first := run(opAcquire, "a:1", "0")
 	if len(first) != 3 || first[0] != 1 || first[2] < now.Add(-time.Hour).UnixMicro() {
@@ -57,10 +56,9 @@ func TestScriptTokens(t *testing.T) {
 func TestScriptGrantTokens(t *testing.T) {
 	m, c := scriptMutex(t)
 	ctx, now := context.Background(), time.Now()
-	p := m.l.Proto.(*protocol)
 	run := func(op, id string) []int64 {
 		t.Helper()
-		return ints(t, p.exec(ctx, op, id, "hub", id, now, "PUBLISH", "0", ""))
+		return ints(t, runAt(t, m, op, id, scripts.Fresh, now))
 	}
 	counter := func() int64 { n, _ := c.Get(ctx, "latchkey_lock_token:{job}").Int64(); return n }
 	t1 := run(opAcquire, "a:1")[2]
