@@ -49,7 +49,8 @@ func TestLatch_cluster_bracedName(t *testing.T) {
 	if keys.Slot(name) == keys.Slot(channel(name)) {
 		t.Fatal("key and channel in one slot")
 	}
-	pub, err := rt.Publish(ctx, c, nil)
+	send := rt.Of(c).Sender(nil, 0)
+	pub, err := send.Publish(ctx)
 	if err != nil || pub != "SPUBLISH" {
 		t.Fatalf("PublishCommand = %q, %v; want SPUBLISH on Redis 7", pub, err)
 	}
@@ -58,7 +59,7 @@ func TestLatch_cluster_bracedName(t *testing.T) {
 	// to the channel's shard from the key's shard fails (after changing
 	// the key: scripts do not roll back).
 	c.Set(ctx, name, 1, 0)
-	err = rt.Exec(ctx, c, scripts.Get("latch_count_down"), rt.Write{Keys: []string{name, channel(name)}, Args: []any{pub}}).Err()
+	err = send.Send(ctx, scripts.LatchCountDown{Name: name, Channel: channel(name)}.Request()).Err()
 	if err == nil || !strings.Contains(err.Error(), "CROSSSLOT") {
 		t.Errorf("count-down with the channel in KEYS: %v, want CROSSSLOT", err)
 	}

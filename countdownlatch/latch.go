@@ -17,12 +17,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var (
-	trySetScript    = scripts.Get("latch_try_set")
-	countDownScript = scripts.Get("latch_count_down")
-	deleteScript    = scripts.Get("lock_force_release") // DEL, then publish a message
-)
-
 // Messages on a latch's channel (Redisson's CountDownLatchPubSub).
 const (
 	zeroCount = "0" // the count reached zero, or the latch was deleted
@@ -81,17 +75,14 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 	if n <= 0 {
 		return false, fmt.Errorf("countdownlatch: set count of %s to %d: %w", l.name, n, lockerr.ErrInvalidCount)
 	}
-	ks, pub, err := l.target(ctx)
-	if err != nil {
-		return false, fmt.Errorf("countdownlatch: set count of %s: %w", l.name, err)
-	}
-	rep := l.exec(ctx, trySetScript, ks, n, pub)
+	send := l.cfg.Sender(l.client)
+	rep, _ := send.Resend(ctx, scripts.LatchTrySet{Name: l.name, Channel: l.scriptChannel(), Count: n, Record: l.record()}.Request())
 	set, err := scripts.Int(rep.Cmd)
 	if err != nil {
 		return false, fmt.Errorf("countdownlatch: set count of %s: %w", l.name, err)
 	}
 	if set == 1 {
-		l.notify(ctx, newCount)
+		l.notify(ctx, send, newCount)
 		if err := rep.SyncErr(); err != nil {
 			return true, fmt.Errorf("countdownlatch: set count of %s: set on the master: %w", l.name, err)
 		}
@@ -112,17 +103,14 @@ func (l *Latch) CountDown(ctx context.Context) error {
 		return fmt.Errorf("countdownlatch: count down %s: %w", l.name, err)
 	}
 	_, err := wait.Cleanup(ctx, l.client, func(ctx context.Context) (struct{}, error) {
-		ks, pub, err := l.target(ctx)
-		if err != nil {
-			return struct{}{}, err
-		}
-		rep := l.exec(ctx, countDownScript, ks, pub)
+		send := l.cfg.Sender(l.client)
+		rep, _ := send.Resend(ctx, scripts.LatchCountDown{Name: l.name, Channel: l.scriptChannel(), Record: l.record()}.Request())
 		left, err := scripts.Int(rep.Cmd)
 		if err != nil {
 			return struct{}{}, err
 		}
 		if left == 0 {
-			l.notify(ctx, zeroCount)
+			l.notify(ctx, send, zeroCount)
 		}
 		if err := rep.SyncErr(); err != nil && left >= 0 {
 			return struct{}{}, fmt.Errorf("counted on the master: %w", err)
@@ -171,39 +159,32 @@ func (l *Latch) Delete(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("countdownlatch: delete %s: %w", l.name, err)
 	}
 	var (
-		n   int64
-		err error
+		n    int64
+		err  error
+		send = l.cfg.Sender(l.client)
 	)
 	if l.split {
 		n, err = flight.Query(ctx, l.client, func(ctx context.Context) (int64, error) { return l.client.Del(ctx, l.name).Result() })
 	} else {
-		var pub string
-		if pub, err = l.cfg.Publish(ctx, l.client); err == nil {
-			n, err = scripts.Int(rt.Run(ctx, l.client, deleteScript, []string{l.name, l.channel}, pub, zeroCount))
-		}
+		n, err = scripts.Int(send.Send(ctx, scripts.LockForceRelease{Name: l.name, Channel: l.channel, Message: zeroCount}.Request()).Cmd)
 	}
 	if err != nil {
 		return false, fmt.Errorf("countdownlatch: delete %s: %w", l.name, err)
 	}
 	if n == 1 {
-		l.notify(ctx, zeroCount)
+		l.notify(ctx, send, zeroCount)
 	}
 	return n == 1, nil
 }
 
-// target returns the KEYS and the publish-command ARGV of a script call:
-// the key and the channel with the Hub's publish command, or only the key
-// and "" when the channel is in another cluster slot, where the script may
-// not touch it and notify publishes instead.
-func (l *Latch) target(ctx context.Context) ([]string, string, error) {
+// scriptChannel is the channel a script publishes on: "" when it is in
+// another cluster slot than the key, where the script may not touch it
+// and notify publishes instead.
+func (l *Latch) scriptChannel() string {
 	if l.split {
-		return []string{l.name}, "", nil
+		return ""
 	}
-	pub, err := l.cfg.Publish(ctx, l.client)
-	if err != nil {
-		return nil, "", err
-	}
-	return []string{l.name, l.channel}, pub, nil
+	return l.channel
 }
 
 // notify publishes msg from the client after a script that changed the
@@ -211,29 +192,18 @@ func (l *Latch) target(ctx context.Context) ([]string, string, error) {
 // otherwise the script has already published. The change is made, so the
 // message goes out even if ctx has ended, and a failure is not reported:
 // the waiters' bounded sleep covers a lost message.
-func (l *Latch) notify(ctx context.Context, msg string) {
+func (l *Latch) notify(ctx context.Context, send rt.Sender, msg string) {
 	if !l.split {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
 	defer cancel()
-	pub, err := l.cfg.Publish(ctx, l.client)
-	if err != nil {
-		return
-	}
-	if pub == "SPUBLISH" {
-		_ = l.client.SPublish(ctx, l.channel, msg).Err()
-	} else {
-		_ = l.client.Publish(ctx, l.channel, msg).Err()
+	if pub, err := send.Publish(ctx); err == nil {
+		_ = l.client.Do(ctx, pub, l.channel, msg).Err() // routed by the channel, as SPublish is
 	}
 }
 
-// exec runs script as one request that changes the latch, recorded against
-// a request id of its own so that a resend does not count twice.
-func (l *Latch) exec(ctx context.Context, script *scripts.Script, ks []string, args ...any) rt.Reply {
-	r, _ := rt.Resend(ctx, l.client, script, rt.Write{ // recorded: safe to resend
-		Keys: ks, Args: args, Once: keys.Once(l.name, owner.New()), Sync: l.cfg.Sync.Timeout(),
-		Sole: true, // the record is this request's own
-	})
-	return r
-}
+// record returns the key of the record of a new request that changes the
+// latch, its own: sent again through transient faults (Resend), it counts
+// once.
+func (l *Latch) record() string { return keys.Once(l.name, owner.New()) }

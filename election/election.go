@@ -17,12 +17,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var (
-	proclaimScript = scripts.Get("election_proclaim")
-	resignScript   = scripts.Get("election_resign")
-	leaderScript   = scripts.Get("election_leader")
-)
-
 // An Election is one candidate's handle on a leader election named by a
 // Redis key. It must be created with New. An Election is safe for
 // concurrent use by many goroutines; it campaigns for one leadership at a
@@ -152,12 +146,7 @@ func (e *Election) Resign(ctx context.Context) error {
 func (e *Election) resign(ctx context.Context, id string) error {
 	_, err := wait.Cleanup(ctx, e.client, func(ctx context.Context) (struct{}, error) {
 		err := e.m.Unlock(owner.NewContext(ctx, id))
-		pub, perr := e.cfg.Publish(ctx, e.client)
-		if perr == nil {
-			perr = rt.Exec(ctx, e.client, resignScript, rt.Write{
-				Keys: []string{e.keys.Leader, e.keys.Changes}, Args: []any{id, pub},
-			}).Err()
-		}
+		perr := e.cfg.Sender(e.client).Send(ctx, scripts.ElectionResign{Election: e.keys, Owner: id}.Request()).Err()
 		if err != nil {
 			return struct{}{}, err
 		}
@@ -187,15 +176,8 @@ func (e *Election) Proclaim(ctx context.Context, value string) error {
 
 // proclaim records owner id's value and term, if it holds the lock.
 func (e *Election) proclaim(ctx context.Context, id, value string, term int64) error {
-	pub, err := e.cfg.Publish(ctx, e.client)
-	if err != nil {
-		return err
-	}
-	n, err := scripts.Int(rt.Exec(ctx, e.client, proclaimScript, rt.Write{
-		Keys: []string{e.keys.Name, e.keys.Leader, e.keys.Changes},
-		Args: []any{id, value, term, pub},
-		Sync: e.cfg.Sync.Timeout(),
-	}).Cmd)
+	req := scripts.ElectionProclaim{Election: e.keys, Owner: id, Value: value, Term: term}
+	n, err := scripts.Int(e.cfg.Sender(e.client).Send(ctx, req.Request()).Cmd)
 	switch {
 	case err != nil:
 		return err

@@ -51,8 +51,7 @@ func (e *Election) Leader(ctx context.Context) (Leader, error) {
 // read returns the current leader and how long its lock lasts unless
 // renewed (negative: no TTL, or no leader).
 func (e *Election) read(ctx context.Context) (Leader, time.Duration, error) {
-	r := rt.Run(ctx, e.client, leaderScript, []string{e.keys.Name, e.keys.Leader})
-	vs, err := r.Slice()
+	vs, err := e.cfg.Sender(e.client).Read(ctx, scripts.ElectionLeader{Election: e.keys}.Request()).Slice()
 	if err != nil {
 		return Leader{}, 0, err
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/latchkey/latchkey/fairlock"
 	"github.com/latchkey/latchkey/internal/handoff"
-	"github.com/latchkey/latchkey/internal/lockcore"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -75,46 +74,33 @@ func runEvict(ctx context.Context, e *env, args []string) error {
 // no longer waits), waking them on the channels they listen on; evict
 // runs them for a waiter that will never give up by itself.
 func evict(ctx context.Context, c *conn, st *State, id string, wt time.Duration) (int, error) {
-	pub, err := rt.Publish(ctx, c.client, nil)
-	if err != nil {
-		return 0, err
-	}
-	n, now := namesOf(st.Name), time.Now()
-	args := func(life time.Duration, own ...any) []any {
-		return handoff.ScriptArgs(c.client, now, pub, life, own...)
-	}
+	send := rt.Of(c.client).Sender(nil, 0)
+	n := namesOf(st.Name)
 	// How long an evicted waiter's Hub may go on listening on Redisson's
 	// channel, as if its waiter had left by itself (see handoff.Ear).
-	ear := scripts.Ms(handoff.Ear(rt.Of(c.client).Hub()))
-	var run func(entry string) *redis.Cmd
+	ear := handoff.Ear(send.Hub())
+	var dequeue func(entry string) scripts.Request
 	queue := ""
 	switch st.Kind {
 	case kindFairLock: // the owner id is the entry; the script finds its heartbeat
-		l := n.lock
-		ks := []string{l.Name, l.FairQueue, l.FairDeadlines, l.Heartbeats, l.Channel, l.Grant, l.Hubs, l.FairToken}
-		a := args(fairlock.DefaultLivenessTimeout, id, scripts.Ms(fairlock.DefaultWatchdogTimeout), scripts.Ms(wt), "", "")
-		return count(rt.Exec(ctx, c.client, scripts.Get("fair_dequeue"), rt.Write{Keys: ks, Args: a}).Cmd)
+		return count(send.Send(ctx, scripts.FairDequeue{Lock: n.lock, Owner: id, Lease: fairlock.DefaultWatchdogTimeout,
+			Wait: wt, Liveness: fairlock.DefaultLivenessTimeout}.Request()).Cmd)
 	case kindRWLock: // a waiting writer's mark is its entry
-		return count(rt.Run(ctx, c.client, scripts.Get("rw_write_withdraw"), []string{n.rw.Writers, st.Name, n.rw.Channel}, id, pub))
+		return count(send.Send(ctx, scripts.RWWriteWithdraw{Lock: n.rw, Entry: id}.Request()).Cmd)
 	case kindMutex:
 		queue = n.lock.Queue
-		run = func(entry string) *redis.Cmd {
-			call := lockcore.MutexCall{Op: lockcore.OpDequeue, Entry: entry, Now: now, Pub: pub, Yield: true}
-			return call.Write(c.client, lockcore.MutexKeys(st.Name)).Exec(ctx, c.client).Cmd
+		dequeue = func(entry string) scripts.Request {
+			return scripts.MutexDequeue{Lock: n.lock, Entry: entry, Yield: scripts.YieldLock}.Request()
 		}
 	case kindSemaphore, kindCounter:
-		s := n.sem
-		queue = s.Queue
-		ks := []string{s.Name, s.Channel, s.Queue, s.Deadlines, s.Grants, s.Hubs, s.Listeners, s.Turn}
-		run = func(entry string) *redis.Cmd {
-			return rt.Exec(ctx, c.client, scripts.Get("sem_dequeue"), rt.Write{Keys: ks, Args: args(handoff.QueueTimeout, entry, ear)}).Cmd
+		queue = n.sem.Queue
+		dequeue = func(entry string) scripts.Request {
+			return scripts.SemDequeue{Sem: n.sem, Entry: entry, Ear: ear}.Request()
 		}
 	case kindPermits:
-		s := n.sem
-		queue = s.Queue
-		ks := []string{s.Name, s.Leases, s.Channel, s.Queue, s.Deadlines, s.Hubs, s.Listeners, s.Turn}
-		run = func(entry string) *redis.Cmd {
-			return rt.Exec(ctx, c.client, scripts.Get("pes_dequeue"), rt.Write{Keys: ks, Args: args(handoff.QueueTimeout, entry, ear)}).Cmd
+		queue = n.sem.Queue
+		dequeue = func(entry string) scripts.Request {
+			return scripts.PesDequeue{Sem: n.sem, Entry: entry, Ear: ear}.Request()
 		}
 	default:
 		return 0, fmt.Errorf("a %s has no waiter queue", st.Kind)
@@ -128,7 +114,7 @@ func evict(ctx context.Context, c *conn, st *State, id string, wt time.Duration)
 		if waiterID(st.Kind, entry) != id {
 			continue
 		}
-		if err := run(entry).Err(); err != nil {
+		if err := send.Send(ctx, dequeue(entry)).Err(); err != nil {
 			return out, err
 		}
 		out++

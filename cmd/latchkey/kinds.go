@@ -111,11 +111,11 @@ func ownerShaped(f string) bool {
 // entries of their own.
 func auxiliary(key string) bool {
 	switch {
-	case strings.HasPrefix(key, "latchkey_"), strings.HasPrefix(key, "redisson_"):
+	case strings.HasPrefix(key, keys.LatchkeyPrefix), strings.HasPrefix(key, keys.RedissonPrefix):
 		return true
-	case strings.Contains(key, ":rwlock_timeout:"):
+	case strings.Contains(key, ":"+keys.ReadTimeoutsSuffix+":"):
 		return true
-	case strings.HasSuffix(key, ":timeout") && strings.Contains(key, "{"):
+	case strings.HasSuffix(key, ":"+keys.LeasesSuffix) && strings.Contains(key, "{"):
 		return true // {N}:timeout, a permit semaphore's leases
 	}
 	return false

@@ -262,12 +262,12 @@ func first(errs []error) error {
 // queuePrefixes are the prefixes of the waiter queues that outlive a
 // synchronizer's own key (they have no TTL): a lock whose holder's lease
 // ran out is found by its waiters' leftovers.
-var queuePrefixes = []string{"latchkey_lock_queue", "redisson_lock_queue", "latchkey_semaphore_queue", "latchkey_rwlock_writers"}
+var queuePrefixes = keys.QueuePrefixes()
 
 // leftover returns the name of the synchronizer whose waiter queue key
 // is, if it is one.
 func leftover(key string) (string, bool) {
-	if !strings.HasPrefix(key, "latchkey_") && !strings.HasPrefix(key, "redisson_") {
+	if !strings.HasPrefix(key, keys.LatchkeyPrefix) && !strings.HasPrefix(key, keys.RedissonPrefix) {
 		return "", false
 	}
 	for _, p := range queuePrefixes {

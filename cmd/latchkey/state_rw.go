@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -90,5 +89,5 @@ func readLeases(c *conn, st *State, n names, fields map[string]string) step {
 
 // readTimeout is the key of read hold i of owner field f.
 func (n names) readTimeout(f string, i int64) string {
-	return keys.Suffix(n.name, f+":rwlock_timeout") + ":" + strconv.FormatInt(i, 10)
+	return n.rw.ReadTimeouts(f) + ":" + strconv.FormatInt(i, 10)
 }

@@ -5,6 +5,31 @@ package keys
 // primitives, the scripts' KEYS builders and the CLI all read them from
 // these.
 
+// Every key and channel that latchkey keeps beside a primitive's own key
+// begins with LatchkeyPrefix, and every one of Redisson's with
+// RedissonPrefix, but those named by a suffix of the name (see Suffix): a
+// read hold's timeouts (RWLock.ReadTimeouts) and a permit semaphore's
+// leases (Semaphore.Leases).
+const (
+	LatchkeyPrefix     = "latchkey_"
+	RedissonPrefix     = "redisson_"
+	ReadTimeoutsSuffix = "rwlock_timeout"
+	LeasesSuffix       = "timeout"
+)
+
+// QueuePrefixes returns the prefixes (see Prefix) of the waiter queues,
+// which have no TTL and so outlive a primitive's own key: the mutex's,
+// Redisson's fair lock's, the semaphores' and the read-write lock's
+// waiting writers'.
+func QueuePrefixes() []string { return []string{lockQueue, fairQueue, semaphoreQueue, rwWriters} }
+
+const (
+	lockQueue      = "latchkey_lock_queue"
+	fairQueue      = "redisson_lock_queue"
+	semaphoreQueue = "latchkey_semaphore_queue"
+	rwWriters      = "latchkey_rwlock_writers"
+)
+
 // Lock is the layout of a mutex, a fair lock and a RedLock node: Redisson's
 // RLock, RFencedLock and RFairLock keys, and latchkey's waiter queue.
 type Lock struct {
@@ -35,11 +60,11 @@ func LockOf(name string) Lock {
 		Name:          name,
 		Token:         TokenKey(name),
 		Channel:       LockChannel(name),
-		Queue:         Prefix("latchkey_lock_queue", name),
+		Queue:         Prefix(lockQueue, name),
 		Deadlines:     Prefix("latchkey_lock_timeout", name),
 		Grant:         Prefix("latchkey_lock_grant", name),
 		Hubs:          Prefix("latchkey_lock__channel", name),
-		FairQueue:     Prefix("redisson_lock_queue", name),
+		FairQueue:     Prefix(fairQueue, name),
 		FairDeadlines: Prefix("redisson_lock_timeout", name),
 		Heartbeats:    Prefix("latchkey_lock_heartbeat", name),
 		FairToken:     Prefix("latchkey_lock_token", name),
@@ -63,7 +88,7 @@ func RWLockOf(name string) RWLock {
 	return RWLock{
 		Name:    name,
 		Channel: Prefix("redisson_rwlock", name),
-		Writers: Prefix("latchkey_rwlock_writers", name),
+		Writers: Prefix(rwWriters, name),
 		Epoch:   Prefix("latchkey_rwlock_epoch", name),
 		Token:   Prefix("latchkey_rwlock_token", name),
 		Forced:  Prefix("latchkey_rwlock__forced", name),
@@ -72,7 +97,9 @@ func RWLockOf(name string) RWLock {
 
 // ReadTimeouts returns {N}:<field>:rwlock_timeout, the prefix of the keys
 // ("<prefix>:<i>") that time each read hold of the hash field field.
-func (l RWLock) ReadTimeouts(field string) string { return Suffix(l.Name, field+":rwlock_timeout") }
+func (l RWLock) ReadTimeouts(field string) string {
+	return Suffix(l.Name, field+":"+ReadTimeoutsSuffix)
+}
 
 // Semaphore is the layout of a semaphore and a permit semaphore: Redisson's
 // RSemaphore and RPermitExpirableSemaphore, and latchkey's waiter queue.
@@ -92,9 +119,9 @@ type Semaphore struct {
 func SemaphoreOf(name string) Semaphore {
 	return Semaphore{
 		Name:      name,
-		Leases:    Suffix(name, "timeout"),
+		Leases:    Suffix(name, LeasesSuffix),
 		Channel:   Prefix("redisson_sc", name),
-		Queue:     Prefix("latchkey_semaphore_queue", name),
+		Queue:     Prefix(semaphoreQueue, name),
 		Deadlines: Prefix("latchkey_semaphore_timeout", name),
 		Grants:    Prefix("latchkey_semaphore_grant", name),
 		Hubs:      Prefix("latchkey_semaphore__channel", name),
