@@ -21,18 +21,16 @@ func TestPermitIDs_asTheScriptMakesThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := strings.Repeat("\x5a", 10) + "\xff\xff\xff\xff\xff\xfe"
-	rep := s.write(opTry, "PUBLISH", "", int64(permanent), "", first, 4).Exec(ctx, c)
+	req := scripts.PesAcquire{Sem: s.c.Keys, LeaseEnd: scripts.PermanentLease, Try: true, First: first, N: 4, Record: s.c.Record()}
+	rep := s.c.Sender().Send(ctx, req.Request())
 	if vs, err := scripts.Ints(rep.Cmd); err != nil || vs[0] != 1 {
 		t.Fatalf("acquire = %v, %v", vs, err)
 	}
-	got, err := c.ZRange(ctx, s.timeout, 0, -1).Result()
+	got, err := c.ZRange(ctx, s.c.Keys.Leases, 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want []string
-	for _, id := range permitIDs(first, 4) {
-		want = append(want, id.(string))
-	}
+	want := permitIDs(first, 4)
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {

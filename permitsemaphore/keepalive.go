@@ -48,7 +48,7 @@ func (p *Permit) KeepAlive() error {
 		return fmt.Errorf("permitsemaphore: keep a nil permit alive: %w", lockerr.ErrNotHeld)
 	}
 	fail := func(err error) error {
-		return fmt.Errorf("permitsemaphore: keep permit %s of %s alive: %w", p.id, p.s.name, err)
+		return fmt.Errorf("permitsemaphore: keep permit %s of %s alive: %w", p.id, p.s.c.Name, err)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -65,14 +65,14 @@ func (p *Permit) KeepAlive() error {
 	}
 	raw, _ := rawID(p.id)
 	w := hold.Watchdog{
-		Client: p.s.client, Kind: renewal, Lease: d, Sync: p.s.cfg.Sync.Timeout(),
-		Keys: func(string) []string { return []string{p.s.timeout} },
+		Client: p.s.c.Client, Kind: renewal, Lease: d, Sync: p.s.c.Cfg.Sync.Timeout(),
+		Keys: func(string) []string { return []string{p.s.c.Keys.Leases} },
 		Args: func(string) []any { return []any{raw} },
-		What: rt.Event{Kind: "permitsemaphore", Name: p.s.name},
+		What: rt.Event{Kind: "permitsemaphore", Name: p.s.c.Name},
 	}
 	// Lost is never called from Keep itself, which holds p.mu here.
 	p.keep = w.Keep(p.id, p.since, func(err error) {
-		p.end(fmt.Errorf("permitsemaphore: permit %s of %s: %w", p.id, p.s.name, err))
+		p.end(fmt.Errorf("permitsemaphore: permit %s of %s: %w", p.id, p.s.c.Name, err))
 	})
 	p.s.kept.add(p)
 	return nil
@@ -174,14 +174,14 @@ func (p *Permit) settle(err error, alone bool) {
 	case err == nil, errors.Is(err, lockerr.ErrNotReplicated):
 		p.end(nil)
 	case errors.Is(err, lockerr.ErrNotHeld) && alone:
-		p.end(fmt.Errorf("permitsemaphore: permit %s of %s: %w: found gone on release", p.id, p.s.name, lockerr.ErrLost))
+		p.end(fmt.Errorf("permitsemaphore: permit %s of %s: %w: found gone on release", p.id, p.s.c.Name, lockerr.ErrLost))
 	case errors.Is(err, lockerr.ErrNotHeld):
 		// All or none: none was released, and which were gone is not
 		// known; the renewals of those kept alive will tell.
 	default:
 		// The release may not have applied: nothing renews p any more,
 		// and it expires with its lease if it is still held.
-		p.end(fmt.Errorf("permitsemaphore: permit %s of %s: %w: its release failed: %w", p.id, p.s.name, lockerr.ErrLost, err))
+		p.end(fmt.Errorf("permitsemaphore: permit %s of %s: %w: its release failed: %w", p.id, p.s.c.Name, lockerr.ErrLost, err))
 	}
 }
 
@@ -231,6 +231,6 @@ func (k *kept) drop(err error) {
 	}
 	k.mu.Unlock()
 	for _, p := range ps {
-		p.end(fmt.Errorf("permitsemaphore: permit %s of %s: %w", p.id, p.s.name, err))
+		p.end(fmt.Errorf("permitsemaphore: permit %s of %s: %w", p.id, p.s.c.Name, err))
 	}
 }

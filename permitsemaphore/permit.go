@@ -12,14 +12,10 @@ import (
 
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/hold"
-	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
 )
-
-var leaseScript = scripts.Get("pes_lease")
 
 // A Permit is one permit taken from a Semaphore. Its ID releases it from
 // any goroutine or process, also through Semaphore.Release. A Permit is
@@ -57,14 +53,14 @@ func newFirst() (string, error) {
 // as the scripts make them (each_id in scripts/fragment/pes.lua): they
 // share its first 10 bytes, and their last 6, read as a big-endian number,
 // count up from its own, modulo 2^48.
-func permitIDs(first string, n int) []any {
+func permitIDs(first string, n int) []string {
 	var b [16]byte
 	copy(b[:], first)
 	var base uint64
 	for _, c := range b[10:] {
 		base = base<<8 | uint64(c)
 	}
-	out := make([]any, n)
+	out := make([]string, n)
 	for k := range out {
 		v := base + uint64(k)
 		for i := 15; i >= 10; i-- {
@@ -76,10 +72,10 @@ func permitIDs(first string, n int) []any {
 }
 
 // newPermits returns the permits of s with the raw ids raw.
-func newPermits(s *Semaphore, raw []any) []*Permit {
+func newPermits(s *Semaphore, raw []string) []*Permit {
 	ps := make([]*Permit, len(raw))
 	for i, r := range raw {
-		ps[i] = &Permit{s: s, id: hex.EncodeToString([]byte(r.(string)))}
+		ps[i] = &Permit{s: s, id: hex.EncodeToString([]byte(r))}
 	}
 	return ps
 }
@@ -87,8 +83,8 @@ func newPermits(s *Semaphore, raw []any) []*Permit {
 // distinct returns ids without repeats, each permit once however its hex
 // is spelt, and the raw ids of those, ready for ARGV. An id that names no
 // permit is an error matching lockerr.ErrNotHeld.
-func distinct(ids []string) ([]string, []any, error) {
-	out, raw := ids[:0:0], make([]any, 0, len(ids))
+func distinct(ids []string) ([]string, []string, error) {
+	out, raw := ids[:0:0], make([]string, 0, len(ids))
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		r, ok := rawID(id)
@@ -136,7 +132,7 @@ func (p *Permit) Release(ctx context.Context) error {
 	lost := p.Err()
 	err := p.s.Release(ctx, p.id)
 	if lost != nil {
-		return fmt.Errorf("permitsemaphore: release permit %s of %s: %w", p.id, p.s.name, notHeld(lost))
+		return fmt.Errorf("permitsemaphore: release permit %s of %s: %w", p.id, p.s.c.Name, notHeld(lost))
 	}
 	p.settle(err, true) // if not kept alive through p.s, which settled it
 	return err
@@ -157,7 +153,7 @@ func (p *Permit) Extend(ctx context.Context, lease Lease) error {
 	kept := p.keep != nil
 	p.mu.Unlock()
 	if kept {
-		return fmt.Errorf("permitsemaphore: extend permit %s of %s: %w", p.id, p.s.name, errKept)
+		return fmt.Errorf("permitsemaphore: extend permit %s of %s: %w", p.id, p.s.c.Name, errKept)
 	}
 	sent := time.Now()
 	ok, err := p.s.UpdateLeaseTime(ctx, p.id, lease)
@@ -166,7 +162,7 @@ func (p *Permit) Extend(ctx context.Context, lease Lease) error {
 		p.lease, p.since = lease, sent
 		p.mu.Unlock()
 	} else if err == nil {
-		err = fmt.Errorf("permitsemaphore: extend permit %s of %s: %w", p.id, p.s.name, lockerr.ErrNotHeld)
+		err = fmt.Errorf("permitsemaphore: extend permit %s of %s: %w", p.id, p.s.c.Name, lockerr.ErrNotHeld)
 	}
 	return err
 }
@@ -193,23 +189,23 @@ func (s *Semaphore) Release(ctx context.Context, id string) error {
 // ReleaseAll returns by ctx's deadline, but its requests are not cut short by
 // ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
-	if err := rt.Usable(ctx, s.name, s.client); err != nil {
-		return fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.name, err)
+	if err := rt.Usable(ctx, s.c.Name, s.c.Client); err != nil {
+		return fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.c.Name, err)
 	}
 	ids, raw, err := distinct(ids)
 	if err != nil {
-		return fmt.Errorf("permitsemaphore: release %s: %w", s.name, err)
+		return fmt.Errorf("permitsemaphore: release %s: %w", s.c.Name, err)
 	}
 	if len(raw) == 0 {
 		return nil
 	}
-	_, err = wait.Cleanup(ctx, s.client, func(ctx context.Context) (struct{}, error) {
+	_, err = wait.Cleanup(ctx, s.c.Client, func(ctx context.Context) (struct{}, error) {
 		n, err := s.release(ctx, true, raw...)
 		if err == nil && n != int64(len(raw)) {
-			err = fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.name, lockerr.ErrNotHeld)
+			err = fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.c.Name, lockerr.ErrNotHeld)
 		}
 		if err == nil {
-			rt.Report(s.client, rt.Released, rt.Event{Kind: "permitsemaphore", Name: s.name})
+			rt.Report(s.c.Client, rt.Released, rt.Event{Kind: "permitsemaphore", Name: s.c.Name})
 		}
 		for _, p := range s.kept.get(ids) {
 			p.settle(err, len(ids) == 1)
@@ -217,29 +213,21 @@ func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
 		return struct{}{}, err
 	})
 	if wait.Pending(err) {
-		return fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.name, err)
+		return fmt.Errorf("permitsemaphore: release %q of %s: %w", ids, s.c.Name, err)
 	}
 	return err
 }
 
 // release runs the release script on raw ids, all or none if strict, and
 // returns how many permits it released.
-func (s *Semaphore) release(ctx context.Context, strict bool, raw ...any) (int64, error) {
-	pub, err := s.cfg.Publish(ctx, s.client)
+func (s *Semaphore) release(ctx context.Context, strict bool, raw ...string) (int64, error) {
+	req := scripts.PesRelease{Sem: s.c.Keys, Strict: strict, YieldFor: handoff.Yield, IDs: raw, Record: s.c.Record()}
+	n, rep, err := s.c.Change(ctx, req.Request())
 	if err != nil {
-		return 0, fmt.Errorf("permitsemaphore: release from %s: %w", s.name, err)
-	}
-	mode := "0"
-	if strict {
-		mode = "1"
-	}
-	rep := s.resend(ctx, s.write(opRelease, pub, "", mode, keys.Once(s.name, owner.New()), raw...))
-	n, err := s.handed(rep)
-	if err != nil {
-		return 0, fmt.Errorf("permitsemaphore: release from %s: %w", s.name, err)
+		return 0, s.c.Errorf(err, "release from")
 	}
 	if err := rep.SyncErr(); err != nil && n > 0 {
-		return n, fmt.Errorf("permitsemaphore: release from %s: released on the master: %w", s.name, err)
+		return n, s.c.Errorf(fmt.Errorf("released on the master: %w", err), "release from")
 	}
 	return n, nil
 }
@@ -253,10 +241,9 @@ func (s *Semaphore) release(ctx context.Context, strict bool, raw ...any) (int64
 // its next renewal, unless made permanent.
 func (s *Semaphore) UpdateLeaseTime(ctx context.Context, id string, lease Lease) (bool, error) {
 	if err := lease.check(); err != nil {
-		return false, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
+		return false, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.c.Name, err)
 	}
-	now := time.Now()
-	ms, err := s.lease(ctx, id, now, leaseEnd(now, lease))
+	ms, err := s.lease(ctx, id, leaseEnd(time.Now(), lease))
 	return ms != -2, err
 }
 
@@ -264,37 +251,33 @@ func (s *Semaphore) UpdateLeaseTime(ctx context.Context, id string, lease Lease)
 // unless released or extended, or -1 if it is permanent. It returns an
 // error matching latchkey.ErrNotHeld if the permit is not held.
 func (s *Semaphore) LeaseTime(ctx context.Context, id string) (time.Duration, error) {
-	ms, err := s.lease(ctx, id, time.Now(), "")
+	ms, err := s.lease(ctx, id, 0)
 	switch {
 	case err != nil:
 		return 0, err
 	case ms == -2:
-		return 0, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, lockerr.ErrNotHeld)
+		return 0, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.c.Name, lockerr.ErrNotHeld)
 	}
 	return scripts.Millis(ms), nil
 }
 
-// lease runs the lease script: -2 not held, -1 permanent, else ms left.
-func (s *Semaphore) lease(ctx context.Context, id string, now time.Time, end any) (int64, error) {
-	if err := rt.Usable(ctx, s.name, s.client); err != nil {
-		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
+// lease runs the lease script, setting the lease end to end unless that
+// is 0: -2 not held, -1 permanent, else ms left.
+func (s *Semaphore) lease(ctx context.Context, id string, end int64) (int64, error) {
+	if err := rt.Usable(ctx, s.c.Name, s.c.Client); err != nil {
+		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.c.Name, err)
 	}
 	r, ok := rawID(id)
 	if !ok {
 		return -2, nil
 	}
-	pub, err := s.cfg.Publish(ctx, s.client)
-	if err != nil {
-		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
-	}
-	args := handoff.ScriptArgs(s.client, now, pub, handoff.QueueTimeout, r, end)
-	rep := s.resend(ctx, rt.Call{Script: leaseScript, Write: rt.Write{Keys: s.countKeys(), Args: args, Sync: s.cfg.Sync.Timeout()}})
+	rep, _ := s.c.Sender().Resend(ctx, scripts.PesLease{Sem: s.c.Keys, ID: r, End: end}.Request())
 	ms, err := scripts.Int(rep.Cmd)
 	if err != nil {
-		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.name, err)
+		return -2, fmt.Errorf("permitsemaphore: lease of %s in %s: %w", id, s.c.Name, err)
 	}
-	if err := rep.SyncErr(); err != nil && end != "" && ms != -2 {
-		return ms, fmt.Errorf("permitsemaphore: lease of %s in %s: updated on the master: %w", id, s.name, err)
+	if err := rep.SyncErr(); err != nil && end != 0 && ms != -2 {
+		return ms, fmt.Errorf("permitsemaphore: lease of %s in %s: updated on the master: %w", id, s.c.Name, err)
 	}
 	return ms, nil
 }

@@ -2,26 +2,15 @@ package permitsemaphore
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
-	"strconv"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/rt"
-
-	"github.com/latchkey/latchkey/internal/acquire"
-	"github.com/latchkey/latchkey/internal/handoff"
-	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/lockopt"
-	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
-	"github.com/latchkey/latchkey/internal/wait"
+	"github.com/latchkey/latchkey/internal/semcore"
 	"github.com/redis/go-redis/v9"
 )
-
-// permanent is the lease end Redisson stores for a permit without a lease.
-const permanent = 922337203685477
 
 // A Semaphore is a distributed counting semaphore whose permits have ids
 // and leases, named by a Redis key. It must be created with New. A
@@ -30,15 +19,8 @@ const permanent = 922337203685477
 // remembers, for a moment, the permits granted to its Acquire calls (see
 // the package doc).
 type Semaphore struct {
-	client  redis.UniversalClient
-	name    string
-	timeout string   // {name}:timeout
-	channel string   // redisson_sc:{name}
-	hubs    string   // prefix of each Hub's channel, where grants are told
-	keys    []string // the permit semaphore scripts' KEYS
-	life    []string // the keys Expire and TTL take (see sem_expire.lua)
-	cfg     config
-	kept    kept // the permits kept alive through this handle
+	c    *semcore.Core
+	kept kept // the permits kept alive through this handle
 }
 
 // New returns a Semaphore for the semaphore called name on client. It does
@@ -51,27 +33,15 @@ type Semaphore struct {
 // panics if client is nil or an option is invalid: these are programming
 // errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
-	keys.MustClient("permitsemaphore", client)
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
 	}
-	l := keys.SemaphoreOf(name)
-	s := &Semaphore{
-		client:  client,
-		name:    name,
-		timeout: l.Leases,
-		channel: l.Channel,
-		hubs:    l.Hubs,
-		cfg:     cfg,
-		keys:    []string{l.Name, l.Leases, l.Channel, l.Queue, l.Deadlines, l.Hubs, l.Listeners, l.Turn},
-		life:    []string{l.Name, l.Leases, l.Queue, l.Deadlines, l.Listeners, l.Turn},
-	}
-	return s
+	return &Semaphore{c: semcore.New(client, "permitsemaphore", name, true, cfg.Base)}
 }
 
 // Name returns the semaphore's name, which is also its Redis key.
-func (s *Semaphore) Name() string { return s.name }
+func (s *Semaphore) Name() string { return s.c.Name }
 
 // Acquire takes a permit, blocking until one is available to it or ctx is
 // done, and returns it. Waiters are served in order (see the package
@@ -129,105 +99,33 @@ func (s *Semaphore) TryAcquireN(ctx context.Context, n int, wait time.Duration, 
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int, budget time.Duration, lease Lease) ([]*Permit, bool, error) {
-	if err := rt.Usable(ctx, s.name, s.client); err != nil {
-		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
+	err := checkAcquire(n)
+	if err == nil {
+		err = lease.check()
 	}
-	if err := checkAcquire(n); err != nil {
-		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
+	var first string
+	if err == nil {
+		first, err = newFirst()
 	}
-	if err := lease.check(); err != nil {
-		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
-	}
-	fail := func(err error) ([]*Permit, bool, error) {
-		return nil, false, fmt.Errorf("permitsemaphore: acquire %d permits of %s: %w", n, s.name, err)
-	}
-	hub := s.cfg.HubFor(s.client)
-	pub, err := s.cfg.Publish(ctx, s.client)
 	if err != nil {
-		return fail(err)
-	}
-	first, err := newFirst()
-	if err != nil {
-		return fail(err)
+		return nil, false, s.c.Errorf(err, "acquire %d permits of", n)
 	}
 	// The queue entry names the permits by their number and first id, from
 	// which the others follow: a release that grants them to this call
-	// acquires them by their ids. The first id addresses letters.
-	key := hex.EncodeToString([]byte(first))
-	entry, op := wait.EntryHub(s.client, hub)+"/"+strconv.Itoa(n)+"/"+key, opAcquire
-	if budget == 0 {
-		entry, op = "", opTry // a single attempt never queues
-	}
-	// One request for the whole wait: a resend finds its record.
-	w := s.write(op, pub, entry, 0, keys.Once(s.name, owner.New()), first, n)
-	g := s.giveUp(w, pub, entry, first, n)
-	// Redisson's releases, and permits whose lease ended, grant nothing:
-	// the waiter hears them on Redisson's channel, counting the messages
-	// that say some permits are available.
-	place := wait.NewPlace(key, wait.Channel{Name: s.channel, Policy: available, Need: 1})
-	mail := &deletable{Place: place}
-	m := acquire.New(acquire.Steps{
-		Client: s.client,
-		Send: func(ctx context.Context) (acquire.Answer, error) {
-			if err := ctx.Err(); err != nil {
-				return acquire.Answer{Refused: err}, nil // nothing sent
-			}
-			if mail.deleted {
-				return acquire.Answer{Refused: lockerr.ErrDeleted}, nil
-			}
-			sent := time.Now()
-			// ARGV[1] now, ARGV[7] lease end, ARGV[8] try once: so does
-			// an attempt whose letters nobody hears yet; ARGV[10]
-			// whether the waiter listens yet
-			w.Args[0], w.Args[6], w.Args[7] = sent.UnixMilli(), leaseEnd(sent, lease), handoff.Flag(op == opTry || !place.Queue())
-			w.Args[9] = handoff.Flag(place.Queue())
-			rep := w.Exec(ctx, s.client)
-			vs, err := scripts.Ints(rep.Cmd)
-			switch {
-			case err != nil:
-				return acquire.Answer{}, err
-			case len(vs) < 3 || vs[0] == 0 && len(vs) < 4:
-				return acquire.Answer{}, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
-			case vs[len(vs)-1] == 1: // it granted permits to waiters ahead
-				s.granted()
-			}
-			switch {
-			case vs[0] < 0:
-				return acquire.Answer{Refused: fmt.Errorf("%w: the semaphore has %d in all", lockerr.ErrInvalidPermits, vs[1])}, nil
-			case vs[0] == 1:
-				return acquire.Answer{Granted: true, Reply: rep}, nil
-			}
-			place.Rank = vs[2]
-			// retry: until the earliest lease ends, when the next attempt
-			// takes the expired permit back even if nobody publishes.
-			return acquire.Answer{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
-		},
-		Undo: func(ctx context.Context) { _, _ = s.release(ctx, false, permitIDs(first, n)...) },
-		Abandon: func(ctx context.Context, unsure bool) {
-			if mail.deleted && !unsure {
-				g.Took() // the delete took the entry
-				return
-			}
-			g.Abandon(ctx, unsure, rt.RecordTTL(s.client))
-		},
+	// acquires them by their ids.
+	since, ok, err := s.c.Acquire(ctx, budget, semcore.Acquisition{
+		N: int64(n), First: first,
+		LeaseEnd: func(sent time.Time) int64 { return leaseEnd(sent, lease) },
+		Undo:     func(ctx context.Context) { _, _ = s.release(ctx, false, permitIDs(first, n)...) },
 	})
-	ok, err := wait.Until(ctx, budget, mail.spec(place.Spec(s.client, "permitsemaphore", s.name, hub, s.hubs, m)))
-	if ok {
-		g.Took()
-	} else {
-		g.GaveUp()
-	}
-	if err != nil {
-		return fail(err)
-	}
 	if !ok {
-		return nil, false, nil
+		return nil, false, err
 	}
-	// The lease was set by an attempt sent no sooner than m.Since(): a
-	// permit kept alive counts its validity from there.
+	// The lease was set by an attempt sent no sooner than since: a permit
+	// kept alive counts its validity from there.
 	ps := newPermits(s, permitIDs(first, n))
 	for _, p := range ps {
-		p.lease, p.since = lease, m.Since()
+		p.lease, p.since = lease, since
 	}
 	return ps, true, nil
 }
@@ -246,16 +144,6 @@ func checkAcquire(n int) error {
 		return fmt.Errorf("%w: %d is above the %d that one acquisition takes", lockerr.ErrInvalidPermits, n, MaxAcquire)
 	}
 	return lockopt.CheckPermits(int64(n), 1)
-}
-
-// available is the wake policy of Redisson's channel, whose messages are
-// counts of permits available or released: a waiter counts those above 0.
-func available(payload string) int {
-	n, err := strconv.Atoi(payload)
-	if err != nil || n < 1 {
-		return 0
-	}
-	return n
 }
 
 // A Lease is how long a permit stays held unless released or extended:
@@ -287,19 +175,7 @@ func (l Lease) check() error {
 // passed check.
 func leaseEnd(now time.Time, lease Lease) int64 {
 	if lease == Forever {
-		return permanent
+		return scripts.PermanentLease
 	}
 	return now.UnixMilli() + scripts.Ms(time.Duration(lease))
-}
-
-// countKeys returns KEYS for the scripts that take the name, the timeout
-// zset and the channel.
-func (s *Semaphore) countKeys() []string { return []string{s.name, s.timeout, s.channel} }
-
-// resend runs w, one request that changes the semaphore, sending it again
-// through transient faults: a request recorded against w.Once, or one
-// that sets an absolute state, is safe to send twice.
-func (s *Semaphore) resend(ctx context.Context, w rt.Call) rt.Reply {
-	r, _ := w.Resend(ctx, s.client)
-	return r
 }

@@ -6,7 +6,8 @@
 --         listeners, turn
 -- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
 --         (see inputs.lua)
--- ARGV[6] the waiter's entry <hub id>/<ids in hex> (see pes.lua)
+-- ARGV[6] the waiter's entry <hub id>/<permits>/<first id in hex> (see
+--         pes.lua), or an earlier version's <hub id>/<ids in hex>
 -- ARGV[7] how long, in ms, the waiter's Hub may listen on Redisson's
 --         channel after the waiter left (see yield.lua)
 -- Returns {back, handed}: back 1 if the caller had been granted permits

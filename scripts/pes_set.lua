@@ -6,9 +6,9 @@
 --         listeners, turn
 -- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
 --         (see inputs.lua)
--- ARGV[6] add (ARGV[7] more permits, or fewer if negative), set (ARGV[7]
---         in all, held ones included) or tryset (ARGV[7] permits, only if
---         the semaphore has none set yet)
+-- ARGV[6] the change: add (the permits more, or fewer if negative), set
+--         (the permits in all, held ones included) or tryset (the permits,
+--         only if the semaphore has none set yet)
 -- ARGV[7] permits
 -- ARGV[8] for tryset, the semaphore's TTL in ms, or 0 for none
 -- Returns, for add and set, {available, held, handed}; for tryset, {1,

@@ -10,10 +10,11 @@
 -- KEYS[5] latchkey_semaphore_listeners:{name} zset: notes of latchkey's Hubs
 -- KEYS[6] latchkey_semaphore_turn:{name}      set during Redisson's turn
 -- ARGV[1] ms from now
--- KEYS[1..4] expire in ARGV[1] ms; KEYS[5..6], notes with short lives of
--- their own, no later. The queue's keys expire together, so that neither
--- outlives the other; a waiter whose entry expired joins the queue again
--- with its next attempt.
+-- The count, the keys that hold permits and the queue's expire in ARGV[1]
+-- ms; the notes (KEYS[5] and KEYS[6]), with short lives of their own, no
+-- later. The queue's keys expire together, so that neither outlives the
+-- other; a waiter whose entry expired joins the queue again with its next
+-- attempt.
 -- Returns 1 if one of KEYS[1..4] existed, else 0.
 local ms, set = tonumber(ARGV[1]), 0
 for i = 1, 4 do

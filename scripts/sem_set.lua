@@ -5,9 +5,9 @@
 --         queue, deadlines, grants, Hub channel prefix, listeners, turn
 -- ARGV[1..5] now, PUBLISH or SPUBLISH, queue entry life, grace, counted
 --         (see inputs.lua)
--- ARGV[6] add (the count goes up by ARGV[7], which may be negative), set
---         (the count becomes ARGV[7]) or tryset (the same, only if the
---         semaphore has no count yet)
+-- ARGV[6] the change: add (the count goes up by the permits, which may be
+--         negative), set (the count becomes the permits) or tryset (the
+--         same, only if the semaphore has no count yet)
 -- ARGV[7] permits
 -- ARGV[8] for tryset, the semaphore's TTL in ms, or 0 for none
 -- Returns {v, handed}: v, for add and set, the permits available after

@@ -5,16 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lockopt"
-	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/rt"
 	"github.com/latchkey/latchkey/internal/scripts"
-)
-
-var (
-	drainScript = scripts.Get("sem_drain")
-	countScript = scripts.Get("sem_count")
 )
 
 // TrySetPermits sets the number of available permits to n if the semaphore
@@ -23,7 +15,7 @@ var (
 // It returns an error matching latchkey.ErrInvalidPermits if n < 0 or n >
 // latchkey.MaxPermits.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
-	return s.trySet(ctx, n, 0)
+	return s.c.TrySetPermits(ctx, n)
 }
 
 // TrySetPermitsTTL is TrySetPermits for a semaphore that lives ttl: set,
@@ -32,18 +24,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 // latchkey.MaxLease returns an error matching latchkey.ErrInvalidLease and
 // changes nothing.
 func (s *Semaphore) TrySetPermitsTTL(ctx context.Context, n int64, ttl time.Duration) (bool, error) {
-	if err := lockopt.CheckLease(ttl); err != nil {
-		return false, fmt.Errorf("semaphore: set %d permits of %s for %v: %w", n, s.name, ttl, err)
-	}
-	return s.trySet(ctx, n, ttl)
-}
-
-func (s *Semaphore) trySet(ctx context.Context, n int64, ttl time.Duration) (bool, error) {
-	if err := lockopt.CheckPermits(n, 0); err != nil {
-		return false, fmt.Errorf("semaphore: set %d permits of %s: %w", n, s.name, err)
-	}
-	v, err := s.change(ctx, "set permits of", opTrySet, n, ttl)
-	return v == 1, err
+	return s.c.TrySetPermitsTTL(ctx, n, ttl)
 }
 
 // SetPermits sets the number of available permits to n, whatever it was,
@@ -51,10 +32,7 @@ func (s *Semaphore) trySet(ctx context.Context, n int64, ttl time.Duration) (boo
 // holders' later Release calls add to n. SetPermits returns an error
 // matching latchkey.ErrInvalidPermits if n < 0 or n > latchkey.MaxPermits.
 func (s *Semaphore) SetPermits(ctx context.Context, n int64) error {
-	if err := lockopt.CheckPermits(n, 0); err != nil {
-		return fmt.Errorf("semaphore: set %d permits of %s: %w", n, s.name, err)
-	}
-	return s.add(ctx, n, opSet)
+	return s.c.SetPermits(ctx, n)
 }
 
 // AddPermits adds n permits, which may be negative, to the available count
@@ -66,28 +44,7 @@ func (s *Semaphore) SetPermits(ctx context.Context, n int64) error {
 // latchkey.ErrInvalidPermits, changing nothing, if the count would go
 // beyond latchkey.MaxPermits either way.
 func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
-	if err := lockopt.CheckPermits(n, -lockopt.MaxPermits); err != nil {
-		return fmt.Errorf("semaphore: add %d permits of %s: %w", n, s.name, err)
-	}
-	return s.add(ctx, n, opAdd)
-}
-
-func (s *Semaphore) add(ctx context.Context, n int64, mode string) error {
-	if err := rt.Usable(ctx, s.name, s.client); err != nil {
-		return fmt.Errorf("semaphore: %s %d permits of %s: %w", mode, n, s.name, err)
-	}
-	pub, err := s.cfg.Publish(ctx, s.client)
-	if err == nil {
-		rep := s.resend(ctx, s.write(mode, "", n, pub, keys.Once(s.name, owner.New())))
-		if _, err = s.answer(rep, pub); err == nil {
-			err = rep.SyncErr()
-		}
-		err = lockopt.PermitsError(err)
-	}
-	if err != nil {
-		return fmt.Errorf("semaphore: %s %d permits of %s: %w", mode, n, s.name, err)
-	}
-	return nil
+	return s.c.AddPermits(ctx, n)
 }
 
 // AvailablePermits returns the number of permits available now: 0 for a
@@ -97,14 +54,8 @@ func (s *Semaphore) add(ctx context.Context, n int64, mode string) error {
 // next call on the semaphore, or the client whose call granted them, puts
 // them back in the count that Redisson reads.
 func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
-	if err := rt.Usable(ctx, s.name, s.client); err != nil {
-		return 0, fmt.Errorf("semaphore: permits of %s: %w", s.name, err)
-	}
-	v, err := scripts.Int(rt.Run(ctx, s.client, countScript, []string{s.name, s.keys[4]}))
-	if err != nil {
-		return 0, fmt.Errorf("semaphore: permits of %s: %w", s.name, err)
-	}
-	return v, nil
+	n, _, err := s.c.Count(ctx)
+	return n, err
 }
 
 // DrainPermits takes every available permit and returns how many it took.
@@ -112,16 +63,18 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 // including when the count is negative (where Redisson would reset it to
 // zero, creating permits). Like Redisson's drainPermits it wakes nobody.
 func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
-	if err := rt.Usable(ctx, s.name, s.client); err != nil {
-		return 0, fmt.Errorf("semaphore: drain %s: %w", s.name, err)
+	err := rt.Usable(ctx, s.c.Name, s.c.Client)
+	var v int64
+	if err == nil {
+		rep, _ := s.c.Sender().Resend(ctx, scripts.SemDrain{Sem: s.c.Keys, Record: s.c.Record()}.Request())
+		if v, err = scripts.Int(rep.Cmd); err == nil && v > 0 {
+			if err = rep.SyncErr(); err != nil {
+				return v, s.c.Errorf(fmt.Errorf("drained on the master: %w", err), "drain")
+			}
+		}
 	}
-	rep, _ := rt.Resend(ctx, s.client, drainScript, rt.Write{Keys: []string{s.name}, Once: keys.Once(s.name, owner.New()), Sole: true, Sync: s.cfg.Sync.Timeout()})
-	v, err := scripts.Int(rep.Cmd)
 	if err != nil {
-		return 0, fmt.Errorf("semaphore: drain %s: %w", s.name, err)
-	}
-	if err := rep.SyncErr(); err != nil && v > 0 {
-		return v, fmt.Errorf("semaphore: drain %s: drained on the master: %w", s.name, err)
+		return 0, s.c.Errorf(err, "drain")
 	}
 	return v, nil
 }

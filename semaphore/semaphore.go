@@ -2,18 +2,13 @@ package semaphore
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/rt"
+	"github.com/latchkey/latchkey/internal/semcore"
 
-	"github.com/latchkey/latchkey/internal/acquire"
 	"github.com/latchkey/latchkey/internal/handoff"
-	"github.com/latchkey/latchkey/internal/keys"
-	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/lockopt"
-	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
@@ -24,15 +19,7 @@ import (
 // goroutines. Every handle on the same name, in any process, sees the same
 // permits; a handle only remembers, for a moment, the permits granted to
 // its Acquire calls (see the package doc).
-type Semaphore struct {
-	client  redis.UniversalClient
-	name    string
-	channel string   // Redisson's channel
-	hubs    string   // prefix of each Hub's channel, where grants are told
-	keys    []string // the semaphore scripts' KEYS
-	life    []string // the keys Expire and TTL take (see sem_expire.lua)
-	cfg     config
-}
+type Semaphore struct{ c *semcore.Core }
 
 // New returns a Semaphore for the semaphore called name on client. It does
 // no I/O: the permits are set with TrySetPermits, SetPermits, AddPermits or
@@ -43,26 +30,15 @@ type Semaphore struct {
 // matching latchkey.ErrCrossSlot, without sending anything. New panics if
 // client is nil or an option is invalid: these are programming errors.
 func New(client redis.UniversalClient, name string, opts ...Option) *Semaphore {
-	keys.MustClient("semaphore", client)
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
 	}
-	l := keys.SemaphoreOf(name)
-	s := &Semaphore{
-		client:  client,
-		name:    name,
-		channel: l.Channel,
-		hubs:    l.Hubs,
-		cfg:     cfg,
-		keys:    []string{l.Name, l.Channel, l.Queue, l.Deadlines, l.Grants, l.Hubs, l.Listeners, l.Turn},
-		life:    []string{l.Name, l.Grants, l.Queue, l.Deadlines, l.Listeners, l.Turn},
-	}
-	return s
+	return &Semaphore{semcore.New(client, "semaphore", name, false, cfg.Base)}
 }
 
 // Name returns the semaphore's name, which is also its Redis key.
-func (s *Semaphore) Name() string { return s.name }
+func (s *Semaphore) Name() string { return s.c.Name }
 
 // Acquire takes n permits, blocking until n are available to it or ctx is
 // done, and returns nil once it has them. Waiters are served in order: a
@@ -93,94 +69,8 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration)
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int64, budget time.Duration) (bool, error) {
-	if err := rt.Usable(ctx, s.name, s.client); err != nil {
-		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, err)
-	}
-	if err := lockopt.CheckPermits(n, 1); err != nil {
-		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, err)
-	}
-	fail := func(err error) (bool, error) {
-		return false, fmt.Errorf("semaphore: acquire %d permits of %s: %w", n, s.name, err)
-	}
-	hub := s.cfg.HubFor(s.client)
-	pub, err := s.cfg.Publish(ctx, s.client)
-	if err != nil {
-		return fail(err)
-	}
-	key := owner.New() // the letters' address: this call
-	entry, op := wait.EntryHub(s.client, hub)+"/"+strconv.FormatInt(n, 10)+"/"+key, opAcquire
-	if budget == 0 {
-		entry, op = "", opTry // a single attempt never queues
-	}
-	// One request for the whole wait: an attempt resent after it took the
-	// permits, by go-redis or by the wait loop after an error, finds its
-	// record instead of taking them again.
-	w := s.write(op, entry, n, pub, keys.Once(s.name, owner.New()))
-	g := s.giveUp(w, entry, pub, n)
-	// Redisson's releases grant nothing: the waiter hears them on
-	// Redisson's channel, counting only those that leave enough permits
-	// for it; latchkey's leave none that the queue could use.
-	place := wait.NewPlace(key, wait.Channel{Name: s.channel, Policy: available, Need: int(min(n, 1<<30))})
-	mail := &deletable{Place: place}
-	m := acquire.New(acquire.Steps{
-		Client: s.client,
-		Send: func(ctx context.Context) (acquire.Answer, error) {
-			if mail.deleted {
-				return acquire.Answer{Refused: lockerr.ErrDeleted}, nil // nothing sent
-			}
-			// ARGV[1] now (see scripts/fragment/inputs.lua); ARGV[8] try
-			// once: so does an attempt whose letters nobody hears yet;
-			// ARGV[10] whether the waiter listens yet
-			w.Args[0], w.Args[7] = time.Now().UnixMilli(), handoff.Flag(op == opTry || !place.Queue())
-			w.Args[9] = handoff.Flag(place.Queue())
-			rep := w.Exec(ctx, s.client)
-			vs, err := scripts.Ints(rep.Cmd)
-			switch {
-			case err != nil:
-				return acquire.Answer{}, err
-			case len(vs) < 3 || vs[0] == 0 && len(vs) < 4:
-				return acquire.Answer{}, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
-			case vs[len(vs)-1] == 1: // it granted permits to waiters ahead
-				s.granted(pub)
-			}
-			if vs[0] == 1 {
-				return acquire.Answer{Granted: true, Reply: rep}, nil
-			}
-			place.Rank = vs[1]
-			// A refusal has no bound, but for the grace of a grant not
-			// taken yet: a release grants the permits and says so, and
-			// the wait loop's backstop covers a lost letter.
-			return acquire.Answer{Retry: scripts.Millis(vs[2]), Reply: rep}, nil
-		},
-		Undo: func(ctx context.Context) { _ = s.release(ctx, n) },
-		Abandon: func(ctx context.Context, unsure bool) {
-			if mail.deleted && !unsure {
-				g.Took() // the delete took the entry and its grant
-				return
-			}
-			g.Abandon(ctx, unsure, rt.RecordTTL(s.client))
-		},
-	})
-	ok, err := wait.Until(ctx, budget, mail.spec(place.Spec(s.client, "semaphore", s.name, hub, s.hubs, m)))
-	if ok {
-		g.Took()
-	} else {
-		g.GaveUp()
-	}
-	if err != nil {
-		return fail(err)
-	}
-	return ok, nil
-}
-
-// available is the wake policy of Redisson's channel, whose messages are
-// the permits available: a waiter counts those that leave enough for it.
-func available(payload string) int {
-	n, err := strconv.Atoi(payload)
-	if err != nil || n < 1 {
-		return 0
-	}
-	return n
+	_, ok, err := s.c.Acquire(ctx, budget, semcore.Acquisition{N: n, Undo: func(ctx context.Context) { _ = s.release(ctx, n) }})
+	return ok, err
 }
 
 // Release gives n permits back and hands them to the waiters at the head
@@ -195,36 +85,33 @@ func available(payload string) int {
 // Release returns by ctx's deadline, but its requests are not cut short by
 // ctx: see "Deadlines and clean-up" in the latchkey package doc.
 func (s *Semaphore) Release(ctx context.Context, n int64) error {
-	if err := rt.Usable(ctx, s.name, s.client); err != nil {
-		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, err)
+	err := rt.Usable(ctx, s.c.Name, s.c.Client)
+	if err == nil {
+		err = lockopt.CheckPermits(n, 1)
 	}
-	if err := lockopt.CheckPermits(n, 1); err != nil {
-		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, err)
-	}
-	_, err := wait.Cleanup(ctx, s.client, func(ctx context.Context) (struct{}, error) {
-		err := s.release(ctx, n)
-		if err == nil {
-			rt.Report(s.client, rt.Released, rt.Event{Kind: "semaphore", Name: s.name})
+	if err == nil {
+		_, err = wait.Cleanup(ctx, s.c.Client, func(ctx context.Context) (struct{}, error) {
+			err := s.release(ctx, n)
+			if err == nil {
+				rt.Report(s.c.Client, rt.Released, rt.Event{Kind: "semaphore", Name: s.c.Name})
+			}
+			return struct{}{}, err
+		})
+		if !wait.Pending(err) {
+			return err
 		}
-		return struct{}{}, err
-	})
-	if wait.Pending(err) {
-		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, err)
 	}
-	return err
+	return s.c.Errorf(err, "release %d permits of", n)
 }
 
+// release sends the release of n permits.
 func (s *Semaphore) release(ctx context.Context, n int64) error {
-	pub, err := s.cfg.Publish(ctx, s.client)
+	_, rep, err := s.c.Change(ctx, scripts.SemRelease{Sem: s.c.Keys, Permits: n, YieldFor: handoff.Yield, Record: s.c.Record()}.Request())
 	if err == nil {
-		rep := s.resend(ctx, s.write(opRelease, "", n, pub, keys.Once(s.name, owner.New())))
-		if _, err = s.answer(rep, pub); err == nil {
-			err = rep.SyncErr()
-		}
-		err = lockopt.PermitsError(err)
+		err = rep.SyncErr()
 	}
 	if err != nil {
-		return fmt.Errorf("semaphore: release %d permits of %s: %w", n, s.name, err)
+		return s.c.Errorf(err, "release %d permits of", n)
 	}
 	return nil
 }
