@@ -101,7 +101,7 @@ func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
 		Liveness: p.cfg.liveness, Hub: w.HubID(), Key: w.Key}.Request()).Err()
 }
 
-func (p *protocol) Release(ctx context.Context, id string, _, _ bool, req string) rt.Reply {
+func (p *protocol) Release(ctx context.Context, id string, _ bool, req string) rt.Reply {
 	return p.send(ctx, scripts.FairRelease{Lock: p.lock, Owner: id, Lease: p.cfg.TTL(), Wait: p.cfg.wait,
 		Liveness: p.cfg.liveness, Record: req}.Request())
 }
@@ -110,7 +110,7 @@ func (p *protocol) Release(ctx context.Context, id string, _, _ bool, req string
 // the owners they forced out. Redisson's publish only to the first waiter,
 // on a channel of its own: a holder forced out by one finds it at its next
 // renewal.
-func (p *protocol) Alarm() hold.Alarm { return hold.Alarm{Channel: p.lock.Forced, Forced: true} }
+func (p *protocol) Alarm() hold.Alarm { return hold.Alarm{Channel: p.lock.Forced} }
 
 func (p *protocol) Force(ctx context.Context) rt.Reply {
 	return p.send(ctx, scripts.FairForce{Lock: p.lock, Lease: p.cfg.TTL(), Wait: p.cfg.wait,

@@ -33,7 +33,7 @@ func TestAttemptRank(t *testing.T) {
 			t.Errorf("attempt %d, by %s: acquired %v, rank %d; want %d", i, id, ok, rank, want)
 		}
 	}
-	if err := p.Release(ctx, "a:1", false, false, "").Err(); err != nil {
+	if err := p.Release(ctx, "a:1", false, "").Err(); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"c:1", "d:1"} {

@@ -222,7 +222,7 @@ func TestScriptRedissonArithmetic(t *testing.T) {
 	acquireAt(t, m, opAcquire, "a:1", at(10), false)
 	expect("an attempt renews the heartbeat only", []string{"a:1", "j:1", "b:1"},
 		map[string]int64{"a:1": 11000, "j:1": 12000, "b:1": 13000}, map[string]int64{"a:1": 3010, "b:1": 3005})
-	if res, err := scripts.Int(m.l.Proto.Release(context.Background(), "h:1", false, false, "").Cmd); res != 1 || err != nil {
+	if res, err := scripts.Int(m.l.Proto.Release(context.Background(), "h:1", false, "").Cmd); res != 1 || err != nil {
 		t.Fatalf("release = %d, %v", res, err)
 	}
 	if ok, _ := acquireAt(t, m, opAcquire, "a:1", at(20), false); !ok {

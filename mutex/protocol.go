@@ -156,7 +156,7 @@ func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
 	_ = p.send(ctx, scripts.MutexDequeue{Lock: p.lock, Entry: p.entry(w), Yield: scripts.YieldLock}.Request()).Err()
 }
 
-func (p *protocol) Release(ctx context.Context, id string, reentrant, tapped bool, req string) rt.Reply {
+func (p *protocol) Release(ctx context.Context, id string, reentrant bool, req string) rt.Reply {
 	// Only a fresh id's release goes the lone way first. The full release
 	// after it shares its record, so a resend of either, or a retry of the
 	// whole (rt.Retry), replays what applied; the record book keeps a
@@ -170,19 +170,13 @@ func (p *protocol) Release(ctx context.Context, id string, reentrant, tapped boo
 		}
 		p.free.Store(0)
 	}
-	yield := scripts.YieldLock
-	if tapped {
-		yield = scripts.YieldTapped
-	}
 	return p.send(ctx, scripts.MutexRelease{Lock: p.lock, Owner: id, Lease: p.cfg.TTL(), Reentrant: reentrant,
-		Yield: yield, Record: req}.Request())
+		Yield: scripts.YieldLock, Record: req}.Request())
 }
 
-// Alarm is on Redisson's channel: every release and force-unlock, a
-// Redisson client's included, publishes on it, and while the lock is held
-// only a force-unlock does. A release counts who listens there (see
-// Release), the holder's own alarm among them.
-func (p *protocol) Alarm() hold.Alarm { return hold.Alarm{Channel: p.lock.Channel} }
+// Alarm is on latchkey_lock__forced, where latchkey's force-unlocks name
+// the owners they forced out.
+func (p *protocol) Alarm() hold.Alarm { return hold.Alarm{Channel: p.lock.Forced} }
 
 func (p *protocol) Force(ctx context.Context) rt.Reply {
 	return p.send(ctx, scripts.MutexForce{Lock: p.lock, Yield: scripts.YieldLock}.Request())

@@ -18,14 +18,13 @@ var renewRead = &lease.Kind{Script: "rw_renew_read", KeysPerItem: 2, ArgsPerItem
 // keepers returns what keeps read and write holds alive under cfg: a fixed
 // lease, or the watchdog, which renews a read hold's own timeout keys.
 //
-// Both have an alarm on Redisson's channel (see hold.Alarm): while an
-// owner holds, only a release that frees the whole lock (a force-unlock,
-// or the end of a hold that was lost) publishes there.
+// Both have an alarm on latchkey_rwlock__forced, where latchkey's
+// force-unlocks name the owners they forced out (see hold.Alarm).
 func (rw *RWMutex) keepers() (readKeep, writeKeep hold.Keeper) {
 	alarm := func(s side) *hold.Alarm {
 		return &hold.Alarm{
 			Client: rw.client, Hub: func() *notify.Hub { return rw.cfg.HubFor(rw.client) },
-			Channel: rw.layout.Channel, Key: rw.name,
+			Channel: rw.layout.Forced, Key: rw.name,
 			Field: func(id string) string { return field(id, s) },
 		}
 	}

@@ -8,9 +8,7 @@
 -- ARGV[7] lease in ms, restored when holds remain
 -- ARGV[8] "1" if the owner may re-enter, "0" for an id fresh for one
 --         acquisition
--- ARGV[9] "1" to yield to Redisson's waiters, "2" to yield with one
---         subscriber of their channel the releaser's own alarm, "0" not
---         to (see mutex.lua)
+-- ARGV[9] "1" to yield to Redisson's waiters (see mutex.lua)
 -- Returns -1 if the owner holds nothing, 0 if holds remain, 1 if released.
 -- A release is recorded against its request (see once.lua), so a resend
 -- answers as the first run did.

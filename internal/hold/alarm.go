@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/rt"
@@ -17,25 +16,27 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// An Alarm tells a holder at once that someone else ended its hold: a
-// force-unlock (latchkey's, the CLI's or Redisson's) or a delete, which
-// publish on the lock's channel. Renewals would find it too, but only a
-// third of a lease later, and a fixed lease not before it ran out: for that
-// long two processes would act as holders. A hold that lasts AlarmAfter has
-// its Hub tap the channel (see notify.Hub.Tap) and looks at once, so that
-// one ended before the tap was live is found as well; it looks again at
-// each message the alarm counts. Shorter holds, most of them, cost
-// nothing.
+// An Alarm tells a holder at once that someone else ended its hold with
+// latchkey's ForceUnlock or the CLI's unlock, which name the owners they
+// forced out on the lock's forced channel (latchkey_lock__forced:{N},
+// latchkey_rwlock__forced:{N}). Renewals would find it too, but only a
+// third of a lease later, and a fixed lease not before it ran out: for
+// that long two processes would act as holders. A hold that lasts
+// AlarmAfter has its Hub tap that channel (see notify.Hub.Tap), and looks
+// at once whether it still holds, so that one ended before the tap was
+// live is found as well; it looks again after a reconnect, which may have
+// lost a message. Shorter holds, most of them, cost nothing.
+//
+// The alarm listens on latchkey's channel alone: Redisson's releases count
+// the subscribers of Redisson's channels to tell whether Java waiters
+// listen, and a holder there would be taken for one. So a Redisson
+// client's forceUnlock, or a plain DEL, which name nobody, is found at the
+// hold's next renewal, or when its fixed lease runs out.
 type Alarm struct {
 	Client redis.UniversalClient
 	Hub    func() *notify.Hub
-	// Channel is where the lock's force-unlocks publish.
+	// Channel is the lock's forced channel.
 	Channel string
-	// Forced, if set, reads a message on Channel as the owners forced out
-	// (space-separated hash fields: latchkey_lock__forced); otherwise
-	// every message is a reason to look, or those Looks accepts.
-	Forced bool
-	Looks  func(payload string) bool
 	// Key and Field name the hash field that a hold of owner keeps.
 	Key   string
 	Field func(owner string) string
@@ -58,7 +59,7 @@ func (k alarmed) Keep(id string, started time.Time, lost func(error)) Keeping {
 	if rt.Polling(k.a.Client) {
 		return inner // its Hub must not subscribe: renewals find the loss
 	}
-	w := &alarmWatch{a: k.a, field: k.a.Field(id), lost: lost, stop: make(chan struct{})}
+	w := &alarmWatch{a: k.a, owner: id, field: k.a.Field(id), lost: lost, stop: make(chan struct{})}
 	w.timer = time.AfterFunc(AlarmAfter, w.run)
 	return &alarmKeeping{inner, w}
 }
@@ -73,26 +74,15 @@ func (k *alarmKeeping) Stop() {
 	k.w.close()
 }
 
-// Tapped reports whether h's alarm listens on its lock's channel now: a
-// release that counts that channel's subscribers, to tell whether a
-// Redisson client waits, counts the holder's own tap among them.
-func Tapped(h *Hold) bool {
-	if h == nil {
-		return false
-	}
-	k, ok := h.keep.(*alarmKeeping)
-	return ok && k.w.tapped.Load()
-}
-
 // An alarmWatch is one hold's alarm.
 type alarmWatch struct {
-	a      *Alarm
-	field  string
-	tapped atomic.Bool // the server confirmed the tap: it counts among the channel's subscribers
-	lost   func(error)
-	timer  *time.Timer
-	once   sync.Once
-	stop   chan struct{}
+	a     *Alarm
+	owner string // as the forced channel names it
+	field string // the hash field the hold keeps
+	lost  func(error)
+	timer *time.Timer
+	once  sync.Once
+	stop  chan struct{}
 }
 
 func (w *alarmWatch) close() {
@@ -127,11 +117,7 @@ func (w *alarmWatch) run() {
 	if err != nil {
 		return
 	}
-	w.tapped.Store(true)
-	defer func() {
-		w.tapped.Store(false)
-		sub.Close()
-	}()
+	defer sub.Close()
 	if !w.stopped() && w.look() {
 		for {
 			select {
@@ -150,23 +136,19 @@ func (w *alarmWatch) run() {
 
 // heard handles a signal of the tap, and reports whether the hold is
 // still to be watched: a message that names the owner forced out ends it,
-// and one that may mean so, or messages missed, make it look.
+// and messages missed make it look.
 func (w *alarmWatch) heard(sub *notify.Subscription) bool {
 	if w.stopped() {
 		return false
 	}
 	payloads, missed := sub.Heard()
-	look := missed
 	for _, p := range payloads {
-		switch {
-		case w.a.Forced && slices.Contains(strings.Fields(p), w.field):
+		if slices.Contains(strings.Fields(p), w.owner) {
 			w.lost(fmt.Errorf("%w: force-unlocked", lockerr.ErrLost))
 			return false
-		case !w.a.Forced && (w.a.Looks == nil || w.a.Looks(p)):
-			look = true
 		}
 	}
-	return !look || w.look()
+	return !missed || w.look()
 }
 
 // look asks the server whether the hold's field is still there, and

@@ -93,9 +93,8 @@ type Protocol interface {
 	// (see scripts.Script.Resolve).
 	Resolve(ctx context.Context, w *Waiter) (acquired bool, err error)
 	// Release releases one hold of owner id, recorded against req: -1 not
-	// held, 0 holds remain, 1 released. tapped says that the hold's alarm
-	// listens on the lock's channel (see hold.Tapped).
-	Release(ctx context.Context, id string, reentrant, tapped bool, req string) rt.Reply
+	// held, 0 holds remain, 1 released.
+	Release(ctx context.Context, id string, reentrant bool, req string) rt.Reply
 	// Force deletes the lock whoever holds it: 1 if it was held.
 	Force(ctx context.Context) rt.Reply
 	// Delete deletes every key of the lock unless it is held: -1 held, 1

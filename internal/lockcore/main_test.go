@@ -118,7 +118,7 @@ func (f *fake) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
 	return f.resolve()
 }
 
-func (f *fake) Release(ctx context.Context, id string, reentrant, _ bool, req string) rt.Reply {
+func (f *fake) Release(ctx context.Context, id string, reentrant bool, req string) rt.Reply {
 	f.note(call{op: "release", id: id, reentrant: reentrant, req: req, ctxErr: ctx.Err()})
 	if f.release == nil {
 		return reply(1, nil)
@@ -126,7 +126,7 @@ func (f *fake) Release(ctx context.Context, id string, reentrant, _ bool, req st
 	return f.release(id, reentrant)
 }
 
-func (f *fake) Alarm() hold.Alarm { return hold.Alarm{Channel: "forced", Forced: true} }
+func (f *fake) Alarm() hold.Alarm { return hold.Alarm{Channel: "forced"} }
 
 func (f *fake) Force(ctx context.Context) rt.Reply {
 	f.note(call{op: "force", ctxErr: ctx.Err()})

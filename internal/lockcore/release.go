@@ -87,7 +87,7 @@ func (l *Lock) releaseOnce(ctx context.Context, id string, reentrant bool) (int6
 	req := keys.Once(l.Name, owner.New())
 	var rep rt.Reply
 	err := rt.Retry(ctx, l.Client, func(ctx context.Context) error {
-		rep = l.Proto.Release(ctx, id, reentrant, hold.Tapped(l.Holds.Get(id)), req) // recorded: safe to resend
+		rep = l.Proto.Release(ctx, id, reentrant, req) // recorded: safe to resend
 		return rep.Err()
 	})
 	if err != nil {

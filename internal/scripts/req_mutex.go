@@ -46,9 +46,6 @@ type Yield string
 const (
 	NoYield   Yield = "0" // a RedLock's queue node: its head listens on Redisson's channel
 	YieldLock Yield = "1"
-	// YieldTapped yields, one subscriber of Redisson's channel being the
-	// releaser's own alarm (hold.Tapped), no Redisson waiter.
-	YieldTapped Yield = "2"
 )
 
 // MutexAcquire takes the mutex, or joins its queue, or with Try tries

@@ -33,7 +33,7 @@
 -- Reads the KEYS through the locals of mutex_keys.lua, which comes before
 -- it, and ARGV[1..5] (see inputs.lua).
 -- Defines yield_head(), grant_head(heard), hand_on(yield) and free(yield),
--- yield being "0", "1" or "2" (see hand_on).
+-- yield being "1" to yield to Redisson's waiters, "0" not to.
 -- uses fragment/clock.lua
 -- uses fragment/fence.lua
 -- uses fragment/queue.lua
@@ -80,13 +80,10 @@ local function grant_head(heard)
 end
 
 -- hand_on tells Redisson's waiters that the lock is free, and grants it to
--- the next in line. With yield "1" or "2", a Redisson client may have
--- heard that: Redisson's waiters take their place in line, if latchkey's
--- wait. "2" says that one subscriber of the channel is the releaser's own
--- alarm (a latchkey holder's, see hold.Alarm), which waits for nothing.
+-- the next in line. With yield "1", a Redisson client may have heard
+-- that: Redisson's waiters take their place in line, if latchkey's wait.
 local function hand_on(yield)
-  local own = yield == '2' and 1 or 0
-  local heard = redis.call(pub, shared, '0') > 0 and yield ~= '0' and subscribers(shared) > own
+  local heard = redis.call(pub, shared, '0') > 0 and yield == '1' and subscribers(shared) > 0
   purge()
   if heard and waiting() and redis.call('lindex', queue, 0) then
     join(redisson)
