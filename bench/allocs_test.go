@@ -11,6 +11,7 @@ import (
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/redistest"
+	"github.com/latchkey/latchkey/internal/rt"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/mutex"
 	"github.com/redis/go-redis/v9"
@@ -97,7 +98,7 @@ func rawScripts(b *testing.B, c *redis.Client, name string) func(context.Context
 	}
 	take, alone := scripts.Get("mutex_take_free").Hash(), scripts.Get("mutex_release_alone").Hash()
 	l := keys.LockOf(name)
-	lease, ttl := scripts.Ms(30*time.Second), scripts.Ms(scripts.RecordTTL(c))
+	lease, ttl := scripts.Ms(30*time.Second), scripts.Ms(rt.RecordTTL(c))
 	prev := ""
 	return func(ctx context.Context) error {
 		id := owner.New()

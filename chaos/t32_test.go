@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/locktest"
-	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -114,7 +114,7 @@ func conserveRound(t *testing.T, r *Report, e *Standalone, nm string, round int,
 	}
 	wg.Wait() // the soak's end cancelled the waits
 	e.Heal()
-	wait.Settle() // the clean-ups the cancelled calls left, done
+	flight.Settle() // the clean-ups the cancelled calls left, done
 	// The plain count first: AvailablePermits gives back what it finds
 	// due, which would hide a parked permit from the next look.
 	want, v := strconv.Itoa(limit), ""

@@ -78,7 +78,7 @@ func evict(ctx context.Context, c *conn, st *State, id string, wt time.Duration)
 	n := namesOf(st.Name)
 	// How long an evicted waiter's Hub may go on listening on Redisson's
 	// channel, as if its waiter had left by itself (see handoff.Ear).
-	ear := handoff.Ear(send.Hub())
+	ear := handoff.Ear(send.Hub().Linger())
 	var dequeue func(entry string) scripts.Request
 	queue := ""
 	switch st.Kind {

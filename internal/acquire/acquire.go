@@ -173,6 +173,9 @@ func (m *Machine) Since() time.Time { return m.since }
 // client's Book, in the background while unsure, for as long as the
 // request's record lives.
 func (m *Machine) Abandon(ctx context.Context) {
+	if m.give != nil {
+		m.give.GaveUp() // Close hands back what it may hold from now on
+	}
 	lctx, cancel := ctx, context.CancelFunc(func() {})
 	if dl, ok := ctx.Deadline(); ok {
 		lctx, cancel = context.WithDeadline(ctx, dl.Add(-time.Until(dl)/2))

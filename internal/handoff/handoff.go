@@ -22,13 +22,12 @@
 //
 // The timing: a grant lasts Grace until its waiter takes it; a lock's
 // waiter takes it TakeAfter after the letter, off Lock's path; a queue
-// entry lives QueueTimeout unless its waiter attempts again.
+// entry lives scripts.QueueLife unless its waiter attempts again.
 package handoff
 
 import (
 	"time"
 
-	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -49,11 +48,6 @@ const Grace = time.Second
 // fifths of the grace to arrive.
 const TakeAfter = Grace / 5
 
-// QueueTimeout is how long a waiter's queue entry lives unless it attempts
-// again: three times the wait loop's backstop (wait.Backstop), at which
-// waiters attempt at the latest, refreshing it.
-const QueueTimeout = 15 * time.Second
-
 // LetterWait is how long a waiter whose turn came, as Redisson's channel
 // told it, waits for its letter before it attempts: the letter is on its
 // way right behind the release's message, unless no latchkey release
@@ -69,7 +63,7 @@ const Yield = 10 * time.Millisecond
 // Ear is how long after a permit waiter left its Hub may still listen on
 // Redisson's channel (see scripts/fragment/yield.lua): the Hub's linger,
 // after a grace for the waiter's last steps on a slow machine.
-func Ear(hub *notify.Hub) time.Duration { return hub.Linger() + Grace }
+func Ear(linger time.Duration) time.Duration { return linger + Grace }
 
 // AfterGrace is how soon a waiter told "next", or told of a lost letter,
 // attempts: once the grant ahead of it may have run out untaken.

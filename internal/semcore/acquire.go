@@ -66,7 +66,7 @@ func (c *Core) Acquire(ctx context.Context, budget time.Duration, a Acquisition)
 	if budget != 0 {
 		entry = wait.EntryHub(c.Client, hub) + "/" + strconv.FormatInt(a.N, 10) + "/" + key
 	}
-	record, ear := c.Record(), handoff.Ear(hub)
+	record, ear := c.Record(), handoff.Ear(hub.Linger())
 	request := func(try, listens bool) scripts.Request {
 		if c.Leases {
 			return scripts.PesAcquire{Sem: c.Keys, Entry: entry, LeaseEnd: a.LeaseEnd(time.Now()), Try: try, Ear: ear,
