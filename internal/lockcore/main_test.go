@@ -101,13 +101,13 @@ func (f *fake) Listen(w *lockcore.Waiter, s *wait.Spec) {
 }
 
 func (f *fake) Dequeue(ctx context.Context, w *lockcore.Waiter) {
-	f.note(waiterCall(ctx, "dequeue", w))
 	if f.gate != nil {
 		select {
 		case <-f.gate:
 		case <-ctx.Done():
 		}
 	}
+	f.note(waiterCall(ctx, "dequeue", w))
 }
 
 func (f *fake) Resolve(ctx context.Context, w *lockcore.Waiter) (bool, error) {
