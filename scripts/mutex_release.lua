@@ -12,7 +12,7 @@
 -- Returns -1 if the owner holds nothing, 0 if holds remain, 1 if released.
 -- A release is recorded against its request (see once.lua), so a resend
 -- answers as the first run did.
--- uses fragment/once.lua
+-- uses fragment/record.lua
 -- uses fragment/mutex_keys.lua
 -- uses fragment/inputs.lua
 local owner, lease = ARGV[6], ARGV[7]

@@ -15,12 +15,26 @@
 -- uses fragment/once.lua
 local lock, grant, deadlines, shared = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, lease, pub = ARGV[1], ARGV[2], ARGV[4]
-if ARGV[3] ~= '0' then
-  local done = once_replay()
-  if done then
-    return done
+-- A fresh id holds once: its release, recorded, before any function is
+-- defined. Its record is the reply 1's, "n1" (see once.lua).
+if ARGV[3] == '0' then
+  if redis.call('exists', deadlines) == 1 then
+    return -2
   end
+  if redis.call('hincrby', lock, owner, '-1') == 0 then
+    redis.call('del', lock, grant)
+    redis.call(pub, shared, '0')
+    if once_ttl > 0 then
+      redis.call('set', once_key, 'n1', 'px', once_px)
+    end
+    return 1
+  end
+  redis.call('hdel', lock, owner)
+  -- A resend whose first copy released it finds its record.
+  local rec = once_ttl > 0 and redis.call('get', once_key)
+  return rec == 'n1' and 1 or -1
 end
+-- uses fragment/replay.lua
 if redis.call('exists', deadlines) == 1 then
   return -2
 end

@@ -14,15 +14,25 @@
 -- finds the id holding.
 local lock, token, grant = KEYS[1], KEYS[2], KEYS[3]
 local owner, lease = ARGV[1], ARGV[2]
--- uses fragment/mutex_take.lua
-local taken, held = take_free()
-if taken then
-  return taken
+-- The free lock, taken before any function is defined: the counter's
+-- start and every 256th token need fence.lua's, below.
+local n, t
+if redis.call('exists', lock, grant) == 0 then
+  n = redis.call('hincrby', lock, owner, '1')
+  redis.call('pexpire', lock, lease)
+  t = redis.call('incr', token)
+  if t >= 1e15 and t % 256 ~= 0 then
+    return {1, t, n}
+  end
 end
-if not held then
+-- uses fragment/fence.lua
+if n then
+  return {1, fenced(t), n}
+end
+if redis.call('exists', lock) == 0 then
   return {0, redis.call('pttl', grant)} -- a turn given to a waiter
 end
-local n = redis.call('hget', lock, owner)
+n = redis.call('hget', lock, owner)
 if n then
   redis.call('pexpire', lock, lease)
   return {1, tonumber(redis.call('get', token)) or fence(), tonumber(n)}

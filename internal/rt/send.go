@@ -3,6 +3,8 @@ package rt
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/flight"
@@ -234,10 +236,46 @@ func (s Sender) Resolve(ctx context.Context, req scripts.Request) (Reply, bool, 
 	if err != nil {
 		return r, false, err
 	}
-	if v, ok := r.Val().(string); ok && v == "CANCELLED" {
-		return r, false, nil
+	rec, _ := r.Val().(string)
+	reply, applied, err := decodeRecord(rec)
+	if err != nil {
+		return Reply{}, false, fmt.Errorf("latchkey: resolve %s: %w", req.Script.Name(), err)
 	}
-	return r, true, nil
+	if applied {
+		r.SetVal(reply) // as the request's own reply
+	}
+	return r, applied, nil
+}
+
+// decodeRecord reads a request record as once.lua stores it: "n<integer>"
+// or "a<integer>,<integer>,..." for a request that applied, and its
+// reply; "x" for one cancelled before it applied (and CANCELLED, a
+// resolve's answer for a request it cancelled).
+func decodeRecord(rec string) (reply any, applied bool, err error) {
+	if rec == "x" || rec == "CANCELLED" {
+		return nil, false, nil
+	}
+	if rec == "a" {
+		return []any{}, true, nil
+	}
+	if len(rec) < 2 || rec[0] != 'n' && rec[0] != 'a' {
+		return nil, false, fmt.Errorf("request record %q unreadable", rec)
+	}
+	var vs []any
+	for f := range strings.SplitSeq(rec[1:], ",") {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, false, fmt.Errorf("request record %q unreadable", rec)
+		}
+		vs = append(vs, n)
+	}
+	if rec[0] == 'n' {
+		if len(vs) != 1 {
+			return nil, false, fmt.Errorf("request record %q unreadable", rec)
+		}
+		return vs[0], true, nil
+	}
+	return vs, true, nil
 }
 
 // Read runs req, a script that changes nothing, or nothing that matters

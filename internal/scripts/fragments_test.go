@@ -79,8 +79,8 @@ func TestFragments_used(t *testing.T) {
 // itself and each once, then its own text.
 func TestCompose_fragmentsInOrder(t *testing.T) {
 	s := scripts.Compose("t", "-- t.lua: a test.\n-- uses fragment/replay.lua\n-- uses fragment/once.lua\n-- uses fragment/clock.lua\nreturn millis()\n")
-	if got := strings.Join(s.Fragments(), ","); got != "once,replay,clock" {
-		t.Errorf("fragments %s, want once,replay,clock", got)
+	if got := strings.Join(s.Fragments(), ","); got != "once,record,replay,clock" {
+		t.Errorf("fragments %s, want once,record,replay,clock", got)
 	}
 	if !strings.HasSuffix(s.Source(), "return millis()\n") || strings.Index(s.Source(), "local function micros") < 0 {
 		t.Errorf("composed source:\n%s", s.Source())
@@ -100,8 +100,8 @@ func TestCompose_fragmentInBody(t *testing.T) {
 	if strings.Contains(sent, "local function millis") || strings.Contains(sent, "local function once_record") {
 		t.Errorf("functions nothing calls were sent:\n%s", sent)
 	}
-	if s.Functions() != 2 {
-		t.Errorf("%d functions sent, want 2 (micros, and once.lua's decoder of a resolve)", s.Functions())
+	if s.Functions() != 1 {
+		t.Errorf("%d functions sent, want 1 (micros: once.lua defines none)", s.Functions())
 	}
 }
 

@@ -4,7 +4,7 @@
 -- Reads what fair_state.lua and fair_decide.lua define, and ARGV[1],
 -- ARGV[2] and ARGV[4] (see inputs.lua).
 -- Defines fence() (see fence.lua), commit(reply, write) and delete().
--- uses fragment/once.lua
+-- uses fragment/record.lua
 -- uses fragment/letter.lua
 -- uses fragment/ttl.lua
 -- uses fragment/clock.lua

@@ -3,7 +3,7 @@
 -- Reads the local token (the counter's key), which the script, or the
 -- fragment that names its KEYS (mutex_keys.lua, fair_state.lua), defines
 -- before it.
--- Defines fence().
+-- Defines fence() and fenced(t).
 -- uses fragment/clock.lua
 
 -- fence returns the next fencing token. A counter that is missing (new,
@@ -16,8 +16,9 @@
 -- a lock that is no longer used leaves no key for long ("a lock per
 -- order"), and the refresh costs one command in 256 draws, not one in
 -- each. A counter that expires in use starts again, higher.
-local function fence()
-  local t = redis.call('incr', token)
+-- fenced is fence given the counter's answer t to INCR: a fast path that
+-- drew it itself needs this only when t < 1e15 or t % 256 == 0.
+local function fenced(t)
   if t < 1e15 then
     t = micros()
     redis.call('set', token, t, 'PX', '86400000')
@@ -25,4 +26,8 @@ local function fence()
     redis.call('pexpire', token, '86400000')
   end
   return t
+end
+
+local function fence()
+  return fenced(redis.call('incr', token))
 end

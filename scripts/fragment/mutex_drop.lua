@@ -5,7 +5,7 @@
 -- and Redisson's channel: see mutex_keys.lua), and owner, lease and pub
 -- (PUBLISH or SPUBLISH), which the script defines before it.
 -- Defines drop_hold() and free_alone().
--- uses fragment/once.lua
+-- uses fragment/record.lua
 
 -- drop_hold takes one of owner's holds away. It returns the reply when
 -- that was not the last one: 0 when holds remain (the lease restored), -1

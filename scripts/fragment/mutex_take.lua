@@ -12,13 +12,10 @@
 -- record if it records its requests; else it returns nil and whether the
 -- lock is held.
 local function take_free()
-  if redis.call('exists', lock) == 1 then
-    return nil, true
+  if redis.call('exists', lock, grant) > 0 then
+    return nil, redis.call('exists', lock) == 1
   end
-  if redis.call('exists', grant) == 1 then
-    return nil, false
-  end
-  local n = redis.call('hincrby', lock, owner, 1)
+  local n = redis.call('hincrby', lock, owner, '1')
   redis.call('pexpire', lock, lease)
   return {1, fence(), n}
 end

@@ -14,10 +14,14 @@
 -- ARGV[#ARGV-1] n, how many records to delete come before this one's
 -- A record holds the reply: "n<integer>" or "a<integer>,<integer>,...", or
 -- "x" for a request cancelled before it applied.
--- Defines once_replay() and once_record(reply); a request to resolve is
--- answered here, and the script does not run.
+-- Defines once_key, once_px (the record's lifetime as sent, a string: for
+-- redis.call, which would format a number) and once_ttl; a request to
+-- resolve is answered here, with the record as it is stored, and the
+-- script does not run. record.lua reads and writes the record: a fast
+-- path that writes it itself comes before it, and defines no function.
 local once_key = table.remove(KEYS)
-local once_ttl = tonumber(table.remove(ARGV))
+local once_px = table.remove(ARGV)
+local once_ttl = tonumber(once_px)
 local done_with = tonumber(table.remove(ARGV))
 if done_with > 0 then
   local old = {}
@@ -27,62 +31,15 @@ if done_with > 0 then
   redis.call('del', unpack(old))
 end
 
--- once_decode turns a record back into the reply it holds; a cancelled
--- request answers CANCELLED, and does nothing.
-local function once_decode(rec)
-  if rec == 'x' then
-    return redis.status_reply('CANCELLED')
-  end
-  local out = {}
-  for v in string.gmatch(string.sub(rec, 2), '[^,]+') do
-    out[#out + 1] = tonumber(v)
-  end
-  if string.sub(rec, 1, 1) == 'n' then
-    return out[1]
-  end
-  return out
-end
-
--- A request to resolve answers with the record of the request, if it
--- applied; otherwise it records the request as cancelled, so that a copy
--- of it still on its way does nothing, and answers CANCELLED.
+-- A request to resolve answers with the record of the request, as it is
+-- stored (its caller decodes it), if it applied; otherwise it records the
+-- request as cancelled, so that a copy of it still on its way does
+-- nothing, and answers CANCELLED.
 if once_ttl < 0 then
   local rec = redis.call('get', once_key)
   if rec then
-    return once_decode(rec)
+    return rec
   end
-  redis.call('set', once_key, 'x', 'px', -once_ttl)
+  redis.call('set', once_key, 'x', 'px', string.sub(once_px, 2))
   return redis.status_reply('CANCELLED')
-end
-
--- once_replay returns the reply recorded by an earlier run of this request,
--- or nil when there is none.
-local function once_replay()
-  if once_ttl == 0 then
-    return nil
-  end
-  local rec = redis.call('get', once_key)
-  if not rec then
-    return nil
-  end
-  return once_decode(rec)
-end
-
--- once_record records reply, an integer or an array of integers, as the
--- answer to a resend of this request, and returns it.
-local function once_record(reply)
-  if once_ttl > 0 then
-    local rec
-    if type(reply) == 'table' then
-      local parts = {}
-      for i, v in ipairs(reply) do
-        parts[i] = string.format('%d', v)
-      end
-      rec = 'a' .. table.concat(parts, ',')
-    else
-      rec = 'n' .. string.format('%d', reply)
-    end
-    redis.call('set', once_key, rec, 'px', once_ttl)
-  end
-  return reply
 end
