@@ -140,37 +140,115 @@ func (s *scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-// A re-entrant owner's release never goes the lone way: should the record
-// it shares with the full release be unlinked under that one, a resend
-// would take the owner's count down twice.
-func TestMutex_ownerReleasesTheFullWay(t *testing.T) {
+// Every hold that found the lock free is released the lone way, a new
+// handle's first and an owner's, re-entered or not.
+func TestMutex_freeHoldsReleaseAlone(t *testing.T) {
 	c := client(t, server(t))
-	ctx := latchkey.WithOwner(context.Background())
-	if err := latchkey.Preload(ctx, c); err != nil {
+	if err := latchkey.Preload(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
 	alone := &scriptCounter{sha: scripts.Get("mutex_release_alone").Hash()}
+	full := &scriptCounter{sha: scripts.Get("mutex_release").Hash()}
 	c.AddHook(alone)
-	m := mutex.New(c, lockName(t), mutex.WithLease(10*time.Second))
-	for range 4 {
-		if err := m.Lock(context.Background()); err != nil { // plain: the streak grows
+	c.AddHook(full)
+	name := lockName(t)
+	for range 3 { // a new handle per Lock
+		m := mutex.New(c, name, mutex.WithLease(10*time.Second))
+		if err := m.Lock(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		if err := m.Unlock(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	plain := alone.n.Load()
-	if plain == 0 {
-		t.Fatal("no plain release went the lone way after 4 free first tries")
+	ctx := latchkey.WithOwner(context.Background())
+	m := mutex.New(c, name, mutex.WithLease(10*time.Second))
+	for range 2 {
+		if err := m.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := m.Lock(ctx); err != nil {
-		t.Fatal(err)
+	for range 2 {
+		if err := m.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, f := alone.n.Load(), full.n.Load(); a != 5 || f != 0 {
+		t.Errorf("releases: %d lone, %d full; want 5 lone, 0 full", a, f)
+	}
+	if n := c.Exists(context.Background(), name).Val(); n != 0 {
+		t.Errorf("the lock exists after every hold was released")
+	}
+}
+
+// An owner whose lone release finds a waiter queued takes one hold down
+// the full way, once: the lone request records that it did nothing, so a
+// copy of it that arrives after the queue emptied does nothing either.
+func TestMutex_ownerAloneFindsQueue(t *testing.T) {
+	srv := server(t)
+	c := client(t, srv)
+	name := lockName(t)
+	ctx := latchkey.WithOwner(context.Background())
+	m := mutex.New(c, name, mutex.WithLease(10*time.Second))
+	for range 2 {
+		if err := m.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := mutex.New(client(t, srv), name, mutex.WithLease(10*time.Second))
+	got := make(chan error, 1)
+	go func() { got <- other.Lock(context.Background()) }()
+	l := keys.LockOf(name)
+	for end := time.Now().Add(5 * time.Second); c.Exists(context.Background(), l.Deadlines).Val() == 0; {
+		if time.Now().After(end) {
+			t.Fatal("the waiter never queued")
+		}
+		time.Sleep(time.Millisecond)
 	}
 	if err := m.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := alone.n.Load() - plain; n != 0 {
-		t.Errorf("an owner's release went the lone way %d times, want 0", n)
+	id := latchkey.OwnerID(ctx)
+	if n := c.HGet(context.Background(), name, id).Val(); n != "1" {
+		t.Fatalf("owner's holds after one Unlock = %q, want 1", n)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter was not handed the lock within 5s of the release (its lease is 10s)")
+	}
+	if err := other.Unlock(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	// The lone request, resent after the queue emptied, replays "did
+	// nothing" and leaves the owner's holds as they are.
+	c.HSet(context.Background(), name, "o:1", 2)
+	c.ZAdd(context.Background(), l.Deadlines, redis.Z{Score: 1, Member: "w"})
+	rec := keys.Once(name, "req-1")
+	req := scripts.MutexReleaseAlone{Lock: l, Owner: "o:1", Lease: 10 * time.Second, Reentrant: true, Record: rec}
+	send := func() int64 {
+		t.Helper()
+		n, err := scripts.Int(rt.Of(c).Sender(nil, 0).Send(context.Background(), req.Request()).Cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := send(); n != scripts.ReleaseQueued {
+		t.Fatalf("lone release with a waiter queued = %d, want %d", n, scripts.ReleaseQueued)
+	}
+	c.Del(context.Background(), l.Deadlines)
+	if n := send(); n != scripts.ReleaseQueued {
+		t.Errorf("its resend after the queue emptied = %d, want %d, replayed", n, scripts.ReleaseQueued)
+	}
+	if n := c.HGet(context.Background(), name, "o:1").Val(); n != "2" {
+		t.Errorf("owner's holds after the resend = %q, want 2", n)
 	}
 }

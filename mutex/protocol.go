@@ -3,7 +3,7 @@ package mutex
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/hold"
@@ -25,17 +25,15 @@ type protocol struct {
 	client redis.UniversalClient
 	cfg    *config
 	lock   keys.Lock
-	// free counts the handle's latest first tries in a row that found the
-	// lock free. From two on, the releases of its plain holds go the fast
-	// way first (scripts.MutexReleaseAlone), which costs a round trip more
-	// when someone queues after all: a lock that is sometimes found free
-	// between waiters' turns (a busy one) is released the full way.
-	free atomic.Int32
-}
 
-// aloneAfter is how many first tries in a row must find the lock free
-// before releases go the fast way first.
-const aloneAfter = 2
+	// alone is the owner id of the handle's latest hold whose acquisition
+	// found the lock free, without queueing: its release goes the lone way
+	// first (scripts.MutexReleaseAlone), which costs a round trip more
+	// when someone queued since. A hold that queued was contended, and is
+	// released the full way.
+	mu    sync.Mutex
+	alone string
+}
 
 func newProtocol(client redis.UniversalClient, name string, cfg *config) *protocol {
 	return &protocol{client: client, cfg: cfg, lock: keys.LockOf(name)}
@@ -65,6 +63,7 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	case len(vs) < 3 || vs[0] == 0 && len(vs) < 4:
 		return lockcore.Attempt{}, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
 	case vs[0] == 1:
+		p.acquired(w.ID, !w.Queued)
 		return lockcore.Attempt{OK: true, Token: vs[1], Holds: vs[2], Reply: rep}, nil
 	}
 	w.Rank, w.Foreign = vs[2], vs[3] == 1
@@ -92,14 +91,29 @@ func (p *protocol) takeFree(ctx context.Context, w *lockcore.Waiter) (lockcore.A
 	case len(vs) < 2 || vs[0] == 1 && len(vs) < 3:
 		return lockcore.Attempt{}, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
 	case vs[0] == 1:
-		if p.free.Load() < aloneAfter {
-			p.free.Add(1)
-		}
+		p.acquired(w.ID, true)
 		return lockcore.Attempt{OK: true, Token: vs[1], Holds: vs[2], Reply: rep}, nil
 	}
-	p.free.Store(0)
 	w.Rank, w.Foreign = -1, false
 	return lockcore.Attempt{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
+}
+
+// acquired notes that owner id acquired the lock, finding it free or not.
+func (p *protocol) acquired(id string, free bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if free {
+		p.alone = id
+	} else if p.alone == id {
+		p.alone = ""
+	}
+}
+
+// goesAlone reports whether owner id's hold found the lock free.
+func (p *protocol) goesAlone(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.alone == id
 }
 
 // entry is w's entry in the waiter queue: its Hub, and its letters' key.
@@ -157,18 +171,21 @@ func (p *protocol) Dequeue(ctx context.Context, w *lockcore.Waiter) {
 }
 
 func (p *protocol) Release(ctx context.Context, id string, reentrant bool, req string) rt.Reply {
-	// Only a fresh id's release goes the lone way first. The full release
-	// after it shares its record, so a resend of either, or a retry of the
-	// whole (rt.Retry), replays what applied; the record book keeps a
-	// record sent again. A re-entrant owner's count must never be taken
-	// down twice, should a batch unlink that record under the full
-	// release; a fresh id holds once, and a second try finds nothing.
-	if !reentrant && p.free.Load() >= aloneAfter {
-		rep := p.send(ctx, scripts.MutexReleaseAlone{Lock: p.lock, Owner: id, Lease: p.cfg.TTL(), Record: req}.Request())
+	// A hold that found the lock free is released the lone way first. A
+	// fresh id's full release after it shares its record, so a resend of
+	// either, or a retry of the whole (rt.Retry), replays what applied; a
+	// fresh id holds once, and a second try finds nothing. A re-entrant
+	// owner's count must never be taken down twice: its lone release
+	// records that it did nothing, and the full release goes with a
+	// record of its own (keys.OnceThen), the same on every retry.
+	if p.goesAlone(id) {
+		rep := p.send(ctx, scripts.MutexReleaseAlone{Lock: p.lock, Owner: id, Lease: p.cfg.TTL(), Reentrant: reentrant, Record: req}.Request())
 		if n, err := scripts.Int(rep.Cmd); err != nil || n != scripts.ReleaseQueued {
 			return rep
 		}
-		p.free.Store(0)
+		if reentrant {
+			req = keys.OnceThen(req)
+		}
 	}
 	return p.send(ctx, scripts.MutexRelease{Lock: p.lock, Owner: id, Lease: p.cfg.TTL(), Reentrant: reentrant,
 		Yield: scripts.YieldLock, Record: req}.Request())

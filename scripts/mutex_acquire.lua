@@ -31,23 +31,32 @@
 -- An acquisition by an owner that may re-enter is recorded against its
 -- request (see once.lua), so a resend answers as the first run did; one
 -- by a fresh id has no record (a resend finds the id holding instead).
+-- uses fragment/once.lua
+-- A caller that never queued takes a lock that is free, with no turn at
+-- it given, before any function is defined: an owner's Lock, re-entrant,
+-- looks for its record first. The counter's start and every 256th token
+-- need fence.lua's code, below.
+local took, drew
+if ARGV[10] ~= '1' and not (once_ttl > 0 and redis.call('get', once_key)) and
+    redis.call('exists', KEYS[1], KEYS[7]) == 0 then
+  took = redis.call('hincrby', KEYS[1], ARGV[6], '1')
+  redis.call('pexpire', KEYS[1], ARGV[8])
+  drew = redis.call('incr', KEYS[2])
+  if drew >= 1e15 and drew % 256 ~= 0 then
+    if once_ttl > 0 then
+      redis.call('set', once_key, string.format('a1,%d,%d', drew, took), 'px', once_px)
+    end
+    return {1, drew, took}
+  end
+end
 -- uses fragment/replay.lua
 -- uses fragment/mutex_keys.lua
 local owner, entry, lease, reentry = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
--- uses fragment/mutex_take.lua
--- A caller that never queued takes a free lock before the queue's code
--- below is defined, which would cost Redis more than the path's own
--- commands.
-local held
-if ARGV[10] ~= '1' then
-  local taken
-  taken, held = take_free()
-  if taken then
-    return once_record(taken)
-  end
-else
-  held = redis.call('exists', lock) == 1
+-- uses fragment/fence.lua
+if took then
+  return once_record({1, fenced(drew), took})
 end
+local held = redis.call('exists', lock) == 1
 -- uses fragment/mutex.lua
 if held then
   if not redis.call('hget', lock, owner) then

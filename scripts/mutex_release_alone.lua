@@ -1,6 +1,6 @@
 -- mutex_release_alone.lua: release one hold of a mutex that nobody queues
 -- for, with only the keys and arguments that takes (see
--- mutex_release.lua, whose fast path it is).
+-- mutex_release.lua, whose fast path it is). It defines no function.
 -- KEYS[1] lock hash, KEYS[2] grant, KEYS[3] deadlines, KEYS[4] Redisson's
 --         channel (see mutex_keys.lua)
 -- ARGV[1] owner id <uuid>:<n>
@@ -11,32 +11,46 @@
 -- Returns -2, having done nothing, when waiters queue (mutex_release.lua
 -- hands the lock on), else as mutex_release.lua: -1 if the owner holds
 -- nothing, 0 if holds remain, 1 if released. A release is recorded
--- against its request (see once.lua).
+-- against its request (see once.lua), as "n<reply>".
 -- uses fragment/once.lua
 local lock, grant, deadlines, shared = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, lease, pub = ARGV[1], ARGV[2], ARGV[4]
--- A fresh id holds once: its release, recorded, before any function is
--- defined. Its record is the reply 1's, "n1" (see once.lua).
-if ARGV[3] == '0' then
-  if redis.call('exists', deadlines) == 1 then
-    return -2
+local fresh = ARGV[3] == '0'
+-- A fresh id holds once, so a resend whose first copy applied finds
+-- nothing to release, and its record below. An owner that may re-enter
+-- answers a resend from its record first.
+if not fresh and once_ttl > 0 then
+  local rec = redis.call('get', once_key)
+  if rec == 'x' then
+    return redis.status_reply('CANCELLED')
+  elseif rec then
+    return tonumber(string.sub(rec, 2))
   end
-  if redis.call('hincrby', lock, owner, '-1') == 0 then
-    redis.call('del', lock, grant)
-    redis.call(pub, shared, '0')
-    if once_ttl > 0 then
-      redis.call('set', once_key, 'n1', 'px', once_px)
-    end
-    return 1
-  end
-  redis.call('hdel', lock, owner)
-  -- A resend whose first copy released it finds its record.
-  local rec = once_ttl > 0 and redis.call('get', once_key)
-  return rec == 'n1' and 1 or -1
 end
--- uses fragment/replay.lua
 if redis.call('exists', deadlines) == 1 then
+  -- A fresh id's full release shares this request's record. An owner's
+  -- goes with a record of its own: this answer is recorded, so that no
+  -- copy of this request still on its way takes a hold down after it.
+  if not fresh and once_ttl > 0 then
+    redis.call('set', once_key, 'n-2', 'px', once_px)
+  end
   return -2
 end
--- uses fragment/mutex_drop.lua
-return drop_hold() or free_alone()
+local reply = 1
+local n = redis.call('hincrby', lock, owner, '-1')
+if n > 0 then
+  redis.call('pexpire', lock, lease)
+  reply = 0
+elseif n == 0 then
+  redis.call('del', lock, grant)
+  redis.call(pub, shared, '0')
+else
+  -- Not an owner: take back the field the decrement made.
+  redis.call('hdel', lock, owner)
+  local rec = fresh and once_ttl > 0 and redis.call('get', once_key)
+  return rec == 'n1' and 1 or -1
+end
+if once_ttl > 0 then
+  redis.call('set', once_key, reply == 1 and 'n1' or 'n0', 'px', once_px)
+end
+return reply

@@ -83,6 +83,11 @@ func crc16(s string) uint16 {
 // latchkey_once:{name}:<id>, in the slot of the primitive's other keys.
 func Once(name, id string) string { return Prefix("latchkey_once", name) + ":" + id }
 
+// OnceThen is the record of the request a call sends when the one
+// recorded against rec answered that it could not apply (a fast path's
+// fallback), in rec's slot.
+func OnceThen(rec string) string { return rec + "+" }
+
 // MustClient panics, naming pkg, if c is nil or a nil pointer of a client
 // type (a constructor's unchecked error, such as a *redis.Client that is
 // nil): a programming error, caught in New before any call can reach a
