@@ -252,3 +252,57 @@ func TestMutex_ownerAloneFindsQueue(t *testing.T) {
 		t.Errorf("owner's holds after the resend = %q, want 2", n)
 	}
 }
+
+// An owner's first try is recorded: a resend answers as the first send
+// did, without a second hold. An owner that holds the lock already,
+// through another handle, is left to the full acquisition, and re-enters.
+func TestMutex_ownerTakeFree(t *testing.T) {
+	c := client(t, server(t))
+	ctx := context.Background()
+	name := lockName(t)
+	l := keys.LockOf(name)
+	take := scripts.MutexTakeOwner{Lock: l, Owner: "o:1", Lease: 10 * time.Second, Record: keys.Once(name, "req-1")}
+	try := func(req scripts.Request) []int64 {
+		t.Helper()
+		vs, err := scripts.Ints(rt.Of(c).Sender(nil, 0).Send(ctx, req).Cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vs
+	}
+	if first := try(take.Request()); len(first) != 3 || first[0] != 1 || first[2] != 1 {
+		t.Fatalf("first send %v, want {1, token, 1}", first)
+	}
+	if again := try(take.Request()); len(again) != 1 || again[0] != scripts.TakeOwnerNot {
+		t.Fatalf("resend %v, want {%d}: the full acquisition replays it", again, scripts.TakeOwnerNot)
+	}
+	acq := scripts.MutexAcquire{Lock: l, Owner: "o:1", Entry: "h/k", Lease: 10 * time.Second, Reentry: scripts.Reentrant, Record: take.Record}
+	if vs := try(acq.Request()); len(vs) != 3 || vs[0] != 1 || vs[2] != 1 {
+		t.Fatalf("the full acquisition under the same record = %v, want {1, token, 1}, replayed", vs)
+	}
+	if n := c.HGet(ctx, name, "o:1").Val(); n != "1" {
+		t.Fatalf("hold count %q after a resent take, want 1", n)
+	}
+	take.Record = keys.Once(name, "req-2")
+	if vs := try(take.Request()); len(vs) != 1 || vs[0] != scripts.TakeOwnerNot {
+		t.Fatalf("a new try of the holding owner = %v, want {%d}", vs, scripts.TakeOwnerNot)
+	}
+
+	owned := latchkey.WithOwner(ctx)
+	a := mutex.New(c, lockName(t), mutex.WithLease(10*time.Second))
+	b := mutex.New(c, a.Name(), mutex.WithLease(10*time.Second))
+	if err := a.Lock(owned); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.TryLock(owned, 0); !ok || err != nil {
+		t.Fatalf("the owner's TryLock through another handle = %v, %v; want it re-entered", ok, err)
+	}
+	if n := c.HGet(ctx, a.Name(), latchkey.OwnerID(owned)).Val(); n != "2" {
+		t.Errorf("owner's holds = %q, want 2", n)
+	}
+	for _, m := range []*mutex.Mutex{b, a} {
+		if err := m.Unlock(owned); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

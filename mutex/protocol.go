@@ -48,8 +48,10 @@ func (p *protocol) Attempt(ctx context.Context, w *lockcore.Waiter) (lockcore.At
 	// A single attempt never queues; nor does one whose letters nobody
 	// hears yet: a release would drop it (see wait.Mail.Live).
 	try := w.Try || !w.Heard && !w.Polling
-	if try && !w.Queued && w.Reentry() == scripts.Fresh {
-		return p.takeFree(ctx, w)
+	if try && !w.Queued && w.Reentry() != scripts.Holding {
+		if a, settled, err := p.takeFree(ctx, w); settled {
+			return a, err
+		}
 	}
 	rep := p.send(ctx, p.acquire(w, try).Request())
 	w.HeardRelease = false
@@ -80,22 +82,30 @@ func (p *protocol) acquire(w *lockcore.Waiter, try bool) scripts.MutexAcquire {
 		YieldFor: handoff.Yield, Record: w.Req}
 }
 
-// takeFree tries to take a free lock for w, whose id is fresh and which
-// never queued, with the fast path's own script.
-func (p *protocol) takeFree(ctx context.Context, w *lockcore.Waiter) (lockcore.Attempt, error) {
-	rep := p.send(ctx, scripts.MutexTakeFree{Lock: p.lock, Owner: w.ID, Lease: p.cfg.TTL()}.Request())
+// takeFree tries to take a free lock for w, which holds nothing through
+// the handle and never queued, with a fast path's own script: a fresh
+// id's, or an owner's, recorded. It leaves the attempt unsettled, for the
+// full acquisition, when the owner's try finds the lock not free.
+func (p *protocol) takeFree(ctx context.Context, w *lockcore.Waiter) (a lockcore.Attempt, settled bool, err error) {
+	take := scripts.MutexTakeFree{Lock: p.lock, Owner: w.ID, Lease: p.cfg.TTL()}.Request()
+	if w.Reentrant {
+		take = scripts.MutexTakeOwner{Lock: p.lock, Owner: w.ID, Lease: p.cfg.TTL(), Record: w.Req}.Request()
+	}
+	rep := p.send(ctx, take)
 	vs, err := scripts.Ints(rep.Cmd)
 	switch {
 	case err != nil:
-		return lockcore.Attempt{}, err
+		return lockcore.Attempt{}, true, err
+	case len(vs) == 1 && vs[0] == scripts.TakeOwnerNot:
+		return lockcore.Attempt{}, false, nil
 	case len(vs) < 2 || vs[0] == 1 && len(vs) < 3:
-		return lockcore.Attempt{}, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
+		return lockcore.Attempt{}, true, fmt.Errorf("latchkey: script reply: %d integers are too few", len(vs))
 	case vs[0] == 1:
 		p.acquired(w.ID, true)
-		return lockcore.Attempt{OK: true, Token: vs[1], Holds: vs[2], Reply: rep}, nil
+		return lockcore.Attempt{OK: true, Token: vs[1], Holds: vs[2], Reply: rep}, true, nil
 	}
 	w.Rank, w.Foreign = -1, false
-	return lockcore.Attempt{Retry: scripts.Millis(vs[1]), Reply: rep}, nil
+	return lockcore.Attempt{Retry: scripts.Millis(vs[1]), Reply: rep}, true, nil
 }
 
 // acquired notes that owner id acquired the lock, finding it free or not.

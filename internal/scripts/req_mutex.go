@@ -13,6 +13,7 @@ import (
 var (
 	mutexAcquire      = Get("mutex_acquire")
 	mutexTakeFree     = Get("mutex_take_free")
+	mutexTakeOwner    = Get("mutex_take_owner")
 	mutexRelease      = Get("mutex_release")
 	mutexReleaseAlone = Get("mutex_release_alone")
 	mutexDequeue      = Get("mutex_dequeue")
@@ -95,6 +96,32 @@ func (r MutexTakeFree) Request() Request {
 	b.key("grant", r.Lock.Grant)
 	b.arg("owner id", r.Owner)
 	b.ms("lease in ms", r.Lease)
+	b.synced()
+	return b.done()
+}
+
+// MutexTakeOwner is the first try of a Lock by a re-entrant owner that
+// holds nothing through its handle: it takes a free lock, recorded
+// against its call's record, or answers TakeOwnerNot.
+type MutexTakeOwner struct {
+	Lock   keys.Lock
+	Owner  string
+	Lease  time.Duration
+	Record string
+}
+
+// TakeOwnerNot is MutexTakeOwner's answer when the lock was not free, or
+// the request ran before: MutexAcquire settles those.
+const TakeOwnerNot = -1
+
+func (r MutexTakeOwner) Request() Request {
+	b := begin(mutexTakeOwner, 3, 2)
+	b.key("lock hash", r.Lock.Name)
+	b.key("fencing counter", r.Lock.Token)
+	b.key("grant", r.Lock.Grant)
+	b.arg("owner id", r.Owner)
+	b.ms("lease in ms", r.Lease)
+	b.recorded(r.Record, false)
 	b.synced()
 	return b.done()
 }

@@ -1,0 +1,31 @@
+-- mutex_take_owner.lua: the first try of a Lock or TryLock by an owner
+-- that may re-enter and holds nothing through the caller's handle: take
+-- the mutex if it is free, with only the keys and arguments that takes
+-- (see mutex_acquire.lua, whose fast path it is, and mutex_take_free.lua,
+-- a fresh id's).
+-- KEYS[1] lock hash, KEYS[2] fencing counter, KEYS[3] grant (see
+--         mutex_keys.lua)
+-- ARGV[1] owner id <uuid>:<n>
+-- ARGV[2] lease in ms
+-- Returns {1, token, 1} when acquired; {-1}, having done nothing, when
+-- the lock is not free or a turn at it was given, or when this request
+-- ran before: mutex_acquire.lua settles those, under the same record.
+-- The acquisition is recorded against its request (see once.lua).
+-- uses fragment/once.lua
+local lock, token, grant = KEYS[1], KEYS[2], KEYS[3]
+if (once_ttl > 0 and redis.call('get', once_key)) or redis.call('exists', lock, grant) > 0 then
+  return {-1}
+end
+local n = redis.call('hincrby', lock, ARGV[1], '1')
+redis.call('pexpire', lock, ARGV[2])
+local t = redis.call('incr', token)
+if t >= 1e15 and t % 256 ~= 0 then
+  if once_ttl > 0 then
+    redis.call('set', once_key, string.format('a1,%d,%d', t, n), 'px', once_px)
+  end
+  return {1, t, n}
+end
+-- The counter's start, and every 256th token.
+-- uses fragment/record.lua
+-- uses fragment/fence.lua
+return once_record({1, fenced(t), n})
