@@ -143,7 +143,8 @@ func TestNilContext_panicsInCaller(t *testing.T) {
 		what string
 		call func()
 	}{
-		{"latchkey.Preload", func() { _ = latchkey.Preload(nil, c) }}, //nolint:staticcheck // the nil ctx is the test
+		//lint:ignore SA1012 the nil ctx is the test
+		{"latchkey.Preload", func() { _ = latchkey.Preload(nil, c) }},
 	} {
 		if v := panicOf(f.call); !strings.Contains(fmt.Sprint(v), "nil Context") {
 			t.Errorf("%s(nil, ...) panicked with %v; want a panic that says the Context is nil", f.what, v)

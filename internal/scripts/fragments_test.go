@@ -82,7 +82,7 @@ func TestCompose_fragmentsInOrder(t *testing.T) {
 	if got := strings.Join(s.Fragments(), ","); got != "once,record,replay,clock" {
 		t.Errorf("fragments %s, want once,record,replay,clock", got)
 	}
-	if !strings.HasSuffix(s.Source(), "return millis()\n") || strings.Index(s.Source(), "local function micros") < 0 {
+	if !strings.HasSuffix(s.Source(), "return millis()\n") || !strings.Contains(s.Source(), "local function micros") {
 		t.Errorf("composed source:\n%s", s.Source())
 	}
 }
