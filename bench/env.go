@@ -69,7 +69,7 @@ func (e *Env) Name(scenario, impl string) string {
 type Clients struct {
 	List []*Conn
 	im   *Impl
-	sent atomic.Int64 // commands sent through Process/ProcessPipeline, and requests to a peer
+	sent atomic.Int64 // round trips: a command through Process, a pipeline, a request to a peer
 	ping atomic.Int64 // of which PINGs
 	// seq0 is the last name drawn before the run's clients were made: the
 	// run's names come after it (records.go).
@@ -195,7 +195,12 @@ func (h counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (h counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.cs.sent.Add(int64(len(cmds)))
+		h.cs.sent.Add(1) // one round trip, whatever it carries
+		for _, c := range cmds {
+			if c.Name() == "ping" {
+				h.cs.ping.Add(1) // a hooked PING, not one of pub/sub's
+			}
+		}
 		return next(ctx, cmds)
 	}
 }

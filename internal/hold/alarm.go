@@ -10,7 +10,6 @@ import (
 
 	"github.com/latchkey/latchkey/internal/rt"
 
-	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/lockerr"
 	"github.com/latchkey/latchkey/internal/notify"
 	"github.com/redis/go-redis/v9"
@@ -157,9 +156,8 @@ func (w *alarmWatch) heard(sub *notify.Subscription) bool {
 func (w *alarmWatch) look() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), lookTimeout)
 	defer cancel()
-	c := w.a.Client
-	held, err := flight.Query(ctx, c, func(ctx context.Context) (bool, error) { return c.HExists(ctx, w.a.Key, w.field).Result() })
-	if err != nil || held {
+	look := redis.NewBoolCmd(ctx, "hexists", w.a.Key, w.field)
+	if err := rt.Of(w.a.Client).Look(ctx, look); err != nil || look.Val() {
 		return true
 	}
 	if w.stopped() { // released meanwhile

@@ -184,7 +184,11 @@ func (h *Hub) subscribe(ctx context.Context, name string, policy WakePolicy, o s
 	}
 	if ch.sendFail && ch.sending == nil {
 		ch.sending = &send{failed: make(chan struct{})}
-		ch.conn.queueLocked(op{ch: ch})
+		if len(ch.subs) == 0 {
+			ch.conn.queueTapLocked(op{ch: ch})
+		} else {
+			ch.conn.queueLocked(op{ch: ch})
+		}
 	}
 	var failed <-chan struct{} // nil, never ready, once written
 	sending := ch.sending

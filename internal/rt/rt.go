@@ -5,7 +5,8 @@
 // A Runtime owns, as plain fields: the Hub that the client's waiters
 // listen through, which settles once whether scripts publish with PUBLISH
 // or SPUBLISH; the watchdog that renews the client's holds, with the
-// watch for its servers' restarts; the request-record book; the replica
+// watch for its servers' restarts; the request-record book; the batches
+// of looks that can wait a moment (see Look); the replica
 // counts of the client's masters; the writer of the process record; and
 // what users set per client, the ride-out, polling and the hooks' sink.
 // Close lets go of all of it at once; a later use starts afresh.
@@ -31,6 +32,7 @@ type Runtime struct {
 	replicas *serverCache
 	process  *writer
 	parked   *Book
+	looks    looks
 
 	rideOut atomic.Int64 // 0: DefaultRideOut
 	polling atomic.Bool
@@ -58,7 +60,8 @@ func Of(client redis.UniversalClient) *Runtime {
 	if r, ok := all.Load(client); ok {
 		return r.(*Runtime)
 	}
-	r := &Runtime{client: client, records: newRecordBook(client), replicas: newServerCache(), process: newWriter(client), parked: newBook()}
+	r := &Runtime{client: client, records: newRecordBook(client), replicas: newServerCache(), process: newWriter(client), parked: newBook(),
+		looks: looks{client: client}}
 	all.Store(client, r)
 	return r
 }
