@@ -17,6 +17,7 @@
 //	release [-yes] [-n N | -id ID] NAME      give permits back, serving waiters (alias give)
 //	countdown [-yes] [-n N] NAME             count a latch down, releasing its waiters at zero
 //	clear [-yes] [-kind K] NAME              delete a free lock's leftovers: dead waiters' queues
+//	lua [NAME]                               list the Lua scripts as sent, or print one
 //	version                                  print the version of latchkey
 //
 // The connection flags (also accepted after the command) are -redis ADDR

@@ -140,6 +140,19 @@ version. Takes no arguments, reads nothing from Redis.
 Example:
   latchkey version`
 
+const luaHelp = `
+Without NAME, lists every Lua script latchkey sends, one a line, as
+scripts/MANIFEST does: its name, the SHA-1 of what is sent (what EVALSHA
+names it by, and SCRIPT EXISTS looks for), its code lines, the functions
+it defines per call, and the fragments it is made of, in order. With
+NAME, prints that script exactly as it is sent to Redis: its fragments
+put in, its comments and the functions it never calls taken out. Reads
+nothing from Redis and changes nothing. Exit status 2 if no script is
+called NAME (close names are listed).
+
+Example:
+  latchkey lua mutex_acquire`
+
 const deadlocksHelp = `
 Finds the processes that wait for each other. It lists the synchronizers
 matching PATTERN (default *) as ls does, and draws the wait-for graph:

@@ -19,6 +19,10 @@ func TestHelp(t *testing.T) {
 			if !strings.Contains(errOut, "changes nothing") {
 				t.Errorf("latchkey %s -h does not say that it changes nothing:\n%s", name, errOut)
 			}
+		case "lua":
+			if !strings.Contains(errOut, "changes nothing") || strings.Contains(errOut, "Flags") {
+				t.Errorf("latchkey lua -h:\n%s", errOut)
+			}
 		case "version":
 			if !strings.Contains(errOut, "reads nothing") || strings.Contains(errOut, "Flags") {
 				t.Errorf("latchkey version -h:\n%s", errOut)

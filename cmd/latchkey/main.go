@@ -30,11 +30,12 @@ var commands = map[string]command{
 	"countdown": {runCountdown, "countdown [-yes] [-n N] NAME             count latch NAME down N times (default 1)"},
 	"clear":     {runClear, "clear [-yes] [-kind K] NAME              delete every key of free lock NAME: dead waiters' queues"},
 	"deadlocks": {runDeadlocks, "deadlocks [-json] [PATTERN]              the processes that wait for each other, and how to break it"},
+	"lua":       {runLua, "lua [NAME]                               list latchkey's Lua scripts as sent, or print script NAME"},
 	"version":   {runVersion, "version                                  print the version of latchkey"},
 }
 
 // order is the order in which usage lists the commands.
-var order = []string{"inspect", "ls", "watch", "deadlocks", "unlock", "evict", "release", "countdown", "clear", "version"}
+var order = []string{"inspect", "ls", "watch", "deadlocks", "unlock", "evict", "release", "countdown", "clear", "lua", "version"}
 
 // env is what every command shares: the connection settings and the
 // process's standard streams.

@@ -26,11 +26,7 @@ func manifest() string {
 	b.WriteString("# and the fragments it is made of, in order. Rewritten by\n")
 	b.WriteString("# go test ./internal/scripts -run Manifest -update\n")
 	for _, s := range scripts.All() {
-		frags := strings.Join(s.Fragments(), ",")
-		if frags == "" {
-			frags = "-"
-		}
-		fmt.Fprintf(&b, "%-20s %s %4d %2d %s\n", s.Name(), s.Hash(), strings.Count(s.Source(), "\n"), s.Functions(), frags)
+		b.WriteString(scripts.ManifestLine(s) + "\n")
 	}
 	return b.String()
 }
