@@ -3,9 +3,9 @@ package main
 import (
 	"encoding/hex"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -55,7 +55,7 @@ func counterStep(c *conn, st *State) step {
 			for _, e := range entries.Val() {
 				w := semWaiter(st.Kind, e, deadline[e], now)
 				if w.Client == "latchkey" {
-					w.channel = hubChannel(n.sem.Hubs, e)
+					w.channel = entryChannel(n.sem.Hubs, e)
 				}
 				st.Queue = append(st.Queue, w)
 			}
@@ -94,19 +94,19 @@ func permitTotals(st *State, available int64, leases []redis.Z, now int64) {
 	st.PermitsAcquired, st.PermitsExpired, st.PermitsTotal = &acquired, &expired, &total
 }
 
-// semWaiter reads a semaphore queue entry e whose deadline is deadline.
+// semWaiter reads a semaphore queue entry e whose deadline is deadline,
+// with the keys codec (keys.ParseEntry), as the scripts write it; an
+// entry it cannot read is shown whole, waiting for one permit.
 func semWaiter(kind, e string, deadline, now int64) Waiter {
 	w := Waiter{Owner: e, Client: "latchkey", DeadlineMs: deadline, InMs: deadline - now, Permits: 1}
 	if e == redissonEntry || e == redissonTurn { // Redisson's waiters' place in line
 		w.Client = "redisson"
 		return w
 	}
-	_, rest, _ := strings.Cut(e, "/")
-	if kind == kindPermits && permitIDs(rest) { // before: <hub id>/<permit ids in hex>
-		w.Owner, w.Permits = rest[:min(32, len(rest))], int64(len(rest)/32)
-	} else if ps, key, ok := strings.Cut(rest, "/"); ok { // <hub id>/<permits>/<key>
-		w.Owner = key
-		w.Permits, _ = strconv.ParseInt(ps, 10, 64)
+	if old, ok := keys.ParseEntry(e, false); ok && kind == kindPermits && permitIDs(old.Key) { // before: <hub id>/<permit ids in hex>
+		w.Owner, w.Permits = old.Key[:32], int64(len(old.Key)/32)
+	} else if se, ok := keys.ParseEntry(e, true); ok {
+		w.Owner, w.Permits = se.Key, se.N
 	}
 	return w
 }

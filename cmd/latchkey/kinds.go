@@ -68,20 +68,14 @@ func namesOf(name string) names {
 // returns "" when no entry tells.
 func entriesKind(entries []string) string {
 	for _, e := range entries {
-		_, rest, ok := strings.Cut(e, "/")
-		if !ok {
-			continue
-		}
-		if permitIDs(rest) {
+		if old, ok := keys.ParseEntry(e, false); ok && permitIDs(old.Key) {
 			return kindPermits
 		}
-		if ps, key, ok := strings.Cut(rest, "/"); ok {
-			if _, err := strconv.ParseInt(ps, 10, 64); err == nil {
-				if permitIDs(key) && len(key) == 32 {
-					return kindPermits
-				}
-				return kindSemaphore
+		if se, ok := keys.ParseEntry(e, true); ok {
+			if permitIDs(se.Key) && len(se.Key) == 32 {
+				return kindPermits
 			}
+			return kindSemaphore
 		}
 	}
 	return ""

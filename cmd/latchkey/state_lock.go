@@ -2,7 +2,6 @@ package main
 
 import (
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
@@ -74,13 +73,9 @@ func lockQueue(st *State, n names, entries []string, deadline map[string]int64, 
 	// until when, is its liveness; its Hub's channel carries its letters.
 	beat, hub := map[string]int64{}, map[string]string{}
 	for _, z := range beats {
-		m := z.Member.(string)
-		h, key, ok := strings.Cut(m, "/")
-		if !ok {
-			continue
+		if b, ok := keys.ParseEntry(z.Member.(string), false); ok {
+			beat[b.Owner()], hub[b.Owner()] = int64(z.Score), b.Hub
 		}
-		who, _, _ := strings.Cut(key, "/")
-		beat[who], hub[who] = int64(z.Score), h
 	}
 	for _, e := range entries {
 		w := Waiter{Owner: e, Client: client(e), DeadlineMs: deadline[e]}
@@ -89,11 +84,11 @@ func lockQueue(st *State, n names, entries []string, deadline map[string]int64, 
 			w.Client = "redisson"
 		case st.Kind != kindFairLock: // <hub id>/<owner>[/<call id>]
 			w.Owner, w.Client = entryOwner(e), "latchkey"
-			w.channel = hubChannel(n.lock.Hubs, e)
+			w.channel = entryChannel(n.lock.Hubs, e)
 		case w.Client == "latchkey":
 			if b, ok := beat[e]; ok {
 				w.DeadlineMs = b
-				w.channel = hubChannel(n.lock.Hubs, hub[e]+"/")
+				w.channel = hubChannel(n.lock.Hubs, hub[e])
 			}
 		default: // a Redisson fair-lock waiter listens on a channel of its own
 			w.channel = n.lock.Channel + ":" + e
@@ -109,26 +104,35 @@ const (
 	redissonTurn  = "redisson:turn"
 )
 
-// hubChannel returns the channel of the Hub of the latchkey queue entry
-// e, <hub id>/..., under the prefix hubs; "" when the entry names no Hub
-// (its client polls).
-func hubChannel(hubs, e string) string {
-	h, _, ok := strings.Cut(e, "/")
-	if !ok || h == "" {
+// entryChannel returns the channel of the Hub of the latchkey queue
+// entry e, a lock's or a semaphore's (the Hub comes first in both), under
+// the prefix hubs; "" when the entry names no Hub (its client polls) or
+// is none of latchkey's.
+func entryChannel(hubs, e string) string {
+	le, ok := keys.ParseEntry(e, false)
+	if !ok {
 		return ""
 	}
-	return hubs + ":" + h
+	return hubChannel(hubs, le.Hub)
 }
 
-// entryOwner returns the owner id in a latchkey queue entry
-// <hub id>/<owner id>[/<call id>].
+// hubChannel returns the channel of Hub hub under the prefix hubs, ""
+// for no Hub (a client that polls, whom no letter reaches).
+func hubChannel(hubs, hub string) string {
+	if hub == "" {
+		return ""
+	}
+	return keys.HubChannel(hubs, hub)
+}
+
+// entryOwner returns the owner id in a latchkey lock queue entry (see
+// keys.Entry), or e itself when it is none.
 func entryOwner(e string) string {
-	_, rest, ok := strings.Cut(e, "/")
+	le, ok := keys.ParseEntry(e, false)
 	if !ok {
 		return e
 	}
-	o, _, _ := strings.Cut(rest, "/")
-	return o
+	return le.Owner()
 }
 
 func scoreMap(zs []redis.Z) map[string]int64 {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"strings"
 
-	"github.com/latchkey/latchkey/internal/rt"
-
 	"github.com/latchkey/latchkey"
+	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/rt"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -103,7 +103,7 @@ func counterKind(st *State) string {
 		return st.Kind
 	}
 	for _, w := range st.Queue {
-		if _, ids, ok := strings.Cut(w.Owner, "/"); ok && permitIDs(ids) || len(w.Owner) == 32 && permitIDs(w.Owner) {
+		if old, ok := keys.ParseEntry(w.Owner, false); ok && permitIDs(old.Key) || len(w.Owner) == 32 && permitIDs(w.Owner) {
 			return kindPermits
 		}
 	}

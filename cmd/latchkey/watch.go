@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"time"
+
+	"github.com/latchkey/latchkey/internal/keys"
 )
 
 // runWatch follows one name: it prints its state, then a line with the
@@ -198,7 +200,7 @@ func (w *watcher) subscriptions(st *State) []string {
 	if !in.sharded {
 		subs = append(subs, in.prefix(n.lock.Channel+":"))
 		if fair {
-			subs = append(subs, in.prefix(n.lock.Hubs+":"))
+			subs = append(subs, in.prefix(keys.HubChannel(n.lock.Hubs, ""))) // every Hub's
 		}
 		return subs
 	}

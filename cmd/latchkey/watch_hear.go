@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/latchkey/latchkey/internal/handoff"
+	"github.com/latchkey/latchkey/internal/keys"
 )
 
 // A heard message is a message read for what it means.
@@ -49,8 +50,8 @@ func (w *watcher) hear(m message) (heard, bool) {
 			return h, false
 		}
 		h.target, h.what = waiter, "fair-lock unlock, to waiter "+waiter+" (or the waiter ahead of it left)"
-	case strings.HasPrefix(m.channel, n.lock.Hubs+":"):
-		if uuid.Validate(strings.TrimPrefix(m.channel, n.lock.Hubs+":")) != nil {
+	case strings.HasPrefix(m.channel, keys.HubChannel(n.lock.Hubs, "")):
+		if uuid.Validate(strings.TrimPrefix(m.channel, keys.HubChannel(n.lock.Hubs, ""))) != nil {
 			return h, false
 		}
 		return letter(h)
@@ -65,17 +66,17 @@ func (w *watcher) hear(m message) (heard, bool) {
 // is the release that handed the lock over; the others ("next", "turn",
 // "wake", the Hub's empty word) grant nothing.
 func letter(h heard) (heard, bool) {
-	key, body, ok := strings.Cut(strings.TrimPrefix(h.payload, "@"), " ")
-	if !ok || !strings.HasPrefix(h.payload, "@") {
+	key, body, ok := keys.ParseLetter(h.payload)
+	if !ok {
 		return h, false
 	}
-	h.target, _, _ = strings.Cut(key, "/")
-	if !handoff.IsGrant(body) {
+	h.target = keys.Entry{Key: key}.Owner() // a letter's key is its waiter's entry's
+	token, _, grant := keys.ParseGrant(body)
+	if !handoff.IsGrant(body) || !grant {
 		h.kind, h.what = "letter", "letter "+strconv.Quote(body)+" to "+h.target
 		return h, true
 	}
-	token, _, _ := strings.Cut(body, " ")
-	h.kind, h.what = "grant", "fair-lock handoff to "+h.target+" (token "+token+")"
+	h.kind, h.what = "grant", "fair-lock handoff to "+h.target+" (token "+strconv.FormatInt(token, 10)+")"
 	return h, true
 }
 
