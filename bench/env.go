@@ -195,7 +195,11 @@ func (h counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (h counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.cs.sent.Add(1) // one round trip, whatever it carries
+		if ctx.Value(eachARequestKey{}) != nil {
+			h.cs.sent.Add(int64(len(cmds)))
+		} else {
+			h.cs.sent.Add(1) // one round trip, whatever it carries
+		}
 		for _, c := range cmds {
 			if c.Name() == "ping" {
 				h.cs.ping.Add(1) // a hooked PING, not one of pub/sub's
@@ -203,6 +207,15 @@ func (h counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proce
 		}
 		return next(ctx, cmds)
 	}
+}
+
+// eachARequestKey marks a pipeline that stands for requests a client
+// sends one by one without waiting for their answers (Redisson's latch
+// DELs): each counts as a round trip, as it would be sent.
+type eachARequestKey struct{}
+
+func eachARequest(ctx context.Context) context.Context {
+	return context.WithValue(ctx, eachARequestKey{}, true)
 }
 
 // pings measures n PING round trips on c.

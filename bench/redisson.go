@@ -194,6 +194,7 @@ func (r *redissonLock) eval(ctx context.Context, s *redis.Script, keys []string,
 	if len(r.pending) == 0 {
 		return s.Run(ctx, r.c, keys, args...)
 	}
+	ctx = eachARequest(ctx) // Redisson sends each DEL on its own
 	pipe := r.c.Pipeline()
 	dels := make([]*redis.IntCmd, len(r.pending))
 	for i, k := range r.pending {
