@@ -65,25 +65,13 @@ func TestMutex_fastPaths(t *testing.T) {
 	got := make(chan error, 1)
 	go func() { got <- other.Lock(ctx) }()
 	// The waiter queues: the queue's deadlines key exists.
-	for end := time.Now().Add(5 * time.Second); c.Exists(ctx, keys.LockOf(name).Deadlines).Val() == 0; {
-		if time.Now().After(end) {
-			t.Fatal("the waiter never queued")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	queued(t, c, keys.LockOf(name))
 	before := evals.n.Load()
 	start := time.Now()
 	if err := m.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the waiter was not handed the lock within 5s of the release (its lease is 10s)")
-	}
+	handedOn(t, got)
 	t.Logf("handed on in %v", time.Since(start))
 	if n := evals.n.Load() - before; n != 2 {
 		t.Errorf("the release sent %d scripts, want 2 (the fast one, then the one that hands on)", n)
@@ -199,12 +187,7 @@ func TestMutex_ownerAloneFindsQueue(t *testing.T) {
 	got := make(chan error, 1)
 	go func() { got <- other.Lock(context.Background()) }()
 	l := keys.LockOf(name)
-	for end := time.Now().Add(5 * time.Second); c.Exists(context.Background(), l.Deadlines).Val() == 0; {
-		if time.Now().After(end) {
-			t.Fatal("the waiter never queued")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	queued(t, c, l)
 	if err := m.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -215,14 +198,7 @@ func TestMutex_ownerAloneFindsQueue(t *testing.T) {
 	if err := m.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the waiter was not handed the lock within 5s of the release (its lease is 10s)")
-	}
+	handedOn(t, got)
 	if err := other.Unlock(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -304,5 +280,30 @@ func TestMutex_ownerTakeFree(t *testing.T) {
 		if err := m.Unlock(owned); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// queued waits up to 5s for a waiter to queue for l: its deadlines key
+// exists.
+func queued(t *testing.T, c redis.UniversalClient, l keys.Lock) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); c.Exists(context.Background(), l.Deadlines).Val() == 0; {
+		if time.Now().After(end) {
+			t.Fatal("the waiter never queued")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// handedOn waits for the waiter's Lock, which a release hands the lock.
+func handedOn(t *testing.T, got <-chan error) {
+	t.Helper()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter was not handed the lock within 5s of the release (its lease is 10s)")
 	}
 }
