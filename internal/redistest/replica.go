@@ -88,16 +88,21 @@ const inStepKey = "redistest:in-step"
 // master can block for up to a second after the replica is "online".
 // The write, a SET and a DEL of one key in MULTI/EXEC, leaves no key.
 func InStep(ctx context.Context, c *redis.Client, n int) error {
-	conn := c.Conn() // WAIT counts the acknowledgements of its connection's writes
-	defer conn.Close()
-	if _, err := conn.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, inStepKey, 1, 0)
-		p.Del(ctx, inStepKey)
-		return nil
-	}); err != nil {
+	// WAIT counts the acknowledgements of its connection's writes: a
+	// keyless Watch pins one (see the library's synced writes on Conn).
+	var acked int
+	err := c.Watch(ctx, func(tx *redis.Tx) error {
+		if _, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, inStepKey, 1, 0)
+			p.Del(ctx, inStepKey)
+			return nil
+		}); err != nil {
+			return err
+		}
+		var err error
+		acked, err = tx.Do(ctx, "WAIT", n, 100).Int()
 		return err
-	}
-	acked, err := conn.Do(ctx, "WAIT", n, 100).Int()
+	})
 	if err == nil && acked < n {
 		err = fmt.Errorf("%d replicas of %s acknowledged a write, want %d", acked, c.Options().Addr, n)
 	}

@@ -55,16 +55,9 @@ func execSynced(s *scripts.Script, ctx context.Context, client redis.UniversalCl
 // With again, INFO replication goes first, and a replica that it finds
 // beyond reps is waited for with one more WAIT on the same connection.
 func pipeWait(s *scripts.Script, ctx context.Context, client redis.UniversalClient, node *redis.Client, reps int, again *recount, timeout time.Duration, keys []string, args []any) Reply {
-	pipeline := node.Pipeline
-	var conn *redis.Conn
-	if again != nil {
-		conn = node.Conn() // WAIT counts the acknowledgements of its connection's writes
-		defer conn.Close()
-		pipeline = conn.Pipeline
-	}
 	var info *redis.StringCmd
 	var ev, wait *redis.Cmd
-	send := func(eval bool) {
+	send := func(pipeline func() redis.Pipeliner, eval bool) {
 		pipe := pipeline()
 		if again != nil {
 			info = pipe.Info(ctx, "replication")
@@ -79,14 +72,27 @@ func pipeWait(s *scripts.Script, ctx context.Context, client redis.UniversalClie
 		}
 		_, _ = pipe.Exec(ctx)
 	}
-	send(false)
-	if isNoScript(ev.Err()) {
-		send(true)
-	}
-	if again != nil {
-		if n := again.done(info.Result()); n > reps && ev.Err() == nil {
-			reps, wait = n, conn.Do(ctx, "WAIT", n, scripts.Ms(timeout))
+	run := func(pipeline func() redis.Pipeliner) {
+		send(pipeline, false)
+		if isNoScript(ev.Err()) {
+			send(pipeline, true)
 		}
+	}
+	if again == nil {
+		run(node.Pipeline)
+	} else {
+		// WAIT counts the acknowledgements of its connection's writes: a
+		// second WAIT goes on the same connection. A keyless Watch pins one
+		// (and sends no WATCH); Conn would too, but go-redis v9.23 lets a
+		// Conn's first handshake race with its client's on their shared
+		// options, which Watch's Tx copies under the client's lock.
+		_ = node.Watch(ctx, func(tx *redis.Tx) error {
+			run(tx.Pipeline)
+			if n := again.done(info.Result()); n > reps && ev.Err() == nil {
+				reps, wait = n, tx.Do(ctx, "WAIT", n, scripts.Ms(timeout))
+			}
+			return nil
+		})
 	}
 	if ev.Err() != nil || reps == 0 {
 		return Reply{Cmd: ev}
