@@ -64,7 +64,7 @@ func New(locks ...Member) *MultiLock {
 	m := &MultiLock{
 		locks:     append([]Member(nil), locks...),
 		reporters: make([]LossReporter, len(locks)),
-		holds:     hold.New("multilock"),
+		holds:     hold.New("multilock", ""),
 	}
 	for i, l := range locks {
 		m.reporters[i], _ = l.(LossReporter)

@@ -69,10 +69,10 @@ func New(clients []redis.UniversalClient, name string, opts ...Option) *Mutex {
 		layout:  keys.LockOf(name),
 		quorum:  len(clients)/2 + 1,
 		cfg:     cfg,
-		holds:   hold.New("redlock: " + name),
+		holds:   hold.New("redlock", name),
 		queue:   queueNode(clients, cfg.Hub),
 	}
-	m.holds.Observe(clients[0], "redlock", name)
+	m.holds.Observe(clients[0])
 	if m.nodeTimeout() >= m.cfg.TTL() {
 		panic("redlock: New: WithNodeTimeout: timeout must be below the lease")
 	}

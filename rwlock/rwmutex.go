@@ -53,9 +53,9 @@ func New(client redis.UniversalClient, name string, opts ...Option) *RWMutex {
 		name:   name,
 		layout: keys.RWLockOf(name),
 		cfg:    cfg,
-		holds:  hold.New("rwlock: " + name),
+		holds:  hold.New("rwlock", name),
 	}
-	rw.holds.Observe(client, "rwlock", name)
+	rw.holds.Observe(client)
 	rw.readKeep, rw.writeKeep = rw.keepers()
 	rw.r.rw, rw.w.rw = rw, rw
 	return rw

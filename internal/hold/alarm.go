@@ -58,23 +58,14 @@ func (k alarmed) Keep(id string, started time.Time, lost func(error)) Keeping {
 	if rt.Polling(k.a.Client) {
 		return inner // its Hub must not subscribe: renewals find the loss
 	}
-	w := &alarmWatch{a: k.a, owner: id, field: k.a.Field(id), lost: lost, stop: make(chan struct{})}
+	w := &alarmWatch{Keeping: inner, a: k.a, owner: id, field: k.a.Field(id), lost: lost, stop: make(chan struct{})}
 	w.timer = time.AfterFunc(AlarmAfter, w.run)
-	return &alarmKeeping{inner, w}
+	return w
 }
 
-type alarmKeeping struct {
-	Keeping
-	w *alarmWatch
-}
-
-func (k *alarmKeeping) Stop() {
-	k.Keeping.Stop()
-	k.w.close()
-}
-
-// An alarmWatch is one hold's alarm.
+// An alarmWatch is one hold's alarm, and the hold's Keeping.
 type alarmWatch struct {
+	Keeping
 	a     *Alarm
 	owner string // as the forced channel names it
 	field string // the hash field the hold keeps
@@ -84,7 +75,8 @@ type alarmWatch struct {
 	stop  chan struct{}
 }
 
-func (w *alarmWatch) close() {
+func (w *alarmWatch) Stop() {
+	w.Keeping.Stop()
 	w.once.Do(func() {
 		w.timer.Stop()
 		close(w.stop)

@@ -39,7 +39,7 @@ func (t *Table) NotHeld(key, why string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if h := t.holds[key]; h != nil {
-		t.endLocked(h, fmt.Errorf("%s: %w: %s", t.what, lockerr.ErrLost, why))
+		t.endLocked(h, fmt.Errorf("%s: %w: %s", t.what(), lockerr.ErrLost, why))
 	}
 }
 
@@ -116,6 +116,9 @@ func (t *Table) endLocked(h *Hold, err error) {
 	// A plain hold's id is never held again, and only an owner's unlock
 	// asks WasLost: remembering plain losses would only fill the bound.
 	if err != nil && !h.plain && len(t.lost) < maxLost {
+		if t.lost == nil {
+			t.lost = make(map[string]struct{})
+		}
 		t.lost[h.key] = struct{}{}
 	}
 	h.keep.Stop()

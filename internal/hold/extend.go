@@ -41,7 +41,7 @@ func (t *Table) Extend(ctx context.Context, snd rt.Sender, kind *lease.Kind, ks 
 		return nil
 	}
 	if h != nil {
-		t.Lose(h, fmt.Errorf("%s: %w: gone when extended", t.what, lockerr.ErrLost))
+		t.Lose(h, fmt.Errorf("%s: %w: gone when extended", t.what(), lockerr.ErrLost))
 	}
 	return lockerr.ErrNotHeld
 }

@@ -102,7 +102,7 @@ type Watchdog struct {
 }
 
 func (w *Watchdog) Keep(id string, started time.Time, lost func(error)) Keeping {
-	h := &lease.Hold{Kind: w.Kind, Keys: w.Keys(id), Args: w.Args(id), Lease: w.Lease, Sync: w.Sync, Lost: lost,
+	h := &lease.Hold{Kind: w.Kind, Keys: w.Keys(id), Owner: id, Args: w.Args, Lease: w.Lease, Sync: w.Sync, Lost: lost,
 		Failed: func(err error) {
 			e := w.What
 			e.Err = err

@@ -120,7 +120,7 @@ func TestFixed_Stop(t *testing.T) {
 // A Table kept by Fixed ends the hold as lost when its lease runs out.
 func TestFixed_inTable(t *testing.T) {
 	t.Parallel()
-	tb := New(what)
+	tb := New("mutex", "orders")
 	tb.Acquired("o", "o", 0, false, 0, time.Now(), Fixed(30*time.Millisecond))
 	select {
 	case <-tb.Done(Any):

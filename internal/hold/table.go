@@ -21,10 +21,10 @@ const Any = -1
 // A Table is one handle's record of its live holds, by key: the owner id,
 // or for a read-write lock its hash field. It is safe for concurrent use.
 type Table struct {
-	what string // "<pkg>: <name>", for errors
-	// whose hooks hear of holds' ends, and as what (see Observe)
-	client     redis.UniversalClient
+	// what kind of primitive, and called what: errors begin with them,
+	// and the hooks of client hear of holds' ends as them (see Observe)
 	kind, name string
+	client     redis.UniversalClient
 
 	mu    sync.Mutex
 	seq   uint64
@@ -57,18 +57,25 @@ type Hold struct {
 	cancels   []context.CancelCauseFunc // of the contexts Context made
 }
 
-// New returns empty books; what prefixes error messages, such as
-// "mutex: orders".
-func New(what string) *Table {
-	return &Table{what: what, holds: make(map[string]*Hold), cur: make(map[int]*Hold), lost: make(map[string]struct{})}
+// New returns empty books of a primitive of kind called name (none for
+// MultiLock), which prefix error messages, as in "mutex: orders". The
+// books made on loss alone are made then: a handle made per call (a lock
+// per order) pays for what it uses.
+func New(kind, name string) *Table {
+	return &Table{kind: kind, name: name, holds: make(map[string]*Hold), cur: make(map[int]*Hold)}
+}
+
+// what prefixes t's errors.
+func (t *Table) what() string {
+	if t.name == "" {
+		return t.kind
+	}
+	return t.kind + ": " + t.name
 }
 
 // Observe makes the ends of t's holds reported to the hooks of c (see
-// latchkey.Hooks: Released, Lost) as the primitive kind called name. Call it
-// before any hold is taken.
-func (t *Table) Observe(c redis.UniversalClient, kind, name string) {
-	t.client, t.kind, t.name = c, kind, name
-}
+// latchkey.Hooks: Released, Lost). Call it before any hold is taken.
+func (t *Table) Observe(c redis.UniversalClient) { t.client = c }
 
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
@@ -196,7 +203,7 @@ func (t *Table) Acquired(key, id string, c int, plain bool, token int64, started
 	}
 	delete(t.lost, key)
 	h := &Hold{key: key, Owner: id, class: c, plain: plain, seq: t.seq, count: 1, token: token, done: make(chan struct{})}
-	h.keep = k.Keep(id, started, func(err error) { t.Lose(h, fmt.Errorf("%s: %w", t.what, err)) })
+	h.keep = k.Keep(id, started, func(err error) { t.Lose(h, fmt.Errorf("%s: %w", t.what(), err)) })
 	t.holds[key] = h
 	t.cur[c], t.cur[Any] = h, h
 	return h

@@ -20,7 +20,7 @@ const what = "mutex: orders"
 var t0 = time.Unix(1_700_000_000, 0)
 
 func TestTable_neverHeld(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	if !isClosed(tb.Done(Any)) || !isClosed(tb.Done(0)) {
 		t.Error("Done of a handle that never held is open")
 	}
@@ -57,7 +57,7 @@ func TestTable_neverHeld(t *testing.T) {
 }
 
 func TestTable_Acquired(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
 	h := tb.Acquired("o1", "o1", 0, false, 7, t0, k)
 	if h.Owner != "o1" || count(tb, h) != 1 {
@@ -110,7 +110,7 @@ func TestTable_Acquired(t *testing.T) {
 // Done, Err, Current and Token follow the newest hold of a class, and move
 // on to the newest one still live when it ends.
 func TestTable_currentMovesOn(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
 	r := tb.Acquired("r", "r", 1, false, 1, t0, k)
 	w := tb.Acquired("w", "w", 2, false, 2, t0, k)
@@ -152,7 +152,7 @@ func TestTable_currentMovesOn(t *testing.T) {
 }
 
 func TestTable_ClaimPlain(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
 	tb.Acquired("p1", "p1", 0, true, 0, t0, k)
 	tb.Acquired("o", "o", 0, false, 0, t0, k) // an owner's: never claimed
@@ -186,7 +186,7 @@ func TestTable_ClaimPlain(t *testing.T) {
 }
 
 func TestTable_ClaimPlain_class(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
 	tb.Acquired("r", "r", 1, true, 0, t0, k)
 	tb.Acquired("w", "w", 2, true, 0, t0, k)
@@ -203,7 +203,7 @@ func TestTable_ClaimPlain_class(t *testing.T) {
 
 // Goroutines that unlock plain holds at once each claim a different one.
 func TestTable_ClaimPlain_concurrent(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
 	var (
 		claimed sync.Map
@@ -246,7 +246,7 @@ func TestTable_ClaimPlain_concurrent(t *testing.T) {
 }
 
 func TestTable_Decremented(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
 	var h *Hold
 	for range 3 {
@@ -267,7 +267,7 @@ func TestTable_Decremented(t *testing.T) {
 }
 
 func TestTable_Released(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
 	tb.Acquired("o", "o", 0, false, 5, t0, k)
 	tb.Acquired("o", "o", 0, false, 5, t0, k) // a count more: Released ends all
@@ -291,7 +291,7 @@ func TestTable_Released(t *testing.T) {
 }
 
 func TestTable_NotHeld(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
 	tb.Acquired("o", "o", 0, false, 0, t0, k)
 	done := tb.Done(Any)
@@ -321,7 +321,7 @@ func TestTable_NotHeld(t *testing.T) {
 // A Keeper's loss ends its hold; a loss declared for a hold that already
 // ended touches nothing, even a newer hold under the same key.
 func TestTable_keeperLoss(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
 	tb.Acquired("o", "o", 0, false, 0, t0, k)
 	first := k.only(t)
@@ -348,7 +348,7 @@ func TestTable_keeperLoss(t *testing.T) {
 }
 
 func TestTable_Lose_stale(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
 	old := tb.Acquired("o", "o", 0, false, 0, t0, k)
 	tb.Released("o")
@@ -364,7 +364,7 @@ func TestTable_Lose_stale(t *testing.T) {
 }
 
 func TestTable_Abandoned(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
 	h := tb.Acquired("o", "o", 0, false, 0, t0, k)
 	tb.Acquired("o", "o", 0, false, 0, t0, k)
@@ -390,7 +390,7 @@ func TestTable_Abandoned(t *testing.T) {
 // An uncertain hold (the server may count more) outlives an abandoned
 // unlock of its last count here: only its renewal can tell.
 func TestTable_Abandoned_uncertain(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
 	h := tb.Acquired("o", "o", 0, false, 0, t0, k)
 	tb.Uncertain("o")
@@ -412,7 +412,7 @@ func TestTable_Abandoned_uncertain(t *testing.T) {
 
 // Abandoned unclaims a plain hold with counts left.
 func TestTable_Abandoned_unclaims(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
 	tb.Acquired("p", "p", 0, true, 0, t0, k)
 	tb.Uncertain("p")
@@ -426,7 +426,7 @@ func TestTable_Abandoned_unclaims(t *testing.T) {
 }
 
 func TestTable_WasLost_bound(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
 	for i := range maxLost + 10 {
 		id := fmt.Sprint("o", i)
@@ -449,7 +449,7 @@ func TestTable_WasLost_bound(t *testing.T) {
 // not fill the bounded memory of losses, lest a long-lived handle forget
 // its owners' losses.
 func TestTable_WasLost_plainDoesNotCrowdOutOwners(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
 	for i := range maxLost {
 		id := fmt.Sprint("p", i)
@@ -464,7 +464,7 @@ func TestTable_WasLost_plainDoesNotCrowdOutOwners(t *testing.T) {
 }
 
 func TestTable_Detach_Finish(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
 	h := tb.Acquired("o", "o", 0, false, 0, t0, k)
 	tb.Acquired("o", "o", 0, false, 0, t0, k)
@@ -511,7 +511,7 @@ func TestTable_Context(t *testing.T) {
 	parent := context.WithValue(context.Background(), key{}, "v")
 
 	t.Run("released", func(t *testing.T) {
-		tb := New(what)
+		tb := New("mutex", "orders")
 		h := tb.Acquired("o", "o", 0, false, 0, t0, &fakeKeeper{})
 		ctx := tb.Context(parent, h)
 		if ctx.Err() != nil || ctx.Value(key{}) != "v" {
@@ -523,7 +523,7 @@ func TestTable_Context(t *testing.T) {
 		}
 	})
 	t.Run("lost", func(t *testing.T) {
-		tb := New(what)
+		tb := New("mutex", "orders")
 		h := tb.Acquired("o", "o", 0, false, 0, t0, &fakeKeeper{})
 		ctx := tb.Context(parent, h)
 		tb.NotHeld("o", "gone")
@@ -532,7 +532,7 @@ func TestTable_Context(t *testing.T) {
 		}
 	})
 	t.Run("ended before", func(t *testing.T) {
-		tb := New(what)
+		tb := New("mutex", "orders")
 		h := tb.Acquired("o", "o", 0, false, 0, t0, &fakeKeeper{})
 		tb.NotHeld("o", "gone")
 		ctx := tb.Context(parent, h)
@@ -541,7 +541,7 @@ func TestTable_Context(t *testing.T) {
 		}
 	})
 	t.Run("parent ends", func(t *testing.T) {
-		tb := New(what)
+		tb := New("mutex", "orders")
 		h := tb.Acquired("o", "o", 0, false, 0, t0, &fakeKeeper{})
 		p, cancel := context.WithCancel(parent)
 		ctx := tb.Context(p, h)
@@ -556,7 +556,7 @@ func TestTable_Context(t *testing.T) {
 }
 
 func TestTable_Again(t *testing.T) {
-	tb := New(what)
+	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
 	h := tb.Acquired("o", "o", 0, false, 0, t0, k)
 	tb.Acquired("p", "p", 0, true, 0, t0, k) // newer: current
@@ -604,8 +604,8 @@ func TestTable_Observe(t *testing.T) {
 	})
 	defer rt.SetSink(c, nil)
 
-	tb := New(what)
-	tb.Observe(c, "mutex", "orders")
+	tb := New("mutex", "orders")
+	tb.Observe(c)
 	k := &fakeKeeper{}
 	tb.Acquired("a", "a", 0, false, 0, t0, k)
 	tb.Acquired("a", "a", 0, false, 0, t0, k)

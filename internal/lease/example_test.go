@@ -34,7 +34,8 @@ func Example() {
 	watchdog.Add(&lease.Hold{
 		Kind:  lease.HashLock,
 		Keys:  []string{"job"},
-		Args:  []any{owner},
+		Owner: owner,
+		Args:  func(o string) []any { return []any{o} },
 		Lease: 300 * time.Millisecond,
 		Lost:  func(err error) { lost <- err },
 	}, time.Now())

@@ -44,9 +44,13 @@ var HashLock = &Kind{Script: "lock_renew", KeysPerItem: 1, ArgsPerItem: 1}
 
 // A Hold is one lock hold to keep alive. Keys[0] decides its hash slot.
 type Hold struct {
-	Kind  *Kind
-	Keys  []string
-	Args  []any
+	Kind *Kind
+	Keys []string
+	// Args gives the hold's ARGV items in a renewal, for Owner: asked at
+	// each renewal rather than kept, since most holds end before their
+	// first.
+	Owner string
+	Args  func(owner string) []any
 	Lease time.Duration
 	// Sync is the longest a renewal waits for the replicas of the hold's
 	// master (see rt.Write); 0 for none. A renewal no replica

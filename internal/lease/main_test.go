@@ -79,7 +79,7 @@ func lock(t *testing.T, c redis.UniversalClient, key string, d time.Duration) (*
 		t.Fatal(err)
 	}
 	l := newLost()
-	return &lease.Hold{Kind: lease.HashLock, Keys: []string{key}, Args: []any{owner}, Lease: d, Lost: l.call}, l
+	return &lease.Hold{Kind: lease.HashLock, Keys: []string{key}, Owner: owner, Args: func(o string) []any { return []any{o} }, Lease: d, Lost: l.call}, l
 }
 
 // restart sets the lease of every key to d again, and returns the time

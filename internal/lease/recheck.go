@@ -49,10 +49,8 @@ func (s *Scheduler) Recheck() {
 		return
 	}
 	now := time.Now()
-	for h, t := range s.armed {
-		t.Stop()
-		delete(s.armed, h)
-		s.holds[h] = struct{}{}
+	for h := range s.armed {
+		s.promote(h)
 	}
 	for h := range s.holds {
 		h.next, h.recheck = now, true

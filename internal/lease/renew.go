@@ -52,7 +52,7 @@ func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
 	}
 	for _, h := range hs {
 		ks = append(ks, h.Keys...)
-		args = append(args, h.Args...)
+		args = append(args, h.Args(h.Owner)...)
 	}
 	sent := time.Now()
 	if k.kind.Clock {

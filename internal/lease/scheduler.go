@@ -58,7 +58,9 @@ func (s *Scheduler) Close() {
 		holds[h] = struct{}{}
 	}
 	for h := range holds {
-		h.expiry.Stop()
+		if h.expiry != nil {
+			h.expiry.Stop()
+		}
 	}
 	s.holds, s.armed = map[*Hold]struct{}{}, map[*Hold]*time.Timer{}
 	s.mu.Unlock()
@@ -74,9 +76,6 @@ func (s *Scheduler) Add(h *Hold, acquired time.Time) {
 	h.valid = acquired.Add(h.Lease)
 	h.next = acquired.Add(h.Lease / 3)
 	s.mu.Lock()
-	if !s.closed {
-		h.expiry = time.AfterFunc(time.Until(h.deadline()), func() { s.expire(h) })
-	}
 	if s.closed {
 		s.mu.Unlock()
 		// Not from the caller's goroutine: it may hold the lock that Lost
@@ -105,15 +104,11 @@ func (s *Scheduler) Valid(h *Hold) time.Time {
 // relying on it, whatever renewal is still on its way.
 func (s *Scheduler) expire(h *Hold) {
 	s.mu.Lock()
-	if t, ok := s.armed[h]; ok {
-		t.Stop()
-		delete(s.armed, h)
-	} else if _, ok := s.holds[h]; ok {
-		delete(s.holds, h)
-	} else {
+	if _, ok := s.holds[h]; !ok {
 		s.mu.Unlock()
 		return
 	}
+	delete(s.holds, h)
 	err := h.lastErr
 	s.mu.Unlock()
 	s.unwatch(h)
@@ -131,9 +126,19 @@ func (s *Scheduler) activate(h *Hold) {
 		s.mu.Unlock()
 		return // removed or closed meanwhile
 	}
+	s.promote(h)
+	s.wakeUnlock()
+}
+
+// promote hands an armed hold to the goroutine, with s.mu held, and sets
+// its expiry: an armed hold needs none, its first renewal being due well
+// before its deadline (a third of its lease against all of it, less the
+// Drift), so that a lock released before then costs one timer, not two.
+func (s *Scheduler) promote(h *Hold) {
+	s.armed[h].Stop()
 	delete(s.armed, h)
 	s.holds[h] = struct{}{}
-	s.wakeUnlock()
+	h.expiry = time.AfterFunc(time.Until(h.deadline()), func() { s.expire(h) })
 }
 
 // wakeUnlock unlocks s.mu and has the goroutine look at the holds: it is
@@ -231,11 +236,9 @@ func (s *Scheduler) due(now time.Time) (due []*Hold, next time.Time, ok bool) {
 	if next.After(now) {
 		return nil, next, true
 	}
-	for h, t := range s.armed {
+	for h := range s.armed {
 		if !h.next.After(now.Add(h.window())) {
-			t.Stop()
-			delete(s.armed, h)
-			s.holds[h] = struct{}{}
+			s.promote(h)
 		}
 	}
 	for h := range s.holds {

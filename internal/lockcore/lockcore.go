@@ -119,15 +119,16 @@ type Lock struct {
 // New returns a Lock kept alive as cfg says, renewing its holds with the
 // renewal of Redisson's hash locks.
 func New(client redis.UniversalClient, pkg, name string, cfg *lockopt.Common, proto Protocol) *Lock {
-	l := &Lock{Client: client, Pkg: pkg, Name: name, Cfg: cfg, Proto: proto, Holds: hold.New(pkg + ": " + name)}
-	l.Holds.Observe(client, pkg, name)
+	l := &Lock{Client: client, Pkg: pkg, Name: name, Cfg: cfg, Proto: proto, Holds: hold.New(pkg, name)}
+	l.Holds.Observe(client)
 	if cfg.Fixed > 0 {
 		l.keep = hold.Fixed(cfg.Fixed)
 	} else {
+		ks := []string{name} // read only: a renewal copies it
 		l.keep = &hold.Watchdog{
 			Client: client,
 			Kind:   lease.HashLock,
-			Keys:   func(string) []string { return []string{name} },
+			Keys:   func(string) []string { return ks },
 			Args:   func(id string) []any { return []any{id} },
 			Lease:  cfg.Watchdog,
 			Sync:   cfg.Sync.Timeout(),

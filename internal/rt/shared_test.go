@@ -27,7 +27,8 @@ func TestHubWatchdogClose(t *testing.T) {
 		t.Fatal("two clients share a Hub or a watchdog")
 	}
 	lost := make(chan error, 1)
-	watchdog.Add(&lease.Hold{Kind: lease.HashLock, Keys: []string{"k"}, Args: []any{"o"}, Lease: time.Hour,
+	watchdog.Add(&lease.Hold{Kind: lease.HashLock, Keys: []string{"k"}, Owner: "o", Lease: time.Hour,
+		Args: func(o string) []any { return []any{o} },
 		Lost: func(err error) { lost <- err }}, time.Now())
 
 	if err := rt.Close(c); err != nil {
