@@ -33,6 +33,9 @@ type protocol struct {
 	// released the full way.
 	mu    sync.Mutex
 	alone string
+	// wake is the channel of the latest Hub waiters listened on, hub's:
+	// the same for every Lock of a handle, unless the Hub was replaced.
+	hub, wake string
 }
 
 func newProtocol(client redis.UniversalClient, name string, cfg *config) *protocol {
@@ -145,9 +148,20 @@ func (p *protocol) entry(w *lockcore.Waiter) string {
 // every such release; the wait loop reads first the letter of a latchkey
 // grant, which follows Redisson's message on the same connection.
 func (p *protocol) Listen(w *lockcore.Waiter, s *wait.Spec) {
-	s.Wake = wait.Channel{Name: keys.HubChannel(p.lock.Hubs, w.Hub.ID()), Policy: notify.WakeOne}
+	s.Wake = wait.Channel{Name: p.wakeChannel(w.Hub.ID()), Policy: notify.WakeOne}
 	s.Mail = w.Mail()
 	s.Hint = releases{w, p.lock.Channel}
+}
+
+// wakeChannel returns the channel on which the Hub whose id is hub hears
+// this lock's letters.
+func (p *protocol) wakeChannel(hub string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hub != hub {
+		p.hub, p.wake = hub, keys.HubChannel(p.lock.Hubs, hub)
+	}
+	return p.wake
 }
 
 // releases counts a Redisson holder's releases on its shared channel,

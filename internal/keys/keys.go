@@ -81,7 +81,12 @@ func crc16(s string) uint16 {
 
 // Once returns the key of the record of request id on the primitive name,
 // latchkey_once:{name}:<id>, in the slot of the primitive's other keys.
-func Once(name, id string) string { return Prefix("latchkey_once", name) + ":" + id }
+func Once(name, id string) string {
+	if strings.Contains(name, "{") { // Prefix's rule, in one concatenation
+		return "latchkey_once:" + name + ":" + id
+	}
+	return "latchkey_once:{" + name + "}:" + id
+}
 
 // OnceThen is the record of the request a call sends when the one
 // recorded against rec answered that it could not apply (a fast path's

@@ -10,6 +10,8 @@ func TestNames(t *testing.T) {
 		{Suffix("{x}a", "timeout"), "{x}a:timeout"},
 		{TokenKey("a"), "redisson_lock_token:{a}"},
 		{LockChannel("a"), "redisson_lock__channel:{a}"},
+		{Once("a", "id"), Prefix("latchkey_once", "a") + ":id"},
+		{Once("{x}:a", "id"), Prefix("latchkey_once", "{x}:a") + ":id"},
 	}
 	for _, c := range cases {
 		if c.got != c.want {
@@ -24,6 +26,27 @@ func TestSlot(t *testing.T) {
 	for k, want := range cases {
 		if got := Slot(k); got != want {
 			t.Errorf("Slot(%q) = %d, want %d", k, got, want)
+		}
+	}
+}
+
+// A lock's keys, cut from one string, are each what Prefix makes, for a
+// name with a hash tag and one without.
+func TestLockOf(t *testing.T) {
+	for _, name := range []string{"a", "{x}:a", "", "{"} {
+		l := LockOf(name)
+		got := []string{l.Token, l.Channel, l.Queue, l.Deadlines, l.Grant, l.Hubs, l.FairQueue, l.FairDeadlines,
+			l.Heartbeats, l.FairToken, l.Forced}
+		ps := []string{"redisson_lock_token", "redisson_lock__channel", "latchkey_lock_queue", "latchkey_lock_timeout",
+			"latchkey_lock_grant", "latchkey_lock__channel", "redisson_lock_queue", "redisson_lock_timeout",
+			"latchkey_lock_heartbeat", "latchkey_lock_token", "latchkey_lock__forced"}
+		for i, p := range ps {
+			if want := Prefix(p, name); got[i] != want {
+				t.Errorf("LockOf(%q) key %d = %q, want %q", name, i, got[i], want)
+			}
+		}
+		if l.Name != name || l.Token != TokenKey(name) || l.Channel != LockChannel(name) {
+			t.Errorf("LockOf(%q) = %+v", name, l)
 		}
 	}
 }

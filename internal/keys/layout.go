@@ -1,5 +1,7 @@
 package keys
 
+import "strings"
+
 // The layout of every primitive: Redisson's keys and channels, and
 // latchkey's beside them, each derived from the name once, here. The
 // primitives, the scripts' KEYS builders and the CLI all read them from
@@ -56,19 +58,53 @@ type Lock struct {
 
 // LockOf returns the layout of the lock called name.
 func LockOf(name string) Lock {
+	var k [11]string
+	prefixed(k[:], name, "redisson_lock_token", "redisson_lock__channel", lockQueue, "latchkey_lock_timeout",
+		"latchkey_lock_grant", "latchkey_lock__channel", fairQueue, "redisson_lock_timeout",
+		"latchkey_lock_heartbeat", "latchkey_lock_token", "latchkey_lock__forced")
 	return Lock{
 		Name:          name,
-		Token:         TokenKey(name),
-		Channel:       LockChannel(name),
-		Queue:         Prefix(lockQueue, name),
-		Deadlines:     Prefix("latchkey_lock_timeout", name),
-		Grant:         Prefix("latchkey_lock_grant", name),
-		Hubs:          Prefix("latchkey_lock__channel", name),
-		FairQueue:     Prefix(fairQueue, name),
-		FairDeadlines: Prefix("redisson_lock_timeout", name),
-		Heartbeats:    Prefix("latchkey_lock_heartbeat", name),
-		FairToken:     Prefix("latchkey_lock_token", name),
-		Forced:        Prefix("latchkey_lock__forced", name),
+		Token:         k[0],
+		Channel:       k[1],
+		Queue:         k[2],
+		Deadlines:     k[3],
+		Grant:         k[4],
+		Hubs:          k[5],
+		FairQueue:     k[6],
+		FairDeadlines: k[7],
+		Heartbeats:    k[8],
+		FairToken:     k[9],
+		Forced:        k[10],
+	}
+}
+
+// prefixed sets dst[i] to Prefix(ps[i], name), the keys cut from one
+// string: a layout's keys live and die together, and a handle made per
+// call (a lock per order) makes them all.
+func prefixed(dst []string, name string, ps ...string) {
+	tagged := strings.Contains(name, "{")
+	n := 0
+	for _, p := range ps {
+		n += len(p) + len(name) + 3
+	}
+	var b strings.Builder
+	b.Grow(n)
+	ends := make([]int, 0, 16)
+	for _, p := range ps {
+		b.WriteString(p)
+		if tagged {
+			b.WriteString(":")
+			b.WriteString(name)
+		} else {
+			b.WriteString(":{")
+			b.WriteString(name)
+			b.WriteString("}")
+		}
+		ends = append(ends, b.Len())
+	}
+	all, start := b.String(), 0
+	for i, end := range ends {
+		dst[i], start = all[start:end], end
 	}
 }
 

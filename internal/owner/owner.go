@@ -38,7 +38,9 @@ func Process() string { return process }
 
 // New returns a fresh owner id, unique within and across processes.
 func New() string {
-	return process + ":" + strconv.FormatInt(counter.Add(1), 10)
+	var b [64]byte // a UUID, ':' and an int64 fit: one allocation, the id's
+	id := append(append(b[:0], process...), ':')
+	return string(strconv.AppendInt(id, counter.Add(1), 10))
 }
 
 type ctxKey struct{}
