@@ -21,6 +21,6 @@ end
 -- it takes it (its next attempt extends the lease to its own).
 local function grant_hold(field, who)
   redis.call('hset', lock, field, 1)
-  redis.call('pexpire', lock, grace)
-  redis.call('set', grant, who, 'PX', grace)
+  redis.call('pexpire', lock, grace_ms)
+  redis.call('set', grant, who, 'PX', grace_ms)
 end

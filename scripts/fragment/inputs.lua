@@ -11,6 +11,9 @@
 -- ARGV[5] "1" if PUBLISH (or SPUBLISH) counts every receiver of a Hub's
 --         channel (a single server, or sharded pub/sub), "0" if not (a
 --         cluster's PUBLISH counts only the node's own)
--- Defines now, pub, life (ARGV[3]), grace and counted (a boolean).
+-- Defines now, pub, life (ARGV[3]), grace and counted (a boolean), and
+-- now_ms and grace_ms, the same as redis.call takes them: a number passed
+-- to redis.call is formatted with sprintf, a string sent as it is.
 local now, pub, life, grace = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local now_ms, grace_ms = ARGV[1], ARGV[4]
 local counted = ARGV[5] == '1'

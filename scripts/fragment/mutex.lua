@@ -46,7 +46,7 @@
 local function yield_head()
   local head = tell_head('turn', 8)
   if head then
-    redis.call('set', grant, head, 'PX', grace)
+    redis.call('set', grant, head, 'PX', grace_ms)
   end
 end
 

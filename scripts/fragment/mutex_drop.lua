@@ -11,7 +11,7 @@
 -- that was not the last one: 0 when holds remain (the lease restored), -1
 -- when owner holds nothing; nil when the lock is to be freed.
 local function drop_hold()
-  local n = redis.call('hincrby', lock, owner, -1)
+  local n = redis.call('hincrby', lock, owner, '-1')
   if n > 0 then
     redis.call('pexpire', lock, lease)
     return once_record(0)

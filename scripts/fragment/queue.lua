@@ -33,7 +33,7 @@ local function purge()
   if not waiting() then
     return
   end
-  for _, e in ipairs(redis.call('zrangebyscore', deadlines, '-inf', now)) do
+  for _, e in ipairs(redis.call('zrangebyscore', deadlines, '-inf', now_ms)) do
     redis.call('lrem', queue, 1, e)
     redis.call('zrem', deadlines, e)
   end
