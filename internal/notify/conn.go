@@ -22,6 +22,11 @@ type conn struct {
 	idle     *time.Timer
 	exited   chan struct{}
 	ops      []op // SUBSCRIBEs and UNSUBSCRIBEs to write, in order
+	// refusals counts the commands the server refused since the last
+	// confirmation, and again is the resubscription they wait for (see
+	// Hub.refused).
+	refusals int
+	again    *time.Timer
 	writing  bool // a goroutine writes ops
 	taps     []op // taps' SUBSCRIBEs, queued after tapDelay (see queueTapLocked)
 	tapTimer *time.Timer
@@ -72,6 +77,8 @@ func (c *conn) dispatch() {
 			}
 		case *redis.Message:
 			c.hub.deliver(c, m.Channel, m.Payload)
+		case error:
+			c.hub.refused(c)
 		}
 	})
 }
@@ -81,6 +88,9 @@ func (c *conn) dispatch() {
 func (c *conn) close() error {
 	c.hub.mu.Lock()
 	c.closing = true
+	if c.again != nil {
+		c.again.Stop()
+	}
 	started := c.started
 	c.hub.mu.Unlock()
 	err := c.ps.Close()
@@ -98,6 +108,7 @@ func (h *Hub) confirmed(c *conn, name string) {
 	if ch == nil || ch.conn != c {
 		return
 	}
+	c.refusals = 0
 	if ch.pending {
 		ch.pending = false
 		close(ch.ready)
@@ -111,6 +122,50 @@ func (h *Hub) confirmed(c *conn, name string) {
 	// lost, so every waiter must look again.
 	ch.tapLocked("", true)
 	h.wakeLocked(ch, All)
+}
+
+// refusedPause is how long a connection whose command the server refused
+// waits before it subscribes its channels again; it doubles, up to
+// refusedPauseMax, while refusals go on.
+const (
+	refusedPause    = 100 * time.Millisecond
+	refusedPauseMax = 5 * time.Second
+)
+
+// refused handles a command of c that the server refused, the connection
+// staying up. It may have been a SUBSCRIBE, a resubscription after a
+// reconnect among them, which leaves a channel deaf while go-redis counts
+// it subscribed: every waiter of c looks again at once, and c subscribes
+// its channels again after a pause (a confirmation of a channel already
+// confirmed then wakes its waiters once more, as after a reconnect).
+func (h *Hub) refused(c *conn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ch := range h.chans {
+		if ch.conn == c && !ch.pending {
+			ch.tapLocked("", true)
+			h.wakeLocked(ch, All)
+		}
+	}
+	if c.closing || c.again != nil {
+		return
+	}
+	pause := min(refusedPause<<min(c.refusals, 6), refusedPauseMax)
+	c.refusals++
+	c.again = time.AfterFunc(pause, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		c.again = nil
+		if c.closing {
+			return
+		}
+		for _, ch := range h.chans {
+			if ch.conn == c && ch.sending == nil {
+				ch.sending = &send{failed: make(chan struct{})}
+				c.queueLocked(op{ch: ch})
+			}
+		}
+	})
 }
 
 // deliver wakes the waiters a message is meant for: the one a letter names

@@ -16,7 +16,9 @@ import (
 // Channel does, it sends a PING when the connection has been quiet for
 // health, so that a broken connection fails a write and go-redis redials
 // it (and subscribes again: on then gets a second confirmation of a
-// channel, and whatever was published meanwhile is lost).
+// channel, and whatever was published meanwhile is lost). A command the
+// server refused, the connection staying up (a SUBSCRIBE, a resubscription
+// after a reconnect among them), is handed to on as its error.
 func Read(ps *redis.PubSub, client redis.UniversalClient, health time.Duration, on func(any)) {
 	ctx := context.Background()
 	errs := 0
@@ -30,6 +32,9 @@ func Read(ps *redis.PubSub, client redis.UniversalClient, health time.Duration, 
 			pctx, cancel := context.WithTimeout(ctx, health)
 			_ = ps.Ping(pctx)
 			cancel()
+			continue
+		case isRefusal(err):
+			on(err)
 			continue
 		case err != nil:
 			// go-redis redials on the next read, to the master of the
@@ -50,4 +55,11 @@ func Read(ps *redis.PubSub, client redis.UniversalClient, health time.Duration, 
 		errs = 0
 		on(m)
 	}
+}
+
+// isRefusal reports whether err is the server's answer to a command, not
+// a failure of the connection.
+func isRefusal(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && !errors.Is(err, redis.ErrClosed)
 }
