@@ -76,10 +76,12 @@ func sendAt(t *testing.T, c redis.UniversalClient, now time.Time, req scripts.Re
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Inputs(func(in scripts.Input, pos int) {
-		req.Args[pos] = map[scripts.Input]any{scripts.Now: now.UnixMilli(), scripts.Pub: pub,
-			scripts.Grace: scripts.Ms(handoff.Grace), scripts.Counted: handoff.Counted(c, pub)}[in]
-	})
+	for in, v := range map[scripts.Input]any{scripts.Now: now.UnixMilli(), scripts.Pub: pub,
+		scripts.Grace: scripts.Ms(handoff.Grace), scripts.Counted: handoff.Counted(c, pub)} {
+		if pos, ok := req.Input(in); ok {
+			req.Args[pos] = v
+		}
+	}
 	ks, args := req.Keys, req.Args
 	if req.Script.Recorded() { // no record: the first key stands in for its key (see once.lua)
 		ks, args = append(ks, ks[0]), append(args, 0, 0)

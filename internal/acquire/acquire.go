@@ -57,8 +57,9 @@ type Steps struct {
 	// attempt took. Its ctx is detached from the call's and sends no
 	// replica wait (see rt.Undo).
 	Undo func(ctx context.Context)
-	// Lease, if positive, is how long a grant lasts; Restart then gives
-	// the acquisition a new request after a grant answered too late.
+	// Lease, if positive, is how long a grant lasts; Restart, if set, then
+	// gives the acquisition a new request after a grant answered too late
+	// (nil for one without a request record).
 	Lease   time.Duration
 	Restart func()
 
@@ -135,7 +136,9 @@ func (m *Machine) Attempt(ctx context.Context) (bool, time.Duration, error) {
 		// again, under a new request.
 		m.steps.Undo(rt.Undo(ctx))
 		m.since, m.unsure, m.doubt = time.Time{}, false, false
-		m.steps.Restart()
+		if m.steps.Restart != nil {
+			m.steps.Restart()
+		}
 		return false, 0, nil
 	case a.Granted:
 		// Nothing more is sent against the request's record: with no

@@ -68,6 +68,12 @@ type Waiter struct {
 	grantedAt  time.Time // when the grant was made, at the soonest (see Letter)
 	grantToken int64
 	clock      handoff.Clock // dates grants
+
+	// What the acquisition answered, and how it waits: kept here, with
+	// the waiter, so that a Lock allocates them once.
+	token int64 // the fencing token
+	holds int64 // the owner's holds on the server after the acquisition
+	spec  wait.Spec
 }
 
 // An Attempt is what one acquisition attempt answered.
@@ -174,45 +180,40 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 		w.Key = w.ID + "/" + call
 		w.Holding = l.Holds.Get(w.ID) != nil
 	}
-	var (
-		token int64
-		holds int64 // the owner's holds on the server after the acquisition
-	)
-	spec := wait.Spec{Client: l.Client, Event: rt.Event{Kind: l.Pkg, Name: l.Name, Reentered: w.Holding}, Hub: w.Hub}
+	w.spec = wait.Spec{Client: l.Client, Event: rt.Event{Kind: l.Pkg, Name: l.Name, Reentered: w.Holding}, Hub: w.Hub}
+	spec := &w.spec
 	if w.Polling {
 		spec.Rank = func() int64 { return w.Rank }
 	}
-	l.Proto.Listen(w, &spec)
+	l.Proto.Listen(w, spec)
 	steps := acquire.Steps{
 		Client: l.Client,
 		Send: func(ctx context.Context) (acquire.Answer, error) {
 			w.Started = time.Now()
 			a, err := l.Proto.Attempt(ctx, w)
 			w.Synced = a.Reply.Replicas > 0
-			token, holds = a.Token, a.Holds
+			w.token, w.holds = a.Token, a.Holds
 			return acquire.Answer{Granted: a.OK, Retry: a.Retry, Reply: a.Reply}, err
 		},
-		Undo: func(ctx context.Context) { _, _ = l.releaseOnce(ctx, w.ID, w.Reentrant) },
+		Undo:  func(ctx context.Context) { _, _ = l.releaseOnce(ctx, w.ID, w.Reentrant) },
+		Lease: l.Cfg.TTL(),
+	}
+	if w.Reentrant {
 		// A re-entry is recorded against its request; a fresh id finds
 		// itself holding instead.
-		Lease: l.Cfg.TTL(),
-		Restart: func() {
-			if w.Reentrant {
-				w.Req = keys.Once(l.Name, owner.New())
-			}
-		},
+		steps.Restart = func() { w.Req = keys.Once(l.Name, owner.New()) }
 	}
 	l.giveUp(w, &steps)
 	m := acquire.New(steps)
 	spec.Call = m
-	ok, err := wait.Until(ctx, budget, spec)
+	ok, err := wait.Until(ctx, budget, *spec)
 	if err != nil {
 		return nil, false, l.errorf("lock", err)
 	}
 	if !ok {
 		return nil, false, nil
 	}
-	if w.Holding && holds > 1 && l.Holds.WasLost(w.ID) {
+	if holds := w.holds; w.Holding && holds > 1 && l.Holds.WasLost(w.ID) {
 		// The hold this re-entered was declared lost while the re-entry was
 		// on its way, and the server counted the re-entry on top of it:
 		// the caller now holds once, so the lost counts go, lest the lock
@@ -236,7 +237,7 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 		}
 		return l.Holds.Acquired(w.ID, w.ID, 0, !w.Reentrant, w.grantToken, w.grantedAt, g), true, nil
 	}
-	return l.Holds.Acquired(w.ID, w.ID, 0, !w.Reentrant, token, w.Started, l.keep), true, nil
+	return l.Holds.Acquired(w.ID, w.ID, 0, !w.Reentrant, w.token, w.Started, l.keep), true, nil
 }
 
 // giveUp fills in the give-up ladder of w's acquisition (see

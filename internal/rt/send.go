@@ -109,26 +109,44 @@ func (s Sender) Send(ctx context.Context, req scripts.Request) Reply {
 }
 
 // fill writes req's inputs (see scripts.Input).
-func (s Sender) fill(ctx context.Context, req *scripts.Request) (err error) {
-	var pub string
-	req.Inputs(func(in scripts.Input, pos int) {
-		switch in {
-		case scripts.Now:
-			req.Args[pos] = time.Now().UnixMilli()
-		case scripts.Grace:
-			req.Args[pos] = scripts.Ms(handoff.Grace)
-		case scripts.Pub, scripts.Counted:
-			if pub == "" && err == nil {
-				pub, err = s.Publish(ctx)
-			}
-			if in == scripts.Pub {
-				req.Args[pos] = pub
-			} else {
-				req.Args[pos] = handoff.Counted(s.rt.client, pub)
-			}
-		}
-	})
-	return err
+func (s Sender) fill(ctx context.Context, req *scripts.Request) error {
+	if pos, ok := req.Input(scripts.Now); ok {
+		req.Args[pos] = time.Now().UnixMilli()
+	}
+	if pos, ok := req.Input(scripts.Grace); ok {
+		req.Args[pos] = graceMs
+	}
+	pubAt, pub := req.Input(scripts.Pub)
+	countedAt, counted := req.Input(scripts.Counted)
+	if !pub && !counted {
+		return nil
+	}
+	cmd, err := s.Publish(ctx)
+	if err != nil {
+		return err
+	}
+	if pub {
+		req.Args[pubAt] = publishArg(cmd)
+	}
+	if counted {
+		req.Args[countedAt] = handoff.Counted(s.rt.client, cmd)
+	}
+	return nil
+}
+
+// graceMs is the Grace input, boxed once.
+var graceMs any = scripts.Ms(handoff.Grace)
+
+// publishArg returns the Pub input cmd as a value that costs no
+// allocation to pass as an argument.
+func publishArg(cmd string) any {
+	switch cmd {
+	case "PUBLISH":
+		return "PUBLISH"
+	case "SPUBLISH":
+		return "SPUBLISH"
+	}
+	return cmd
 }
 
 // send is Send, waiting for the answer as long as go-redis does.

@@ -48,14 +48,10 @@ const (
 	inputCount
 )
 
-// Inputs calls set(i, pos) for each input that r takes, at its position
-// in r.Args.
-func (r *Request) Inputs(set func(in Input, pos int)) {
-	for in, p := range r.inputs {
-		if p > 0 {
-			set(Input(in), int(p)-1)
-		}
-	}
+// Input returns the position in r.Args of input in, if r takes it.
+func (r *Request) Input(in Input) (pos int, ok bool) {
+	p := r.inputs[in]
+	return int(p) - 1, p > 0
 }
 
 // checking is set while a test records the builders' labels.
