@@ -135,7 +135,10 @@ func (t *Table) finishLocked(h *Hold, err error) {
 			rt.Report(t.client, rt.Lost, e)
 		}
 	}
-	close(h.done)
+	h.ended = true
+	if h.done != nil {
+		close(h.done)
+	}
 	for _, cancel := range h.cancels {
 		cancel(err)
 	}
@@ -168,10 +171,9 @@ func (t *Table) Context(parent context.Context, h *Hold) context.Context {
 	ctx, cancel := context.WithCancelCause(parent)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	select {
-	case <-h.done:
+	if h.ended {
 		cancel(h.err)
-	default:
+	} else {
 		h.cancels = append(h.cancels, cancel)
 	}
 	return ctx

@@ -99,15 +99,21 @@ type Watchdog struct {
 	// Kind and name of the primitive, for the client's hooks (see
 	// latchkey.Hooks.RenewalFailed).
 	What rt.Event
+
+	failedOnce sync.Once
+	failed     func(err error) // tells the hooks of a failed renewal
 }
 
 func (w *Watchdog) Keep(id string, started time.Time, lost func(error)) Keeping {
-	h := &lease.Hold{Kind: w.Kind, Keys: w.Keys(id), Owner: id, Args: w.Args, Lease: w.Lease, Sync: w.Sync, Lost: lost,
-		Failed: func(err error) {
+	w.failedOnce.Do(func() {
+		w.failed = func(err error) {
 			e := w.What
 			e.Err = err
 			rt.Report(w.Client, rt.RenewalFailed, e)
-		}}
+		}
+	})
+	h := &lease.Hold{Kind: w.Kind, Keys: w.Keys(id), Owner: id, Args: w.Args, Lease: w.Lease, Sync: w.Sync, Lost: lost,
+		Failed: w.failed}
 	s := rt.Of(w.Client).Watchdog()
 	s.Add(h, started)
 	return watched{s, h}

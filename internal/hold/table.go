@@ -52,7 +52,8 @@ type Hold struct {
 	uncertain bool // the server may count more than count (see Uncertain)
 	token     int64
 	keep      Keeping
-	done      chan struct{}
+	ended     bool
+	done      chan struct{}             // closed when it ends; made by the first Done
 	err       error                     // why it ended: nil for an unlock, ErrLost otherwise
 	cancels   []context.CancelCauseFunc // of the contexts Context made
 }
@@ -84,10 +85,14 @@ var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c
 func (t *Table) Done(c int) <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if h := t.cur[c]; h != nil {
-		return h.done
+	h := t.cur[c]
+	switch {
+	case h == nil || h.ended:
+		return closed
+	case h.done == nil:
+		h.done = make(chan struct{})
 	}
-	return closed
+	return h.done
 }
 
 // Err returns why the current hold of class c (or Any) ended: nil while
@@ -202,7 +207,7 @@ func (t *Table) Acquired(key, id string, c int, plain bool, token int64, started
 		return h
 	}
 	delete(t.lost, key)
-	h := &Hold{key: key, Owner: id, class: c, plain: plain, seq: t.seq, count: 1, token: token, done: make(chan struct{})}
+	h := &Hold{key: key, Owner: id, class: c, plain: plain, seq: t.seq, count: 1, token: token}
 	h.keep = k.Keep(id, started, func(err error) { t.Lose(h, fmt.Errorf("%s: %w", t.what(), err)) })
 	t.holds[key] = h
 	t.cur[c], t.cur[Any] = h, h
