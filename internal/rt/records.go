@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -45,7 +46,10 @@ const (
 type recordBook struct {
 	client redis.UniversalClient
 	ttl    time.Duration
-	single time.Duration // a reply sooner than this had no resend; 0: never known
+	// ttlArgs is the record's ARGV item for a sign of 1 and of -1 (see
+	// withRecord), boxed once.
+	ttlArgs [2]any
+	single  time.Duration // a reply sooner than this had no resend; 0: never known
 
 	mu      sync.Mutex
 	pending map[int][]string // records done with, by hash slot
@@ -57,8 +61,9 @@ type recordBook struct {
 }
 
 func newRecordBook(c redis.UniversalClient) *recordBook {
-	return &recordBook{client: c, ttl: recordTTL(c), single: resendPause(c),
-		pending: map[int][]string{}, failed: map[string]time.Time{}}
+	ttl := recordTTL(c)
+	return &recordBook{client: c, ttl: ttl, ttlArgs: [2]any{scripts.Ms(ttl), -scripts.Ms(ttl)},
+		single: resendPause(c), pending: map[int][]string{}, failed: map[string]time.Time{}}
 }
 
 // RecordTTL returns how long a request record must live on client: longer

@@ -158,7 +158,7 @@ func (s Sender) send(ctx context.Context, req scripts.Request) Reply {
 		if req.Sole && req.Record != "" {
 			book.sending(req.Record)
 		}
-		keys, args = withRecord(client, req, book.along(req.Keys), 1)
+		keys, args = withRecord(book, req, book.along(req.Keys), false)
 	}
 	start := time.Now()
 	var r Reply
@@ -188,17 +188,20 @@ func (s Sender) send(ctx context.Context, req scripts.Request) Reply {
 
 // withRecord appends to req's KEYS and ARGV, copying them, the records done
 // with that the request deletes, their number, and the request's own
-// record and its lifetime times sign (-1 to resolve the request): a
+// record and its lifetime in book, negated to resolve the request: a
 // lifetime of 0 turns the record off, and the first key then only stands
 // in for the record key (see scripts/fragment/once.lua).
-func withRecord(client redis.UniversalClient, req scripts.Request, old []string, sign int64) ([]string, []any) {
+func withRecord(book *recordBook, req scripts.Request, old []string, resolve bool) ([]string, []any) {
 	keys := make([]string, 0, len(req.Keys)+len(old)+1)
 	keys = append(append(append(keys, req.Keys...), old...), req.Record)
-	ttl := int64(0)
-	if req.Record == "" {
+	var ttl any = 0
+	switch {
+	case req.Record == "":
 		keys[len(keys)-1] = req.Keys[0]
-	} else {
-		ttl = sign * scripts.Ms(RecordTTL(client))
+	case resolve:
+		ttl = book.ttlArgs[1]
+	default:
+		ttl = book.ttlArgs[0]
 	}
 	return keys, append(req.Args[:len(req.Args):len(req.Args)], len(old), ttl)
 }
@@ -245,7 +248,7 @@ func (s Sender) Resolve(ctx context.Context, req scripts.Request) (Reply, bool, 
 		return Failed(ctx, err), false, err
 	}
 	client := s.rt.client
-	keys, args := withRecord(client, req, nil, -1)
+	keys, args := withRecord(s.rt.records, req, nil, true)
 	var r Reply
 	err := Retry(ctx, client, func(ctx context.Context) error {
 		r = Reply{Cmd: crossSlot(req.Script.Eval(ctx, client, keys, args...))}
