@@ -46,8 +46,11 @@ func Behind(ctx context.Context, stay bool, f func(ctx context.Context)) {
 // time a last request may take.
 func Detach(ctx context.Context, client redis.UniversalClient) (context.Context, context.CancelFunc) {
 	flight.MustContext(ctx)
+	if ctx.Done() != nil { // else nothing cuts it short already
+		ctx = context.WithoutCancel(ctx)
+	}
 	// A clean-up is not cut short, and its bound counts a last request.
-	return context.WithTimeout(flight.Patient(context.WithoutCancel(ctx)), rt.RideOut(client)+lastRequest)
+	return context.WithTimeout(flight.Patient(ctx), rt.RideOut(client)+lastRequest)
 }
 
 // Cleanup runs f, the whole of a clean-up call (an unlock, a release, a
