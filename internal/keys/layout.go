@@ -82,29 +82,26 @@ func LockOf(name string) Lock {
 // string: a layout's keys live and die together, and a handle made per
 // call (a lock per order) makes them all.
 func prefixed(dst []string, name string, ps ...string) {
-	tagged := strings.Contains(name, "{")
-	n := 0
+	open, end := ":{", "}"
+	if strings.Contains(name, "{") {
+		open, end = ":", ""
+	}
+	size := func(p string) int { return len(p) + len(open) + len(name) + len(end) }
+	total := 0
 	for _, p := range ps {
-		n += len(p) + len(name) + 3
+		total += size(p)
 	}
 	var b strings.Builder
-	b.Grow(n)
-	ends := make([]int, 0, 16)
+	b.Grow(total)
 	for _, p := range ps {
 		b.WriteString(p)
-		if tagged {
-			b.WriteString(":")
-			b.WriteString(name)
-		} else {
-			b.WriteString(":{")
-			b.WriteString(name)
-			b.WriteString("}")
-		}
-		ends = append(ends, b.Len())
+		b.WriteString(open)
+		b.WriteString(name)
+		b.WriteString(end)
 	}
-	all, start := b.String(), 0
-	for i, end := range ends {
-		dst[i], start = all[start:end], end
+	all := b.String()
+	for i, p := range ps {
+		dst[i], all = all[:size(p)], all[size(p):]
 	}
 }
 

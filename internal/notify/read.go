@@ -61,5 +61,5 @@ func Read(ps *redis.PubSub, client redis.UniversalClient, health time.Duration, 
 // a failure of the connection.
 func isRefusal(err error) bool {
 	var rerr redis.Error
-	return errors.As(err, &rerr) && !errors.Is(err, redis.ErrClosed)
+	return errors.As(err, &rerr)
 }
