@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -51,6 +52,7 @@ func main() {
 	flag.StringVar(&cfg.InstrDumps, "instr-dumps", "", "keep each window's callgrind profile of the instructions scenario in `DIR`, for callgrind_annotate")
 	nodes := flag.String("nodes", "", "comma-separated `ADDRS` of independent masters for redlock (default: start throwaway ones)")
 	list := flag.Bool("list", false, "list scenarios and implementations, then exit")
+	cpuProfile := flag.String("cpuprofile", "", "write the bench process's CPU profile (its clients') to `FILE`, for go tool pprof")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "bench: unexpected arguments %q\n", flag.Args())
@@ -77,17 +79,45 @@ func main() {
 		cfg.Nodes = strings.Split(*nodes, ",")
 	}
 	cfg.Command = commandLine()
+	if *cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		defer stopProfile()
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep, err := run(ctx, cfg, os.Stdout, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		defer os.Exit(1) // after the deferred profile is written
+		return
 	}
 	if rep.Violations > 0 {
-		os.Exit(3)
+		defer os.Exit(3)
 	}
+}
+
+// startCPUProfile profiles the bench process into path until the returned
+// func is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: cpu profile:", err)
+		}
+	}, nil
 }
 
 // commandLine reconstructs how the suite was started, for the report.
