@@ -34,7 +34,8 @@ func (e *evalCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 // A free lock costs one script call to take and one to release; a holder
 // that took the lock free, and whose release finds that a waiter queued
-// since, hands the lock on all the same, one call later.
+// since, hands the lock on all the same, one call later, and its handle
+// releases the full way while its releases find waiters.
 func TestMutex_fastPaths(t *testing.T) {
 	srv := server(t)
 	c := client(t, srv)
@@ -78,6 +79,39 @@ func TestMutex_fastPaths(t *testing.T) {
 	}
 	if err := other.Unlock(ctx); err != nil {
 		t.Fatal(err)
+	}
+
+	// The handle learned that its lock is contended: the next hold that
+	// finds it free, and a waiter queued behind, is released in one call.
+	// A full release that finds nobody queued puts the fast one back.
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	go func() { got <- other.Lock(ctx) }()
+	queued(t, c, keys.LockOf(name))
+	before = evals.n.Load()
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	handedOn(t, got)
+	if n := evals.n.Load() - before; n != 1 {
+		t.Errorf("a contended handle's release sent %d scripts, want 1", n)
+	}
+	if err := other.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	alone := &scriptCounter{sha: scripts.Get("mutex_release_alone").Hash()}
+	c.AddHook(alone)
+	for range 2 {
+		if err := m.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := alone.n.Load(); n != 1 {
+		t.Errorf("after a full release found nobody queued, %d of 2 releases went the fast way, want 1 (the second)", n)
 	}
 }
 

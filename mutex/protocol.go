@@ -30,9 +30,12 @@ type protocol struct {
 	// found the lock free, without queueing: its release goes the lone way
 	// first (scripts.MutexReleaseAlone), which costs a round trip more
 	// when someone queued since. A hold that queued was contended, and is
-	// released the full way.
-	mu    sync.Mutex
-	alone string
+	// released the full way; so is every hold while crowded: the handle's
+	// latest release found waiters queued (two Locks of one process taking
+	// turns, say), until a full release finds none.
+	mu      sync.Mutex
+	alone   string
+	crowded bool
 	// wake is the channel of the latest Hub waiters listened on, hub's:
 	// the same for every Lock of a handle, unless the Hub was replaced.
 	hub, wake string
@@ -126,7 +129,14 @@ func (p *protocol) acquired(id string, free bool) {
 func (p *protocol) goesAlone(id string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.alone == id
+	return p.alone == id && !p.crowded
+}
+
+// found notes whether the latest release found waiters queued.
+func (p *protocol) found(queued bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.crowded = queued
 }
 
 // entry is w's entry in the waiter queue: its Hub, and its letters' key.
@@ -207,12 +217,18 @@ func (p *protocol) Release(ctx context.Context, id string, reentrant bool, req s
 		if n, err := scripts.Int(rep.Cmd); err != nil || n != scripts.ReleaseQueued {
 			return rep
 		}
+		p.found(true)
 		if reentrant {
 			req = keys.OnceThen(req)
 		}
 	}
-	return p.send(ctx, scripts.MutexRelease{Lock: p.lock, Owner: id, Lease: p.cfg.TTL(), Reentrant: reentrant,
+	rep := p.send(ctx, scripts.MutexRelease{Lock: p.lock, Owner: id, Lease: p.cfg.TTL(), Reentrant: reentrant,
 		Yield: scripts.YieldLock, Record: req}.Request())
+	if n, err := scripts.Int(rep.Cmd); err == nil && n >= 1 {
+		p.found(n == scripts.ReleasedQueued)
+		rep.SetVal(int64(1))
+	}
+	return rep
 }
 
 // Alarm is on latchkey_lock__forced, where latchkey's force-unlocks name

@@ -144,8 +144,12 @@ func (m *Mutex) queueAttempt(ctx context.Context, id string, q *queued) (int64, 
 // the next waiter in line; it returns the script's answer: 1 released, 0
 // holds remain, -1 not held.
 func (m *Mutex) queueRelease(ctx context.Context, id string) (int64, error) {
-	return scripts.Int(m.queueSend(ctx, scripts.MutexRelease{Lock: m.layout, Owner: id, Lease: m.cfg.TTL(),
+	n, err := scripts.Int(m.queueSend(ctx, scripts.MutexRelease{Lock: m.layout, Owner: id, Lease: m.cfg.TTL(),
 		Yield: scripts.NoYield, Record: keys.Once(m.name, owner.New())}.Request()).Cmd)
+	if n == scripts.ReleasedQueued {
+		n = 1
+	}
+	return n, err
 }
 
 // A grantGate holds back a release's part on the queue node, which grants

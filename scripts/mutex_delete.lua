@@ -10,6 +10,7 @@
 -- existed, else 0. A counter deleted starts again from the server's clock
 -- (see fence.lua), so tokens keep increasing.
 -- uses fragment/mutex_keys.lua
+-- uses fragment/mutex_entry.lua
 -- uses fragment/queue.lua
 if redis.call('exists', lock) == 1 then
   return -1

@@ -9,24 +9,57 @@
 -- ARGV[8] "1" if the owner may re-enter, "0" for an id fresh for one
 --         acquisition
 -- ARGV[9] "1" to yield to Redisson's waiters (see mutex.lua)
--- Returns -1 if the owner holds nothing, 0 if holds remain, 1 if released.
--- A release is recorded against its request (see once.lua), so a resend
--- answers as the first run did.
--- uses fragment/record.lua
+-- Returns -1 if the owner holds nothing, 0 if holds remain, 1 if released,
+-- 2 if released while waiters queued (the lock handed on to them).
+-- A release is recorded against its request (see once.lua), as
+-- "n<reply>", so a resend answers as the first run did.
+-- Up to the hand-on, which only a release that frees a lock with waiters
+-- reaches, it defines no function (mutex_release_alone.lua, its fast
+-- path for a hold that found the lock free, has none at all).
+-- uses fragment/once.lua
 -- uses fragment/mutex_keys.lua
--- uses fragment/inputs.lua
 local owner, lease = ARGV[6], ARGV[7]
-if ARGV[8] ~= '0' then
-  local done = once_replay()
-  if done then
-    return done
+local fresh = ARGV[8] == '0'
+-- A fresh id holds once, so a resend whose first copy applied finds
+-- nothing to release, and its record below. An owner that may re-enter
+-- answers a resend from its record first.
+if not fresh and once_ttl > 0 then
+  local rec = redis.call('get', once_key)
+  if rec == 'x' then
+    return redis.status_reply('CANCELLED')
+  elseif rec then
+    return tonumber(string.sub(rec, 2))
   end
 end
--- uses fragment/mutex_drop.lua
-local dropped = drop_hold()
-if dropped then
-  return dropped
+local reply = 1
+local n = redis.call('hincrby', lock, owner, '-1')
+if n > 0 then
+  redis.call('pexpire', lock, lease)
+  reply = 0
+elseif n < 0 then
+  -- Not an owner: take back the field the decrement made. The hash, and
+  -- the TTL of a hash another owner holds, are as they were.
+  redis.call('hdel', lock, owner)
+  local rec = fresh and once_ttl > 0 and redis.call('get', once_key)
+  if rec == 'n1' or rec == 'n2' then
+    return tonumber(string.sub(rec, 2))
+  end
+  return -1
+else
+  -- The last hold: free the lock, and any grant of it not taken.
+  redis.call('del', lock, grant)
+  if redis.call('exists', deadlines) == 0 then
+    -- Nobody queues: Redisson's message is all the release owes.
+    redis.call(ARGV[2], shared, '0')
+  else
+    -- uses fragment/inputs.lua
+    -- uses fragment/mutex.lua
+    known = true
+    hand_on(ARGV[9])
+    reply = 2
+  end
 end
--- uses fragment/mutex.lua
-free(ARGV[9])
-return once_record(1)
+if once_ttl > 0 then
+  redis.call('set', once_key, 'n' .. reply, 'px', once_px)
+end
+return reply

@@ -47,8 +47,9 @@ elseif n == 0 then
 else
   -- Not an owner: take back the field the decrement made.
   redis.call('hdel', lock, owner)
+  -- A fresh id's full release after this one shares its record.
   local rec = fresh and once_ttl > 0 and redis.call('get', once_key)
-  return rec == 'n1' and 1 or -1
+  return (rec == 'n1' or rec == 'n2') and 1 or -1
 end
 if once_ttl > 0 then
   redis.call('set', once_key, reply == 1 and 'n1' or 'n0', 'px', once_px)

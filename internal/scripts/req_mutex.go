@@ -126,7 +126,9 @@ func (r MutexTakeOwner) Request() Request {
 	return b.done()
 }
 
-// MutexRelease releases one hold of Owner and hands a free lock on.
+// MutexRelease releases one hold of Owner and hands a free lock on. It
+// answers -1 (not held), 0 (holds remain), 1 (released) or
+// ReleasedQueued.
 type MutexRelease struct {
 	Lock      keys.Lock
 	Owner     string
@@ -161,6 +163,11 @@ type MutexReleaseAlone struct {
 
 // ReleaseQueued is MutexReleaseAlone's answer when waiters queue.
 const ReleaseQueued = -2
+
+// ReleasedQueued is MutexRelease's answer when it released the lock while
+// waiters queued, and handed it on: a release as 1 is, which tells the
+// caller that the lock is contended.
+const ReleasedQueued = 2
 
 func (r MutexReleaseAlone) Request() Request {
 	b := begin(mutexReleaseAlone, 4, 4)

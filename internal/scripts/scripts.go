@@ -8,7 +8,8 @@
 // fragment before the script, after the fragments it uses itself, each
 // fragment once. The same line further down puts the fragment there: the
 // code above it runs without paying for the fragment's definitions (a
-// fast path that returns early). scripts/fragment/once.lua is the request
+// fast path that returns early), and inside a block, only the branch that
+// needs them pays. scripts/fragment/once.lua is the request
 // record (see rt.Sender). scripts/MANIFEST lists every script as it is
 // sent; a test fails when it differs, and
 //
@@ -103,8 +104,8 @@ func Compose(name, src string) *Script {
 	add(name, head)
 	b.WriteString(head)
 	for line := range strings.Lines(body) {
-		if strings.HasPrefix(line, usesFragment) {
-			add(name, line)
+		if t := strings.TrimLeft(line, " \t"); strings.HasPrefix(t, usesFragment) {
+			add(name, t)
 		}
 		b.WriteString(line)
 	}

@@ -36,6 +36,7 @@
 -- yield being "1" to yield to Redisson's waiters, "0" not to.
 -- uses fragment/clock.lua
 -- uses fragment/fence.lua
+-- uses fragment/mutex_entry.lua
 -- uses fragment/queue.lua
 -- uses fragment/hold.lua
 -- uses fragment/subscribers.lua

@@ -13,16 +13,6 @@
 -- the owner id, followed by /<call id> for an owner that may re-enter (one
 -- owner may wait in two calls).
 -- Defines lock, token, queue, deadlines, shared, hubs and grant (the
--- KEYS), address(e) and owner_of(e).
+-- KEYS), and no function: mutex_entry.lua reads the queue's entries.
 local lock, token, queue, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local shared, hubs, grant = KEYS[5], KEYS[6], KEYS[7]
-
--- address returns the Hub id and the letter key of entry e.
-local function address(e)
-  return string.match(e, '^([^/]*)/(.*)$')
-end
-
--- owner_of returns the owner id of entry e.
-local function owner_of(e)
-  return string.match(e, '^[^/]*/([^/]*)')
-end

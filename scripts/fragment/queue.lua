@@ -5,8 +5,8 @@
 -- the queue.
 -- Reads ARGV[1] and ARGV[3] (see inputs.lua), and the locals queue (the
 -- list) and deadlines (the zset), and address(e) (the Hub id and the
--- letter key of entry e), which the fragment that names the primitive's
--- KEYS defines before it.
+-- letter key of entry e), which the fragments that name the primitive's
+-- KEYS and its entries define before it.
 -- Redisson's waiters have a place in the queue too: the entry "redisson"
 -- (and, once their turn at a semaphore's permits began, "redisson:turn"),
 -- which a release puts at the tail when a Redisson client may be waiting
