@@ -58,7 +58,7 @@ func (k alarmed) Keep(id string, started time.Time, lost func(error)) Keeping {
 	if rt.Polling(k.a.Client) {
 		return inner // its Hub must not subscribe: renewals find the loss
 	}
-	w := &alarmWatch{Keeping: inner, a: k.a, owner: id, field: k.a.Field(id), lost: lost, stop: make(chan struct{})}
+	w := &alarmWatch{Keeping: inner, a: k.a, owner: id, field: k.a.Field(id), lost: lost}
 	w.timer = time.AfterFunc(AlarmAfter, w.run)
 	return w
 }
@@ -71,26 +71,44 @@ type alarmWatch struct {
 	field string // the hash field the hold keeps
 	lost  func(error)
 	timer *time.Timer
-	once  sync.Once
-	stop  chan struct{}
+
+	mu    sync.Mutex
+	ended bool
+	stop  chan struct{} // closed when the hold ends; made by run, if it runs
 }
 
 func (w *alarmWatch) Stop() {
 	w.Keeping.Stop()
-	w.once.Do(func() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.ended {
+		w.ended = true
 		w.timer.Stop()
-		close(w.stop)
-	})
+		if w.stop != nil {
+			close(w.stop)
+		}
+	}
 }
 
 // stopped reports whether the hold ended.
 func (w *alarmWatch) stopped() bool {
-	select {
-	case <-w.stop:
-		return true
-	default:
-		return false
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ended
+}
+
+// ending returns a channel closed when the hold ends. Only a hold that
+// lasts AlarmAfter needs one.
+func (w *alarmWatch) ending() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stop == nil {
+		w.stop = make(chan struct{})
+		if w.ended {
+			close(w.stop)
+		}
 	}
+	return w.stop
 }
 
 // tapTimeout bounds the tap's subscription, and lookTimeout one look.
@@ -109,6 +127,7 @@ func (w *alarmWatch) run() {
 		return
 	}
 	defer sub.Close()
+	ending := w.ending()
 	if !w.stopped() && w.look() {
 		for {
 			select {
@@ -118,7 +137,7 @@ func (w *alarmWatch) run() {
 				}
 			case <-sub.Done():
 				return
-			case <-w.stop:
+			case <-ending:
 				return
 			}
 		}
