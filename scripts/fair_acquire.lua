@@ -79,7 +79,7 @@ if pttl == -2 and (not head or head == owner) then
     wake(next)
   end
   return commit({1, 1, fence()}, function()
-    redis.call('hset', lock, owner, 1)
+    redis.call('hset', lock, owner, '1')
     redis.call('pexpire', lock, lease)
   end)
 end
@@ -94,7 +94,7 @@ if holds > 0 then
     return commit({1, holds, current()})
   end
   return commit({1, holds + 1, fence()}, function()
-    redis.call('hincrby', lock, owner, 1)
+    redis.call('hincrby', lock, owner, '1')
     redis.call('pexpire', lock, lease)
     if granted then
       redis.call('del', grant) -- taken by the Lock this re-enters

@@ -17,10 +17,10 @@ local grant, hubs, token = KEYS[6], KEYS[7], KEYS[8]
 if redis.call('exists', lock) == 1 then
   return -1
 end
-for _, o in ipairs(redis.call('lrange', queue, 0, -1)) do
+for _, o in ipairs(redis.call('lrange', queue, '0', '-1')) do
   redis.call(pub, channel .. ':' .. o, '0')
 end
-for _, m in ipairs(redis.call('zrange', hbs, 0, -1)) do
+for _, m in ipairs(redis.call('zrange', hbs, '0', '-1')) do
   local h, k = string.match(m, '^([^/]*)/(.*)$')
   if h then
     letter(h, k, '')

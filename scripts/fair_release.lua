@@ -27,7 +27,7 @@ if holds == 0 then
 end
 if holds > 1 then
   return commit(0, function()
-    redis.call('hincrby', lock, owner, -1)
+    redis.call('hincrby', lock, owner, '-1')
     redis.call('pexpire', lock, lease)
   end)
 end

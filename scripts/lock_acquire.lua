@@ -19,7 +19,7 @@ if redis.call('exists', KEYS[1]) == 1 then
     return {1, tonumber(redis.call('get', KEYS[2]) or '0')}
   end
 end
-redis.call('hincrby', KEYS[1], ARGV[2], 1)
+redis.call('hincrby', KEYS[1], ARGV[2], '1')
 redis.call('pexpire', KEYS[1], ARGV[1])
 local t = redis.call('incr', KEYS[2])
 if t == 1 or t % 256 == 0 then

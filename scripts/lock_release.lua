@@ -8,7 +8,7 @@
 -- (the key is deleted and "0" is published, as Redisson's unlock does).
 -- A release is recorded against its request.
 -- uses fragment/replay.lua
-local n = redis.call('hincrby', KEYS[1], ARGV[1], -1)
+local n = redis.call('hincrby', KEYS[1], ARGV[1], '-1')
 if n > 0 then
   redis.call('pexpire', KEYS[1], ARGV[2])
   return once_record(0)

@@ -114,6 +114,6 @@ end
 if ARGV[10] == '1' then
   leave(entry)
 end
-local n = redis.call('hincrby', lock, owner, 1)
+local n = redis.call('hincrby', lock, owner, '1')
 redis.call('pexpire', lock, lease)
 return once_record({1, fence(), n})

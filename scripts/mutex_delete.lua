@@ -15,7 +15,7 @@
 if redis.call('exists', lock) == 1 then
   return -1
 end
-for _, e in ipairs(redis.call('lrange', queue, 0, -1)) do
+for _, e in ipairs(redis.call('lrange', queue, '0', '-1')) do
   tell(e, '')
 end
 if redis.call('del', token, queue, deadlines, grant) == 0 then

@@ -60,6 +60,7 @@ else
   end
 end
 if once_ttl > 0 then
-  redis.call('set', once_key, 'n' .. reply, 'px', once_px)
+  local rec = reply == 0 and 'n0' or reply == 1 and 'n1' or 'n2'
+  redis.call('set', once_key, rec, 'px', once_px)
 end
 return reply

@@ -58,7 +58,7 @@ if total < n and redis.call('exists', count) == 1 then
   end
   return {-1, total, handed}
 end
-if not queued and available >= n and not (waiting() and redis.call('lindex', queue, 0)) then
+if not queued and available >= n and not (waiting() and redis.call('lindex', queue, '0')) then
   available = redis.call('decrby', count, n)
   take()
   if expired > 0 then
@@ -80,7 +80,7 @@ if turn_wait then
 elseif rank <= 0 then
   -- Only the head (or a single attempt) waits for a lease to end: it
   -- takes the expired permits back, and hands on what it does not need.
-  local first = redis.call('zrange', timeout, 0, 0, 'withscores')
+  local first = redis.call('zrange', timeout, '0', '0', 'withscores')
   if first[2] and tonumber(first[2]) < never then
     wait = math.max(tonumber(first[2]) - now, 0)
   end

@@ -34,7 +34,7 @@
 -- writerWaits returns how many ms the marker still holds a waiting writer
 -- for (0: none), dropping it once every deadline has passed.
 local function writerWaits()
-  local last = redis.call('zrange', KEYS[3], -1, -1, 'WITHSCORES')
+  local last = redis.call('zrange', KEYS[3], '-1', '-1', 'WITHSCORES')
   if #last == 0 then
     return 0
   end
@@ -75,7 +75,7 @@ end
 if not mode then
   redis.call('hset', KEYS[1], 'mode', 'read')
 end
-local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
-redis.call('set', KEYS[2] .. ':' .. n, 1, 'px', ARGV[1])
+local n = redis.call('hincrby', KEYS[1], ARGV[2], '1')
+redis.call('set', KEYS[2] .. ':' .. n, '1', 'px', ARGV[1])
 extend(KEYS[1], ARGV[1])
 return once_record({1, n})

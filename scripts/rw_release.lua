@@ -33,7 +33,7 @@ local write = ARGV[2] == 'write'
 if write and mode ~= 'write' then
   return -1
 end
-local n = redis.call('hincrby', KEYS[1], ARGV[1], -1)
+local n = redis.call('hincrby', KEYS[1], ARGV[1], '-1')
 local res = n
 if write then
   if n > 0 then

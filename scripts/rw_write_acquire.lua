@@ -43,14 +43,14 @@ end
 local mode = redis.call('hget', KEYS[1], 'mode')
 if not mode then
   local t = fence()
-  redis.call('hset', KEYS[1], 'mode', 'write', ARGV[2], 1)
+  redis.call('hset', KEYS[1], 'mode', 'write', ARGV[2], '1')
   redis.call('pexpire', KEYS[1], ARGV[1])
   unmark()
   return once_record({1, 1, t})
 end
 if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   local t = fence()
-  local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  local n = redis.call('hincrby', KEYS[1], ARGV[2], '1')
   extend(KEYS[1], ARGV[1])
   unmark()
   return once_record({1, n, t})

@@ -35,7 +35,7 @@ local queued = waiting() and redis.call('zscore', deadlines, entry)
 if serve(queued and entry or nil) then
   return once_record(noted({1, available, handed}, subscribed))
 end
-if not queued and available >= n and not (waiting() and redis.call('lindex', queue, 0)) then
+if not queued and available >= n and not (waiting() and redis.call('lindex', queue, '0')) then
   return once_record(noted({1, redis.call('decrby', count, n), handed}, subscribed))
 end
 if ARGV[8] == '1' then
@@ -47,7 +47,7 @@ if turn_wait then
   retry = turn_wait + 1
 elseif rank == 0 and granting then
   -- Grants not taken yet may come back to the head when their grace ends.
-  local first = redis.call('zrangebyscore', grants, 0, '+inf', 'withscores', 'limit', 0, 1)
+  local first = redis.call('zrangebyscore', grants, '0', '+inf', 'withscores', 'limit', '0', '1')
   if first[2] then
     retry = math.max(tonumber(first[2]) - millis(), 0) + 1
   end

@@ -9,7 +9,7 @@
 -- uses fragment/clock.lua
 -- uses fragment/entry.lua
 local n = tonumber(redis.call('get', KEYS[1]) or '0')
-for _, e in ipairs(redis.call('zrangebyscore', KEYS[2], 0, millis())) do
+for _, e in ipairs(redis.call('zrangebyscore', KEYS[2], '0', millis())) do
   n = n + need(e)
 end
 return n

@@ -9,5 +9,5 @@ local available = tonumber(redis.call('get', KEYS[1]) or '0')
 if available <= 0 then
   return 0
 end
-redis.call('set', KEYS[1], 0)
+redis.call('set', KEYS[1], '0')
 return once_record(available)

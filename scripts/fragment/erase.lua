@@ -19,7 +19,7 @@
 -- whose lives are their own), and returns 1 if a key of state existed,
 -- else 0.
 local function erase(state, notes)
-  for _, list in ipairs({redis.call('lrange', queue, 0, -1), granted()}) do
+  for _, list in ipairs({redis.call('lrange', queue, '0', '-1'), granted()}) do
     for _, e in ipairs(list) do
       tell(e, 'deleted')
     end
@@ -29,6 +29,6 @@ local function erase(state, notes)
   if not existed then
     return 0
   end
-  redis.call(pub, shared, 2147483647)
+  redis.call(pub, shared, '2147483647')
   return 1
 end

@@ -51,9 +51,9 @@ end
 local q, deadline, heartbeat, was, wasMembers, hub, key, pttl, holds, granted
 
 local function read()
-  q = redis.call('lrange', queue, 0, -1)
-  local zs = redis.call('zrange', zset, 0, -1, 'withscores')
-  local hs = redis.call('zrange', hbs, 0, -1, 'withscores')
+  q = redis.call('lrange', queue, '0', '-1')
+  local zs = redis.call('zrange', zset, '0', '-1', 'withscores')
+  local hs = redis.call('zrange', hbs, '0', '-1', 'withscores')
   deadline, heartbeat, was = {}, {}, {deadline = {}, heartbeat = {}}
   hub, key, wasMembers = {}, {}, {}
   for i = 1, #zs, 2 do

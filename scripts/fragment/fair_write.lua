@@ -52,7 +52,7 @@ end
 local function commit(reply, write)
   local drawn = grantee and fence()
   for _, w in ipairs(removed) do
-    redis.call('lrem', queue, 1, w)
+    redis.call('lrem', queue, '1', w)
   end
   if appended then
     redis.call('rpush', queue, owner)

@@ -18,7 +18,7 @@ local function follow(key, count)
   if ttl > 0 then
     redis.call('pexpire', key, ttl)
   elseif ttl == -1 and redis.call('pttl', key) > 0 then
-    local members = redis.call('zrange', key, 0, -1, 'withscores')
+    local members = redis.call('zrange', key, '0', '-1', 'withscores')
     redis.call('del', key)
     for i = 1, #members, 2 do
       redis.call('zadd', key, members[i + 1], members[i])

@@ -86,7 +86,7 @@ end
 local function hand_on(yield)
   local heard = redis.call(pub, shared, '0') > 0 and yield == '1' and subscribers(shared) > 0
   purge()
-  if heard and waiting() and redis.call('lindex', queue, 0) then
+  if heard and waiting() and redis.call('lindex', queue, '0') then
     join(redisson)
   end
   grant_head(heard)

@@ -41,7 +41,7 @@ local function serve(self, moved, took)
   end
   local served, gave, dropped = false, false, 0
   while dropped < 8 do
-    local head = redis.call('lindex', queue, 0)
+    local head = redis.call('lindex', queue, '0')
     if not head then
       break
     end

@@ -34,7 +34,7 @@ local function purge()
     return
   end
   for _, e in ipairs(redis.call('zrangebyscore', deadlines, '-inf', now_ms)) do
-    redis.call('lrem', queue, 1, e)
+    redis.call('lrem', queue, '1', e)
     redis.call('zrem', deadlines, e)
   end
 end
@@ -55,8 +55,8 @@ local function leave(e)
   if not waiting() or redis.call('zrem', deadlines, e) == 0 then
     return false, false
   end
-  local head = redis.call('lindex', queue, 0) == e
-  redis.call('lrem', queue, 1, e)
+  local head = redis.call('lindex', queue, '0') == e
+  redis.call('lrem', queue, '1', e)
   return true, head
 end
 
@@ -76,7 +76,7 @@ end
 local function tell_head(body, n)
   local dropped = 0
   while dropped < n do
-    local head = redis.call('lindex', queue, 0)
+    local head = redis.call('lindex', queue, '0')
     if not head or tell(head, body) then
       return head, dropped
     end

@@ -51,12 +51,12 @@ local function restock()
     return 0
   end
   local t, back = millis(), 0
-  for _, e in ipairs(redis.call('zrangebyscore', grants, 0, t)) do
+  for _, e in ipairs(redis.call('zrangebyscore', grants, '0', t)) do
     back = back + need(e)
   end
   if back > 0 then
     redis.call('incrby', count, back)
-    redis.call('zremrangebyscore', grants, 0, t)
+    redis.call('zremrangebyscore', grants, '0', t)
   end
   return back
 end
@@ -80,5 +80,5 @@ local function granted()
   if not granting then
     return {}
   end
-  return redis.call('zrange', grants, 0, -1)
+  return redis.call('zrange', grants, '0', '-1')
 end

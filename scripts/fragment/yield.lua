@@ -52,7 +52,7 @@ local function ours(upto)
       return n
     end
   end
-  for _, list in ipairs({redis.call('lrange', queue, 0, -1), granted()}) do
+  for _, list in ipairs({redis.call('lrange', queue, '0', '-1'), granted()}) do
     for _, e in ipairs(list) do
       if see((address(e))) then
         return n
@@ -89,12 +89,12 @@ local function at_redisson(head, free)
   elseif free < 1 then
     return true
   elseif yield_ms and redisson_waits() then
-    redis.call('lset', queue, 0, redisson_turn)
+    redis.call('lset', queue, '0', redisson_turn)
     redis.call('zrem', deadlines, redisson)
     redis.call('zadd', deadlines, now + life, redisson_turn)
     redis.call('set', turn, '1', 'px', yield_ms)
     turn_wait = yield_ms
-    local after = redis.call('lindex', queue, 1)
+    local after = redis.call('lindex', queue, '1')
     if after then
       tell(after, 'turn')
     end
@@ -109,7 +109,7 @@ end
 -- that heard the release (nil: ask), show a Redisson client waiting
 -- while latchkey's waiters queue.
 local function place_redisson(n)
-  if waiting() and redisson_waits(n) and redis.call('lindex', queue, 0) then
+  if waiting() and redisson_waits(n) and redis.call('lindex', queue, '0') then
     join(redisson)
   end
 end
