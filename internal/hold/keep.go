@@ -112,19 +112,18 @@ func (w *Watchdog) Keep(id string, started time.Time, lost func(error)) Keeping 
 			rt.Report(w.Client, rt.RenewalFailed, e)
 		}
 	})
-	h := &lease.Hold{Kind: w.Kind, Keys: w.Keys(id), Owner: id, Args: w.Args, Lease: w.Lease, Sync: w.Sync, Lost: lost,
-		Failed: w.failed}
-	s := rt.Of(w.Client).Watchdog()
-	s.Add(h, started)
-	return watched{s, h}
+	k := &watched{s: rt.Of(w.Client).Watchdog(), h: lease.Hold{Kind: w.Kind, Keys: w.Keys(id), Owner: id, Args: w.Args,
+		Lease: w.Lease, Sync: w.Sync, Lost: lost, Failed: w.failed}}
+	k.s.Add(&k.h, started)
+	return k
 }
 
 type watched struct {
 	s *lease.Scheduler
-	h *lease.Hold
+	h lease.Hold // in the Keeping itself: one allocation for both
 }
 
-func (watched) Again(time.Time)                       {} // the renewals go on as they were
-func (watched) Extend(time.Time, time.Duration, bool) {} // nor does the lease change
-func (w watched) Until() time.Time                    { return w.s.Valid(w.h) }
-func (w watched) Stop()                               { w.s.Remove(w.h) }
+func (*watched) Again(time.Time)                       {} // the renewals go on as they were
+func (*watched) Extend(time.Time, time.Duration, bool) {} // nor does the lease change
+func (w *watched) Until() time.Time                    { return w.s.Valid(&w.h) }
+func (w *watched) Stop()                               { w.s.Remove(&w.h) }
