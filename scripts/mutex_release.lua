@@ -20,17 +20,7 @@
 -- uses fragment/mutex_keys.lua
 local owner, lease = ARGV[6], ARGV[7]
 local fresh = ARGV[8] == '0'
--- A fresh id holds once, so a resend whose first copy applied finds
--- nothing to release, and its record below. An owner that may re-enter
--- answers a resend from its record first.
-if not fresh and once_ttl > 0 then
-  local rec = redis.call('get', once_key)
-  if rec == 'x' then
-    return redis.status_reply('CANCELLED')
-  elseif rec then
-    return tonumber(string.sub(rec, 2))
-  end
-end
+-- uses fragment/owner_replay.lua
 local reply = 1
 local n = redis.call('hincrby', lock, owner, '-1')
 if n > 0 then

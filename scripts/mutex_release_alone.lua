@@ -16,17 +16,7 @@
 local lock, grant, deadlines, shared = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, lease, pub = ARGV[1], ARGV[2], ARGV[4]
 local fresh = ARGV[3] == '0'
--- A fresh id holds once, so a resend whose first copy applied finds
--- nothing to release, and its record below. An owner that may re-enter
--- answers a resend from its record first.
-if not fresh and once_ttl > 0 then
-  local rec = redis.call('get', once_key)
-  if rec == 'x' then
-    return redis.status_reply('CANCELLED')
-  elseif rec then
-    return tonumber(string.sub(rec, 2))
-  end
-end
+-- uses fragment/owner_replay.lua
 if redis.call('exists', deadlines) == 1 then
   -- A fresh id's full release shares this request's record. An owner's
   -- goes with a record of its own: this answer is recorded, so that no

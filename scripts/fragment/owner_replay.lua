@@ -1,0 +1,15 @@
+-- owner_replay.lua: a release's answer to a resend, first thing, for an
+-- owner that may re-enter: its request record's reply (see once.lua). A
+-- fresh id holds once, so a resend of its release whose first copy
+-- applied finds nothing to release, and the script reads the record then.
+-- Reads the local fresh (the owner id is fresh for one acquisition),
+-- which the script defines before it. Defines nothing; answers a resend.
+-- uses fragment/once.lua
+if not fresh and once_ttl > 0 then
+  local rec = redis.call('get', once_key)
+  if rec == 'x' then
+    return redis.status_reply('CANCELLED')
+  elseif rec then
+    return tonumber(string.sub(rec, 2))
+  end
+end
