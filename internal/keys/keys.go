@@ -79,13 +79,35 @@ func crc16(s string) uint16 {
 	return crc
 }
 
-// Once returns the key of the record of request id on the primitive name,
-// latchkey_once:{name}:<id>, in the slot of the primitive's other keys.
+// Once returns the record of request id on the primitive name,
+// latchkey_once:{name}:<id>, in the slot of the primitive's other keys. A
+// ':' in id comes out as '.', so that everything up to the last ':' is the
+// name's part (see OnceLane).
 func Once(name, id string) string {
-	if strings.Contains(name, "{") { // Prefix's rule, in one concatenation
-		return "latchkey_once:" + name + ":" + id
+	pre, post := "latchkey_once:{", "}:"
+	if strings.Contains(name, "{") { // Prefix's rule
+		pre, post = "latchkey_once:", ":"
 	}
-	return "latchkey_once:{" + name + "}:" + id
+	var b strings.Builder
+	b.Grow(len(pre) + len(name) + len(post) + len(id))
+	b.WriteString(pre)
+	b.WriteString(name)
+	b.WriteString(post)
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c == ':' {
+			b.WriteByte('.')
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// OnceLane returns the key lane, latchkey_once:{name}:<lane>, of the
+// primitive that rec, a record made by Once, belongs to: in rec's slot,
+// and under the same ACL key patterns.
+func OnceLane(rec, lane string) string {
+	return rec[:strings.LastIndexByte(rec, ':')+1] + lane
 }
 
 // OnceThen is the record of the request a call sends when the one

@@ -12,6 +12,9 @@ func TestNames(t *testing.T) {
 		{LockChannel("a"), "redisson_lock__channel:{a}"},
 		{Once("a", "id"), Prefix("latchkey_once", "a") + ":id"},
 		{Once("{x}:a", "id"), Prefix("latchkey_once", "{x}:a") + ":id"},
+		{Once("a:b", "u:7"), "latchkey_once:{a:b}:u.7"},
+		{OnceLane(Once("a:b", "u:7"), "p.1"), "latchkey_once:{a:b}:p.1"},
+		{OnceLane(OnceThen(Once("{x}:a", "u:7")), "p.1"), "latchkey_once:{x}:a:p.1"},
 	}
 	for _, c := range cases {
 		if c.got != c.want {
