@@ -194,9 +194,9 @@ func (s Sender) send(ctx context.Context, req scripts.Request, l lane) Reply {
 // resolve the request: a lifetime of 0 turns the record off, and the first
 // key then only stands in for the lane (see scripts/fragment/once.lua).
 func withRecord(book *recordBook, req scripts.Request, l lane, resolve bool) ([]string, []any) {
-	keys := make([]string, len(req.Keys), len(req.Keys)+1)
-	copy(keys, req.Keys)
-	args := append(req.Args[:len(req.Args):len(req.Args)], 0, 0)
+	keys, args := scripts.Room(len(req.Keys)+1, len(req.Args)+2)
+	keys = append(keys, req.Keys...)
+	args = append(append(args, req.Args...), 0, 0)
 	if req.Record == "" {
 		return append(keys, req.Keys[0]), args
 	}
