@@ -5,7 +5,9 @@ package keys
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -83,13 +85,30 @@ func crc16(s string) uint16 {
 // latchkey_once:{name}:<id>, in the slot of the primitive's other keys. A
 // ':' in id comes out as '.', so that everything up to the last ':' is the
 // name's part (see OnceLane).
-func Once(name, id string) string {
+func Once(name, id string) string { return once(name, id, -1) }
+
+// requests numbers the records NewOnce makes.
+var requests atomic.Int64
+
+// NewOnce returns a fresh record of a request on the primitive name, as
+// Once makes it, in one allocation: a record names its request within
+// this process (the runner puts it on a lane of the client's, whose key
+// holds the process's id; see OnceLane).
+func NewOnce(name string) string { return once(name, "r", requests.Add(1)) }
+
+// once is Once(name, id), with n after id when it is not negative.
+func once(name, id string, n int64) string {
 	pre, post := "latchkey_once:{", "}:"
 	if strings.Contains(name, "{") { // Prefix's rule
 		pre, post = "latchkey_once:", ":"
 	}
+	var digits [20]byte
+	num := digits[:0]
+	if n >= 0 {
+		num = strconv.AppendInt(num, n, 10)
+	}
 	var b strings.Builder
-	b.Grow(len(pre) + len(name) + len(post) + len(id))
+	b.Grow(len(pre) + len(name) + len(post) + len(id) + len(num))
 	b.WriteString(pre)
 	b.WriteString(name)
 	b.WriteString(post)
@@ -100,6 +119,7 @@ func Once(name, id string) string {
 			b.WriteByte(c)
 		}
 	}
+	b.Write(num)
 	return b.String()
 }
 

@@ -58,9 +58,8 @@ func TestRecordBook_kept(t *testing.T) {
 		if next := b.place(keys.Once("lane", "a:2")); next.key == l.key {
 			t.Errorf("%s: the next record took the lane of one whose send %s", c.why, c.why)
 		}
-		p := b.placed[rec]
-		if !p.kept {
-			t.Errorf("%s: record not kept", c.why)
+		if again := b.place(rec); again != l {
+			t.Errorf("%s: the record sent again on %v, want its lane %v", c.why, again, l)
 		}
 	}
 }
@@ -85,5 +84,17 @@ func TestRecordBook_lanesByClient(t *testing.T) {
 	la, lb := a.place(ra), b.place(rb)
 	if la.key == lb.key || la.stamp == lb.stamp {
 		t.Fatalf("two clients' records on lanes %v and %v", la, lb)
+	}
+}
+
+// A record whose send failed stays placed, for a retry or a resolve to
+// find on its lane, under its stamp.
+func TestRecordBook_failedStays(t *testing.T) {
+	b := book(t)
+	rec := keys.Once("lane", "a:1")
+	l := b.place(rec)
+	b.sent(rec, true, errors.New("reset"), 0)
+	if again := b.place(rec); again != l {
+		t.Fatalf("a failed request sent again on %v, want its lane %v", again, l)
 	}
 }
