@@ -30,11 +30,9 @@ elseif n < 0 then
   -- Not an owner: take back the field the decrement made. The hash, and
   -- the TTL of a hash another owner holds, are as they were.
   redis.call('hdel', lock, owner)
-  if fresh and once_ttl > 0 then
-    -- inline fragment/once_read.lua
-  end
-  if once_rec == 'n1' or once_rec == 'n2' then
-    return tonumber(string.sub(once_rec, 2))
+  local rec = fresh and once_ttl > 0 and redis.call('get', once_key)
+  if rec == 'n1' or rec == 'n2' then
+    return tonumber(string.sub(rec, 2))
   end
   return -1
 else
@@ -53,6 +51,6 @@ else
 end
 if once_ttl > 0 then
   local rec = reply == 0 and 'n0' or reply == 1 and 'n1' or 'n2'
-  redis.call('set', once_key, once_tag .. rec, 'px', once_px)
+  redis.call('set', once_key, rec, 'px', once_px)
 end
 return reply
