@@ -192,7 +192,7 @@ func (s Sender) send(ctx context.Context, req scripts.Request) Reply {
 // lifetime of 0 turns the record off, and the first key then only stands
 // in for the record key (see scripts/fragment/once.lua).
 func withRecord(book *recordBook, req scripts.Request, old []string, resolve bool) ([]string, []any) {
-	keys := make([]string, 0, len(req.Keys)+len(old)+1)
+	keys, args := scripts.Room(len(req.Keys)+len(old)+1, len(req.Args)+2)
 	keys = append(append(append(keys, req.Keys...), old...), req.Record)
 	var ttl any = 0
 	switch {
@@ -203,7 +203,7 @@ func withRecord(book *recordBook, req scripts.Request, old []string, resolve boo
 	default:
 		ttl = book.ttlArgs[0]
 	}
-	return keys, append(req.Args[:len(req.Args):len(req.Args)], len(old), ttl)
+	return keys, append(append(args, req.Args...), len(old), ttl)
 }
 
 // Failed returns the Reply of a write that could not be sent, with err.

@@ -71,7 +71,28 @@ type build struct{ r Request }
 
 // begin starts the request of s, with room for n keys and m arguments.
 func begin(s *Script, n, m int) build {
-	return build{Request{Script: s, Keys: make([]string, 0, n), Args: make([]any, 0, m)}}
+	keys, args := Room(n, m)
+	return build{Request{Script: s, Keys: keys, Args: args}}
+}
+
+// Room returns empty KEYS and ARGV with room for n keys and m arguments,
+// in one allocation when they fit the sizes the scripts take.
+func Room(n, m int) ([]string, []any) {
+	switch {
+	case n <= 4 && m <= 4:
+		b := new(struct {
+			k [4]string
+			a [4]any
+		})
+		return b.k[:0:n], b.a[:0:m]
+	case n <= 8 && m <= 16:
+		b := new(struct {
+			k [8]string
+			a [16]any
+		})
+		return b.k[:0:n], b.a[:0:m]
+	}
+	return make([]string, 0, n), make([]any, 0, m)
 }
 
 func (b *build) key(label, k string) {
@@ -104,7 +125,30 @@ func (b *build) flag(label string, v bool) {
 }
 
 // ms writes d in whole milliseconds, rounded up (see Ms).
-func (b *build) ms(label string, d time.Duration) { b.arg(label, Ms(d)) }
+func (b *build) ms(label string, d time.Duration) { b.arg(label, boxMs(d)) }
+
+// A boxedMs is a duration and its milliseconds, boxed as an argument.
+type boxedMs struct {
+	d time.Duration
+	v any
+}
+
+// boxes keeps the durations boxed last, by their milliseconds: a handle
+// sends the same lease and lifetimes with every request, so each is boxed
+// once. A duration that misses costs a box and its entry.
+var boxes [16]atomic.Pointer[boxedMs]
+
+// boxMs returns Ms(d), boxed.
+func boxMs(d time.Duration) any {
+	ms := Ms(d)
+	slot := &boxes[uint64(ms)%uint64(len(boxes))]
+	if c := slot.Load(); c != nil && c.d == d {
+		return c.v
+	}
+	c := &boxedMs{d: d, v: ms}
+	slot.Store(c)
+	return c.v
+}
 
 // queued writes the inputs that every script of a queued primitive takes
 // first (fragment/inputs.lua): now, the publish command, life (how long a
