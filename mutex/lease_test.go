@@ -126,6 +126,56 @@ func TestMutex_lossIsNeverSilent(t *testing.T) {
 	}
 }
 
+// A hold whose validity runs out while its Unlock waits on a server that
+// answers nothing is told lost then, not when the Unlock's answer comes:
+// its holder must stop relying on it (election.Resign documents this).
+func TestMutex_lossToldWhileUnlocking(t *testing.T) {
+	for _, opt := range []struct {
+		name string
+		opt  mutex.Option
+	}{
+		{"watchdog", mutex.WithWatchdogTimeout(600 * time.Millisecond)},
+		{"lease", mutex.WithLease(600 * time.Millisecond)},
+	} {
+		t.Run(opt.name, func(t *testing.T) {
+			s := redistest.StartServer(t)
+			ctx := context.Background()
+			m := mutex.New(s.Client(t), lockName(t), opt.opt)
+			if err := m.Lock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			s.Freeze()
+			defer s.Thaw()
+			unlocked := make(chan error, 1)
+			go func() { unlocked <- m.Unlock(ctx) }()
+			select {
+			case <-m.Done():
+			case err := <-unlocked:
+				t.Fatalf("Unlock against a frozen server returned %v", err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("the hold's validity ran out while its Unlock waited, and it was not told lost")
+			}
+			if !errors.Is(m.Err(), latchkey.ErrLost) {
+				t.Errorf("Err = %v, want ErrLost", m.Err())
+			}
+			select {
+			case err := <-unlocked:
+				t.Fatalf("Unlock returned %v with the server still frozen", err)
+			default:
+			}
+			s.Thaw()
+			// The server expired the key meanwhile, or the release got there
+			// first: either answer is right, and the loss stays.
+			if err := <-unlocked; err != nil && !errors.Is(err, latchkey.ErrNotHeld) {
+				t.Errorf("Unlock once thawed = %v, want nil or ErrNotHeld", err)
+			}
+			if !errors.Is(m.Err(), latchkey.ErrLost) {
+				t.Errorf("Err after the Unlock = %v, want the loss", m.Err())
+			}
+		})
+	}
+}
+
 // TestMutex_holderCrash SIGKILLs a child process that holds the lock: a
 // waiter gets it within the lease, plus a little.
 func TestMutex_holderCrash(t *testing.T) {

@@ -2,10 +2,12 @@ package hold
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/latchkey/latchkey/internal/rt"
 
+	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/lockerr"
 )
 
@@ -74,14 +76,16 @@ func (t *Table) Uncertain(key string) {
 	}
 }
 
-// Lose ends h as lost with err, unless it already ended, or an unlock of
-// its last count is under way (see ClaimPlain, Claim): that unlock's
-// answer says how it ended, and a loss found meanwhile may be its own
-// release.
+// Lose ends h as lost with err, unless it already ended. While an unlock
+// of its last count is under way (see ClaimPlain, Claim), a loss found on
+// the server may be that unlock's own release, and its answer says how
+// the hold ended; but a validity that ran out (lease.ErrExpired) ends the
+// hold at once, as it would without the unlock: the holder must stop
+// relying on it now, however long the unlock's answer takes.
 func (t *Table) Lose(h *Hold, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.holds[h.key] == h && !h.releasing {
+	if t.holds[h.key] == h && (!h.releasing || errors.Is(err, lease.ErrExpired)) {
 		t.endLocked(h, err)
 	}
 }

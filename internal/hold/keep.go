@@ -54,7 +54,7 @@ func (f Fixed) Keep(id string, started time.Time, lost func(error)) Keeping {
 		k.mu.Lock()
 		set := k.set
 		k.mu.Unlock()
-		lost(fmt.Errorf("%w: lease of %v expired", lockerr.ErrLost, set))
+		lost(fmt.Errorf("%w: %w (a fixed lease of %v)", lockerr.ErrLost, lease.ErrExpired, set))
 	})
 	return k
 }

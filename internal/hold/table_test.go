@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey/latchkey/internal/lease"
 	"github.com/latchkey/latchkey/internal/rt"
 
 	"github.com/latchkey/latchkey"
@@ -360,6 +361,34 @@ func TestTable_Lose_stale(t *testing.T) {
 	tb.Lose(h, latchkey.ErrLost)
 	if !errors.Is(tb.Err(Any), latchkey.ErrLost) || !tb.WasLost("o") {
 		t.Error("Lose of the live hold did not end it as lost")
+	}
+}
+
+// While an unlock of a hold is on its way, a loss found on the server
+// waits for the unlock's answer (it may be the unlock's own release), but
+// an expired validity ends the hold at once.
+func TestTable_Lose_whileReleasing(t *testing.T) {
+	tb := New("mutex", "orders")
+	k := &fakeKeeper{}
+	tb.Acquired("p", "p", 0, true, 0, t0, k)
+	if _, ok := tb.ClaimPlain(Any); !ok {
+		t.Fatal("ClaimPlain found no hold")
+	}
+	kept := k.only(t)
+	kept.lost(fmt.Errorf("%w: found gone on renewal", latchkey.ErrLost))
+	if tb.Get("p") == nil || isClosed(tb.Done(Any)) {
+		t.Fatal("a hold found gone while its unlock was on its way ended before the unlock's answer")
+	}
+	kept.lost(fmt.Errorf("%w: %w", latchkey.ErrLost, lease.ErrExpired))
+	if tb.Get("p") != nil || !isClosed(tb.Done(Any)) {
+		t.Fatal("a hold whose validity ran out while its unlock was on its way did not end")
+	}
+	if err := tb.Err(Any); !errors.Is(err, latchkey.ErrLost) || !errors.Is(err, lease.ErrExpired) {
+		t.Errorf("Err = %v, want ErrLost and lease.ErrExpired", err)
+	}
+	tb.Released("p") // the unlock's answer, after the loss: changes nothing
+	if !errors.Is(tb.Err(Any), latchkey.ErrLost) {
+		t.Errorf("Err after the late release = %v, want the loss", tb.Err(Any))
 	}
 }
 

@@ -14,6 +14,7 @@ package lease
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/lockerr"
@@ -111,6 +112,12 @@ func (h *Hold) retryDelay() time.Duration {
 
 // lostErr is what Lost receives when the hold was not found.
 var lostErr = lockerr.ErrLost
+
+// ErrExpired is in the cause of a hold declared lost because its validity
+// ran out unrenewed. Unlike a hold found gone, which may be its holder's
+// own release on its way, an expired hold is over whatever a request on
+// its way finds: the server may have let it go already.
+var ErrExpired = errors.New("not renewed within its lease")
 
 // renewTimeout bounds one renewal call: never longer than a third of the
 // lease, so a stalled call cannot eat the whole validity.

@@ -113,9 +113,9 @@ func (s *Scheduler) expire(h *Hold) {
 	s.mu.Unlock()
 	s.unwatch(h)
 	if err != nil {
-		h.Lost(fmt.Errorf("%w: not renewed within its lease: %w", lostErr, err))
+		h.Lost(fmt.Errorf("%w: %w: %w", lostErr, ErrExpired, err))
 	} else {
-		h.Lost(fmt.Errorf("%w: not renewed within its lease", lostErr))
+		h.Lost(fmt.Errorf("%w: %w", lostErr, ErrExpired))
 	}
 }
 
