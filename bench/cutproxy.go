@@ -12,7 +12,7 @@ import (
 // would. Neither end sees a close or a reset, so each learns of the cut
 // only by its own timeouts: the server that the leader's renewals stopped,
 // the leader that its requests go unanswered. It is the bench's stand-in
-// for chaos/'s toxiproxy, kept to what a cut needs.
+// for chaos/'s fault proxy, kept to what a cut needs.
 type cutProxy struct {
 	ln     net.Listener
 	target string

@@ -13,7 +13,7 @@ import (
 )
 
 // ambiguity is how long after an Unknown operation returned its request may
-// still be applied: it may sit in a proxy's latency toxic or a socket
+// still be applied: it may sit in a proxy's latency fault or a socket
 // buffer. Porcupine lets it take effect anywhere in its interval.
 const ambiguity = time.Second
 

@@ -1,6 +1,6 @@
 // Package chaos is latchkey's fault-injection suite. It has no API: its
 // tests start their own redis-server processes (through
-// internal/redistest), put an in-process toxiproxy proxy between every
+// internal/redistest), put an in-process fault proxy between every
 // contending client and its server, inject faults (latency, blackholes,
 // reset connections, CLIENT KILL of normal and pub/sub connections, SCRIPT
 // FLUSH, SIGSTOP of a server, restarts with and without persistence,

@@ -72,7 +72,7 @@ func newStandalone(t testing.TB, n int, extraArgs ...string) *Standalone {
 	return e
 }
 
-// Heal removes every toxic of every proxy.
+// Heal heals every fault of every proxy.
 func (e *Standalone) Heal() {
 	for _, p := range e.Proxies {
 		p.Clear()

@@ -30,6 +30,14 @@ type leadership struct {
 // called Resign yet.
 func (l *leadership) leading(t int64) bool { return l.resign == 0 || t < l.resign }
 
+// resigned says when l's leader called Resign, if it did, from end.
+func (l *leadership) resigned(end int64) string {
+	if l.resign == 0 {
+		return "it did not resign"
+	}
+	return fmt.Sprintf("its Resign was called %v after that end", time.Duration(l.resign-end))
+}
+
 // Leaders tracks the leaderships of one election. As each begins, it
 // checks that no other leader still believes it leads, unless the server
 // forgot that one (a wipe: the server frees it at once, before anyone can
@@ -244,8 +252,8 @@ func (ls *Leaders) checkSignals(samples []sample, lease time.Duration) signalSta
 				ls.r.Told(max(d, 0)) // surely held when the server crashed
 			}
 			if d > lease+time.Second && late > lease/3 {
-				ls.r.Violation("term %d (client %d) was told %v after a crash that may have wiped it, bound %v, and %v after the sample that saw its end, bound lease/3 = %v",
-					l.term, l.client, d, lease+time.Second, late, lease/3)
+				ls.r.Violation("term %d (client %d) was told %v after a crash that may have wiped it, bound %v, and %v after the sample that saw its end, bound lease/3 = %v; its Campaign was called %v and returned %v after the crash; %s",
+					l.term, l.client, d, lease+time.Second, late, lease/3, time.Duration(l.called-crash), time.Duration(l.start-crash), l.resigned(end))
 			}
 			continue
 		}
@@ -257,8 +265,8 @@ func (ls *Leaders) checkSignals(samples []sample, lease time.Duration) signalSta
 		}
 		st.timed++
 		if late > lease/3 {
-			ls.r.Violation("term %d (client %d) was told of its loss %v after its end on the server, bound lease/3 = %v",
-				l.term, l.client, late, lease/3)
+			ls.r.Violation("term %d (client %d) was told of its loss %v after its end on the server, bound lease/3 = %v; %s",
+				l.term, l.client, late, lease/3, l.resigned(end))
 		}
 	}
 	return st

@@ -1,121 +1,327 @@
 package chaos
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
+	"errors"
+	"math/rand/v2"
+	"net"
 	"sync"
 	"testing"
 	"time"
-
-	toxiproxy "github.com/Shopify/toxiproxy/v2"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rs/zerolog"
 )
 
-// Net holds the in-process toxiproxy proxies of one test: one per client,
-// so that a fault cuts off one client and not the others.
-type Net struct {
-	srv *toxiproxy.ApiServer
-}
+// The suite's own fault proxy. It replaced toxiproxy, whose RemoveToxic
+// waits on every link while holding the lock that a closing link (and a
+// new connection) needs, and so deadlocked now and then: the test then hung
+// until go test's timeout. Here nothing waits while holding a lock: a fault
+// is a value that each connection's pumps read as data passes, and healing
+// one only closes connections.
 
-// newNet returns an empty Net whose proxies are stopped by t.Cleanup.
-func newNet(t testing.TB) *Net {
-	return &Net{srv: toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())}
-}
+// Net holds the proxies of one test: one per client, so that a fault cuts
+// off one client and not the others.
+type Net struct{}
+
+// newNet returns an empty Net.
+func newNet(testing.TB) *Net { return &Net{} }
 
 // Proxy starts a proxy on a free port of 127.0.0.1 that forwards to
 // upstream. It is stopped by t.Cleanup.
 func (n *Net) Proxy(t testing.TB, upstream string) *Proxy {
 	t.Helper()
-	p := &Proxy{p: toxiproxy.NewProxy(n.srv, "redis", "127.0.0.1:0", upstream), toxics: make(map[string]bool)}
-	if err := p.p.Start(); err != nil {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		t.Fatalf("chaos: start proxy to %s: %v", upstream, err)
 	}
-	t.Cleanup(p.p.Stop)
+	p := &Proxy{ln: ln, upstream: upstream, conns: make(map[*pipe]struct{})}
+	go p.serve()
+	t.Cleanup(p.stop)
 	return p
 }
 
-// A Proxy is one client's link to its server, into which faults (toxics)
-// are put. Its methods are safe for concurrent use.
+// A Proxy is one client's link to its server, into which faults are put.
+// Its methods are safe for concurrent use.
 type Proxy struct {
-	p      *toxiproxy.Proxy
-	mu     sync.Mutex
-	seq    int
-	toxics map[string]bool
+	ln net.Listener
+
+	mu       sync.Mutex
+	upstream string
+	conns    map[*pipe]struct{}
+	faults   []*fault
+	stopped  bool
 }
+
+// Directions of data through a proxy, as toxiproxy named them.
+const (
+	upstream   = "upstream"   // requests, to the server
+	downstream = "downstream" // replies, to the client
+)
+
+// A fault is one fault in a proxy, on one stream, until healed.
+type fault struct {
+	kind   faultKind
+	stream string
+	delay  time.Duration // latency: each chunk's, plus up to ±jitter
+	jitter time.Duration
+	lose   int64 // loseReplies: chunks left to drop, across connections
+}
+
+type faultKind int
+
+const (
+	latency   faultKind = iota // chunks are delayed
+	blackhole                  // chunks are dropped; healing closes the connections
+	reset                      // the next chunk resets its connection instead
+	loseReply                  // the next lose chunks each close their connection
+)
 
 // Addr returns the address that clients dial instead of the server's.
-func (p *Proxy) Addr() string {
-	p.p.Lock()
-	defer p.p.Unlock()
-	return p.p.Listen
-}
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-// toxic adds a toxic of type typ on stream ("upstream": requests,
-// "downstream": replies) and returns a function that removes it.
-func (p *Proxy) toxic(typ, stream string, attrs map[string]int64) (heal func()) {
+// add puts f in and returns the function that heals it.
+func (p *Proxy) add(f *fault) (heal func()) {
 	p.mu.Lock()
-	p.seq++
-	name := fmt.Sprintf("%s_%s_%d", typ, stream, p.seq)
-	p.toxics[name] = true
+	p.faults = append(p.faults, f)
 	p.mu.Unlock()
-	body, _ := json.Marshal(map[string]any{"name": name, "type": typ, "stream": stream, "toxicity": 1, "attributes": attrs})
-	if _, err := p.p.Toxics.AddToxicJson(bytes.NewReader(body)); err != nil {
-		panic(fmt.Sprintf("chaos: add toxic %s: %v", body, err)) // a bug of the suite
-	}
 	var once sync.Once
-	return func() { once.Do(func() { p.remove(name) }) }
+	return func() { once.Do(func() { p.remove(f) }) }
 }
 
-func (p *Proxy) remove(name string) {
+// remove heals f; healing a blackhole closes every connection, as
+// toxiproxy's did: what it swallowed is gone.
+func (p *Proxy) remove(f *fault) {
 	p.mu.Lock()
-	ok := p.toxics[name]
-	delete(p.toxics, name)
+	var closing []*pipe
+	for i, g := range p.faults {
+		if g == f {
+			p.faults = append(p.faults[:i:i], p.faults[i+1:]...)
+			if f.kind == blackhole {
+				closing = p.takeConnsLocked()
+			}
+			break
+		}
+	}
 	p.mu.Unlock()
-	if ok {
-		_ = p.p.Toxics.RemoveToxic(context.Background(), name)
+	for _, c := range closing {
+		c.close(false)
 	}
 }
 
-// Latency delays every reply by d, plus up to jitter.
+// Latency delays every reply by d, plus or minus up to jitter.
 func (p *Proxy) Latency(d, jitter time.Duration) (heal func()) {
-	return p.toxic("latency", "downstream", map[string]int64{"latency": d.Milliseconds(), "jitter": jitter.Milliseconds()})
+	return p.add(&fault{kind: latency, stream: downstream, delay: d, jitter: jitter})
 }
 
 // Blackhole drops everything sent on stream ("upstream": requests never
 // reach the server; "downstream": the server applies them but its replies
 // are lost) until healed. Healing closes the connections it held.
 func (p *Proxy) Blackhole(stream string) (heal func()) {
-	return p.toxic("timeout", stream, map[string]int64{"timeout": 0})
+	return p.add(&fault{kind: blackhole, stream: stream})
 }
 
 // Reset makes the next data on stream reset its connection (TCP RST)
 // instead of being forwarded: on "downstream" a request is applied and its
 // reply lost. It lasts until healed.
 func (p *Proxy) Reset(stream string) (heal func()) {
-	return p.toxic("reset_peer", stream, map[string]int64{"timeout": 0})
+	return p.add(&fault{kind: reset, stream: stream})
 }
 
-// Clear removes every toxic.
+// LoseReplies drops the next n replies of the server to the proxy's
+// clients, closing the connection of each, until healed: the ambiguous
+// reply that every write must survive, since go-redis then sends the
+// command again on a new connection.
+func (p *Proxy) LoseReplies(n int64) (heal func()) {
+	return p.add(&fault{kind: loseReply, stream: downstream, lose: n})
+}
+
+// Clear heals every fault.
 func (p *Proxy) Clear() {
 	p.mu.Lock()
-	names := make([]string, 0, len(p.toxics))
-	for name := range p.toxics {
-		names = append(names, name)
-	}
+	faults := append([]*fault(nil), p.faults...)
 	p.mu.Unlock()
-	for _, name := range names {
-		p.remove(name)
+	for _, f := range faults {
+		p.remove(f)
 	}
 }
 
 // Retarget points the proxy at a new upstream, closing its connections, as
 // a virtual IP moved to a promoted replica would.
 func (p *Proxy) Retarget(upstream string) error {
-	p.p.Lock()
-	listen := p.p.Listen
-	p.p.Unlock()
-	return p.p.Update(&toxiproxy.Proxy{Listen: listen, Upstream: upstream, Enabled: true})
+	p.mu.Lock()
+	p.upstream = upstream
+	closing := p.takeConnsLocked()
+	p.mu.Unlock()
+	for _, c := range closing {
+		c.close(false)
+	}
+	return nil
+}
+
+// takeConnsLocked takes every connection off the books, for closing.
+func (p *Proxy) takeConnsLocked() []*pipe {
+	cs := make([]*pipe, 0, len(p.conns))
+	for c := range p.conns {
+		cs = append(cs, c)
+	}
+	clear(p.conns)
+	return cs
+}
+
+func (p *Proxy) stop() {
+	p.ln.Close()
+	p.mu.Lock()
+	p.stopped = true
+	closing := p.takeConnsLocked()
+	p.mu.Unlock()
+	for _, c := range closing {
+		c.close(false)
+	}
+}
+
+// serve accepts clients, and connects each to the upstream of the moment.
+func (p *Proxy) serve() {
+	for {
+		client, err := p.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		go p.connect(client)
+	}
+}
+
+func (p *Proxy) connect(client net.Conn) {
+	p.mu.Lock()
+	to := p.upstream
+	p.mu.Unlock()
+	server, err := net.DialTimeout("tcp", to, time.Second)
+	if err != nil {
+		client.Close()
+		return
+	}
+	c := &pipe{client: client.(*net.TCPConn), server: server.(*net.TCPConn)}
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		c.close(false)
+		return
+	}
+	p.conns[c] = struct{}{}
+	p.mu.Unlock()
+	go p.pump(c, upstream, c.client, c.server)
+	go p.pump(c, downstream, c.server, c.client)
+}
+
+// A pipe is one client connection and its connection to the server.
+type pipe struct {
+	client, server *net.TCPConn
+	once           sync.Once
+}
+
+// close closes both connections, with a TCP RST if rst.
+func (c *pipe) close(rst bool) {
+	c.once.Do(func() {
+		if rst {
+			c.client.SetLinger(0)
+			c.server.SetLinger(0)
+		}
+		c.client.Close()
+		c.server.Close()
+	})
+}
+
+// A chunk is what one read got, and when.
+type chunk struct {
+	data []byte
+	at   time.Time
+	wait time.Duration // latency to apply from at
+}
+
+// pump forwards stream from src to dst, chunk by chunk, through the
+// proxy's faults of the moment; a writer goroutine applies latency, so that
+// a chunk's delay counts from its arrival, as toxiproxy's did.
+func (p *Proxy) pump(c *pipe, stream string, src, dst *net.TCPConn) {
+	out := make(chan chunk, 64)
+	defer close(out)
+	go func() {
+		for ch := range out {
+			if d := time.Until(ch.at.Add(ch.wait)); d > 0 {
+				time.Sleep(d)
+			}
+			if _, err := dst.Write(ch.data); err != nil {
+				c.close(false)
+				for range out { // until the reader sees the close
+				}
+				return
+			}
+		}
+	}()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if err != nil {
+			c.close(false)
+			p.forget(c)
+			return
+		}
+		ch := chunk{data: append([]byte(nil), buf[:n]...), at: time.Now()}
+		switch p.fate(stream, &ch) {
+		case drop:
+			continue
+		case closeConn:
+			c.close(false)
+			p.forget(c)
+			return
+		case resetConn:
+			c.close(true)
+			p.forget(c)
+			return
+		}
+		out <- ch
+	}
+}
+
+func (p *Proxy) forget(c *pipe) {
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+}
+
+type fate int
+
+const (
+	forward fate = iota
+	drop
+	closeConn
+	resetConn
+)
+
+// fate says what the faults of the moment on stream do to ch, and sets
+// its latency.
+func (p *Proxy) fate(stream string, ch *chunk) fate {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, f := range p.faults {
+		if f.stream != stream {
+			continue
+		}
+		switch f.kind {
+		case reset:
+			return resetConn
+		case blackhole:
+			return drop
+		case loseReply:
+			if f.lose > 0 {
+				f.lose--
+				return closeConn
+			}
+		case latency:
+			d := f.delay
+			if f.jitter > 0 {
+				d += time.Duration(rand.Int64N(int64(2*f.jitter))) - f.jitter
+			}
+			ch.wait += d
+		}
+	}
+	return forward
 }

@@ -196,9 +196,7 @@ func (et *electionSoak) resign(ctx context.Context, c *elector) {
 // leaderCut is the fault that cuts the current leader off for one to two
 // leases: its requests are dropped, so the server hears nothing more from
 // it; the others must wait for its lease, and it must be told of its loss
-// by then. One toxic, not one per direction: removing the second after
-// the first closed the proxy's connections can hang toxiproxy (its
-// RemoveToxic waits on links that died while it held its lock).
+// by then.
 func (et *electionSoak) leaderCut(e *Standalone) Fault {
 	return Fault{"leader-cut", 3, func(_ context.Context, rnd *rand.Rand) (func(), time.Duration) {
 		c, _ := et.ls.current()
