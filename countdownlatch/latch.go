@@ -11,7 +11,6 @@ import (
 	"github.com/latchkey/latchkey/internal/flight"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockerr"
-	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
@@ -206,4 +205,4 @@ func (l *Latch) notify(ctx context.Context, send rt.Sender, msg string) {
 // record returns the key of the record of a new request that changes the
 // latch, its own: sent again through transient faults (Resend), it counts
 // once.
-func (l *Latch) record() string { return keys.Once(l.name, owner.New()) }
+func (l *Latch) record() string { return keys.NewOnce(l.name) }

@@ -10,7 +10,6 @@ import (
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/notify"
-	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
 	"github.com/redis/go-redis/v9"
@@ -145,7 +144,7 @@ func (m *Mutex) queueAttempt(ctx context.Context, id string, q *queued) (int64, 
 // holds remain, -1 not held.
 func (m *Mutex) queueRelease(ctx context.Context, id string) (int64, error) {
 	n, err := scripts.Int(m.queueSend(ctx, scripts.MutexRelease{Lock: m.layout, Owner: id, Lease: m.cfg.TTL(),
-		Yield: scripts.NoYield, Record: keys.Once(m.name, owner.New())}.Request()).Cmd)
+		Yield: scripts.NoYield, Record: keys.NewOnce(m.name)}.Request()).Cmd)
 	if n == scripts.ReleasedQueued {
 		n = 1
 	}

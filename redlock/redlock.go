@@ -260,7 +260,7 @@ func (m *Mutex) unlock(ctx context.Context) error {
 // Redisson's unlock message there: 1 released, -1 not held.
 func (m *Mutex) releaseOn(ctx context.Context, c redis.UniversalClient, id string) (int64, error) {
 	rep := m.sender(c).Send(ctx, scripts.LockRelease{Lock: m.layout, Owner: id, Lease: m.cfg.TTL(),
-		Record: keys.Once(m.name, owner.New())}.Request())
+		Record: keys.NewOnce(m.name)}.Request())
 	return scripts.Int(rep.Cmd) // released on the node, replicated or not
 }
 

@@ -27,7 +27,7 @@ func (rw *RWMutex) take(ctx context.Context, budget time.Duration, s side) (*hol
 	if err := rt.Usable(ctx, rw.name, rw.client); err != nil {
 		return nil, false, fmt.Errorf("rwlock: %s lock %s: %w", s, rw.name, err)
 	}
-	a := &acquisition{rw: rw, snd: rw.cfg.Sender(rw.client), s: s, record: keys.Once(rw.name, owner.New())}
+	a := &acquisition{rw: rw, snd: rw.cfg.Sender(rw.client), s: s, record: keys.NewOnce(rw.name)}
 	a.id, a.reentrant = owner.FromContext(ctx)
 	if !a.reentrant {
 		// A fresh id per plain acquisition: goroutines sharing the handle
@@ -94,7 +94,7 @@ func (a *acquisition) steps() acquire.Steps {
 		Send:    a.send,
 		Undo:    func(ctx context.Context) { _, _ = a.rw.releaseOnce(ctx, a.snd, a.id, a.s) },
 		Lease:   a.rw.cfg.TTL(),
-		Restart: func() { a.record = keys.Once(a.rw.name, owner.New()) },
+		Restart: func() { a.record = keys.NewOnce(a.rw.name) },
 	}
 	if a.mark != nil && a.mark.life > 0 {
 		st.Leave = func(ctx context.Context) error {

@@ -69,7 +69,7 @@ func (rw *RWMutex) unlockDetached(ctx context.Context, s side) error {
 func (rw *RWMutex) releaseOnce(ctx context.Context, snd rt.Sender, id string, s side) (int64, error) {
 	// Recorded, so safe to resend.
 	rep, err := snd.Resend(ctx, scripts.RWRelease{Lock: rw.layout, Owner: id, Write: s == write,
-		Record: keys.Once(rw.name, owner.New())}.Request())
+		Record: keys.NewOnce(rw.name)}.Request())
 	if err != nil {
 		return 0, fmt.Errorf("rwlock: %s unlock %s: %w", s, rw.name, err)
 	}

@@ -37,14 +37,17 @@
 -- looks for its record first. The counter's start and every 256th token
 -- need fence.lua's code, below.
 local took, drew
-if ARGV[10] ~= '1' and not (once_ttl > 0 and redis.call('get', once_key)) and
+if once_ttl > 0 then
+  -- inline fragment/once_read.lua
+end
+if ARGV[10] ~= '1' and not once_rec and
     redis.call('exists', KEYS[1], KEYS[7]) == 0 then
   took = redis.call('hincrby', KEYS[1], ARGV[6], '1')
   redis.call('pexpire', KEYS[1], ARGV[8])
   drew = redis.call('incr', KEYS[2])
   if drew >= 1e15 and drew % 256 ~= 0 then
     if once_ttl > 0 then
-      redis.call('set', once_key, string.format('a1,%d,%d', drew, took), 'px', once_px)
+      redis.call('set', once_key, once_tag .. string.format('a1,%d,%d', drew, took), 'px', once_px)
     end
     return {1, drew, took}
   end

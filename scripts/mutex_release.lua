@@ -30,9 +30,11 @@ elseif n < 0 then
   -- Not an owner: take back the field the decrement made. The hash, and
   -- the TTL of a hash another owner holds, are as they were.
   redis.call('hdel', lock, owner)
-  local rec = fresh and once_ttl > 0 and redis.call('get', once_key)
-  if rec == 'n1' or rec == 'n2' then
-    return tonumber(string.sub(rec, 2))
+  if fresh and once_ttl > 0 then
+    -- inline fragment/once_read.lua
+  end
+  if once_rec == 'n1' or once_rec == 'n2' then
+    return tonumber(string.sub(once_rec, 2))
   end
   return -1
 else
@@ -51,6 +53,6 @@ else
 end
 if once_ttl > 0 then
   local rec = reply == 0 and 'n0' or reply == 1 and 'n1' or 'n2'
-  redis.call('set', once_key, rec, 'px', once_px)
+  redis.call('set', once_key, once_tag .. rec, 'px', once_px)
 end
 return reply

@@ -22,7 +22,7 @@ if redis.call('exists', deadlines) == 1 then
   -- goes with a record of its own: this answer is recorded, so that no
   -- copy of this request still on its way takes a hold down after it.
   if not fresh and once_ttl > 0 then
-    redis.call('set', once_key, 'n-2', 'px', once_px)
+    redis.call('set', once_key, once_tag .. 'n-2', 'px', once_px)
   end
   return -2
 end
@@ -38,10 +38,12 @@ else
   -- Not an owner: take back the field the decrement made.
   redis.call('hdel', lock, owner)
   -- A fresh id's full release after this one shares its record.
-  local rec = fresh and once_ttl > 0 and redis.call('get', once_key)
-  return (rec == 'n1' or rec == 'n2') and 1 or -1
+  if fresh and once_ttl > 0 then
+    -- inline fragment/once_read.lua
+  end
+  return (once_rec == 'n1' or once_rec == 'n2') and 1 or -1
 end
 if once_ttl > 0 then
-  redis.call('set', once_key, reply == 1 and 'n1' or 'n0', 'px', once_px)
+  redis.call('set', once_key, once_tag .. (reply == 1 and 'n1' or 'n0'), 'px', once_px)
 end
 return reply

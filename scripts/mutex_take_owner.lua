@@ -13,7 +13,10 @@
 -- The acquisition is recorded against its request (see once.lua).
 -- uses fragment/once.lua
 local lock, token, grant = KEYS[1], KEYS[2], KEYS[3]
-if (once_ttl > 0 and redis.call('get', once_key)) or redis.call('exists', lock, grant) > 0 then
+if once_ttl > 0 then
+  -- inline fragment/once_read.lua
+end
+if once_rec or redis.call('exists', lock, grant) > 0 then
   return {-1}
 end
 local n = redis.call('hincrby', lock, ARGV[1], '1')
@@ -21,7 +24,7 @@ redis.call('pexpire', lock, ARGV[2])
 local t = redis.call('incr', token)
 if t >= 1e15 and t % 256 ~= 0 then
   if once_ttl > 0 then
-    redis.call('set', once_key, string.format('a1,%d,%d', t, n), 'px', once_px)
+    redis.call('set', once_key, once_tag .. string.format('a1,%d,%d', t, n), 'px', once_px)
   end
   return {1, t, n}
 end

@@ -5,7 +5,9 @@ package keys
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -79,13 +81,53 @@ func crc16(s string) uint16 {
 	return crc
 }
 
-// Once returns the key of the record of request id on the primitive name,
-// latchkey_once:{name}:<id>, in the slot of the primitive's other keys.
-func Once(name, id string) string {
-	if strings.Contains(name, "{") { // Prefix's rule, in one concatenation
-		return "latchkey_once:" + name + ":" + id
+// Once returns the record of request id on the primitive name,
+// latchkey_once:{name}:<id>, in the slot of the primitive's other keys. A
+// ':' in id comes out as '.', so that everything up to the last ':' is the
+// name's part (see OnceLane).
+func Once(name, id string) string { return once(name, id, -1) }
+
+// requests numbers the records NewOnce makes.
+var requests atomic.Int64
+
+// NewOnce returns a fresh record of a request on the primitive name, as
+// Once makes it, in one allocation: a record names its request within
+// this process (the runner puts it on a lane of the client's, whose key
+// holds the process's id; see OnceLane).
+func NewOnce(name string) string { return once(name, "r", requests.Add(1)) }
+
+// once is Once(name, id), with n after id when it is not negative.
+func once(name, id string, n int64) string {
+	pre, post := "latchkey_once:{", "}:"
+	if strings.Contains(name, "{") { // Prefix's rule
+		pre, post = "latchkey_once:", ":"
 	}
-	return "latchkey_once:{" + name + "}:" + id
+	var digits [20]byte
+	num := digits[:0]
+	if n >= 0 {
+		num = strconv.AppendInt(num, n, 10)
+	}
+	var b strings.Builder
+	b.Grow(len(pre) + len(name) + len(post) + len(id) + len(num))
+	b.WriteString(pre)
+	b.WriteString(name)
+	b.WriteString(post)
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c == ':' {
+			b.WriteByte('.')
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	b.Write(num)
+	return b.String()
+}
+
+// OnceLane returns the key lane, latchkey_once:{name}:<lane>, of the
+// primitive that rec, a record made by Once, belongs to: in rec's slot,
+// and under the same ACL key patterns.
+func OnceLane(rec, lane string) string {
+	return rec[:strings.LastIndexByte(rec, ':')+1] + lane
 }
 
 // OnceThen is the record of the request a call sends when the one

@@ -12,6 +12,11 @@ func TestNames(t *testing.T) {
 		{LockChannel("a"), "redisson_lock__channel:{a}"},
 		{Once("a", "id"), Prefix("latchkey_once", "a") + ":id"},
 		{Once("{x}:a", "id"), Prefix("latchkey_once", "{x}:a") + ":id"},
+		{Once("a:b", "u:7"), "latchkey_once:{a:b}:u.7"},
+		{OnceLane(NewOnce("a:b"), ""), "latchkey_once:{a:b}:"},
+		{OnceLane(NewOnce("{x}:a"), ""), "latchkey_once:{x}:a:"},
+		{OnceLane(Once("a:b", "u:7"), "p.1"), "latchkey_once:{a:b}:p.1"},
+		{OnceLane(OnceThen(Once("{x}:a", "u:7")), "p.1"), "latchkey_once:{x}:a:p.1"},
 	}
 	for _, c := range cases {
 		if c.got != c.want {
@@ -48,5 +53,15 @@ func TestLockOf(t *testing.T) {
 		if l.Name != name || l.Token != TokenKey(name) || l.Channel != LockChannel(name) {
 			t.Errorf("LockOf(%q) = %+v", name, l)
 		}
+	}
+}
+
+// Each record NewOnce makes is its own, and takes one allocation.
+func TestNewOnce(t *testing.T) {
+	if a, b := NewOnce("n"), NewOnce("n"); a == b {
+		t.Fatalf("two records %q", a)
+	}
+	if n := testing.AllocsPerRun(100, func() { NewOnce("n") }); n != 1 {
+		t.Errorf("NewOnce allocates %v times, want 1", n)
 	}
 }

@@ -201,7 +201,7 @@ func (l *Lock) lock(ctx context.Context, budget time.Duration) (*hold.Hold, bool
 	if w.Reentrant {
 		// A re-entry is recorded against its request; a fresh id finds
 		// itself holding instead.
-		steps.Restart = func() { w.Req = keys.Once(l.Name, owner.New()) }
+		steps.Restart = func() { w.Req = keys.NewOnce(l.Name) }
 	}
 	l.giveUp(w, &steps)
 	m := acquire.New(steps)

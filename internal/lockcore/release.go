@@ -84,7 +84,7 @@ func (l *Lock) unlock(ctx context.Context) error {
 // error matching ErrNotReplicated comes with the answer of a release that
 // the master applied but no replica acknowledged.
 func (l *Lock) releaseOnce(ctx context.Context, id string, reentrant bool) (int64, error) {
-	req := keys.Once(l.Name, owner.New())
+	req := keys.NewOnce(l.Name)
 	var rep rt.Reply
 	err := rt.Retry(ctx, l.Client, func(ctx context.Context) error {
 		rep = l.Proto.Release(ctx, id, reentrant, req) // recorded: safe to resend

@@ -11,6 +11,10 @@ import (
 // again.
 const ReplicaRecheck = replicaRecheck
 
+// DropDelay is how long a record's lane waits idle, at least, before it
+// goes.
+const DropDelay = dropDelay
+
 // KeepRecords keeps client's request records to their TTL, as if go-redis
 // could resend at once: for tests that send one request twice to stand
 // for a resend.

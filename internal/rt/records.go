@@ -3,46 +3,74 @@ package rt
 import (
 	"context"
 	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/latchkey/latchkey/internal/keys"
+	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
 // A request record (see scripts/fragment/once.lua) answers a copy of its
-// request that arrives after the request applied. Once a sole request
-// (see Write.Sole) is answered and no other copy of it can be on its way,
-// the record has done its work, and the runner deletes it instead of
-// leaving it to its TTL, which must outlast every resend go-redis might
-// make. A request has had no other copy when each of its sends was
-// answered, the last one sooner than go-redis pauses before a resend:
-// go-redis resends only after a failed try, and pauses at least
-// MinRetryBackoff first (a MOVED or ASK reply, which it follows at once,
-// means the script did not run). A send that failed leaves its record to
-// its TTL. An acquisition's tries share one record, which is done with
-// when the call has ended, if each of its sends was answered that soon
-// (see Finished).
+// request that arrives after the request applied. It lives on a lane: a
+// key of this client's in the record's hash slot,
+// latchkey_once:{name}:<process>.<n>, that one record at a time writes
+// over, with one SET where a key of its own would cost a DEL more. Each
+// record put on a lane gets a stamp of its own, which its writes carry
+// first: what the record before left on the lane is not this one's, and
+// its requests neither replay it nor take it for theirs.
 //
-// A record done with goes out with the client's next request to its hash
-// slot that takes a record (see scripts/fragment/once.lua), which costs
-// that script one DEL; those no request takes along within a batch's
-// delay are unlinked then.
+// A record leaves its lane, for the next record in the slot to take, once
+// no copy of its requests can still be on its way: a sole request's (see
+// Write.Sole) once answered, sooner than go-redis pauses before a resend
+// (go-redis resends only after a failed try, and pauses at least
+// MinRetryBackoff first; a MOVED or ASK reply, which it follows at once,
+// means the script did not run); an acquisition's, whose tries share one
+// record, once the call ended with each send answered that soon (see
+// Finished). A record with a send that failed or was answered late keeps
+// its lane, which is never taken again: the book forgets it when a copy
+// can no longer write it, and the key expires with the record's TTL.
+//
+// A lane that no record took for a batch's delay is unlinked.
 const (
-	// alongMax is how many done-with records one request takes along.
-	alongMax = 16
-	// dropBatch is how many answered records one UNLINK deletes at most.
+	// dropBatch is how many idle lanes one UNLINK deletes at most.
 	dropBatch = 64
-	// dropDelay is the longest an answered record waits for its batch.
+	// dropDelay is how long a lane waits idle, at least, before it goes.
 	dropDelay = 250 * time.Millisecond
 	// dropTimeout bounds one batch's UNLINK.
 	dropTimeout = 2 * time.Second
 )
 
+// numbered numbers the lanes and stamps of every client's records in this
+// process, so that no two books write one lane.
+var numbered atomic.Int64
+
+// A lane is where a record lives: its key, and the stamp its writes carry
+// (boxed, as an argument of its requests).
+type lane struct {
+	key   string
+	stamp any
+}
+
+// A placed record is a record on its lane.
+type placed struct {
+	lane
+	last     time.Time // when a request of it was last sent
+	inFlight int       // its sends not answered yet
+	kept     bool      // a send failed or was answered late: the lane stays
+}
+
+// An idleLane is a lane free to take, since tick.
+type idleLane struct {
+	key  string
+	tick uint64
+}
+
 // A recordBook is what the runner keeps of one client's request records:
-// how long they live, the records answered and waiting for their batch,
-// and the records of sends that failed, which stay.
+// how long they live, where they are, and the lanes free to take.
 type recordBook struct {
 	client redis.UniversalClient
 	ttl    time.Duration
@@ -51,19 +79,20 @@ type recordBook struct {
 	ttlArgs [2]any
 	single  time.Duration // a reply sooner than this had no resend; 0: never known
 
-	mu      sync.Mutex
-	pending map[int][]string // records done with, by hash slot
-	count   int              // records in pending
-	timer   *time.Timer
-	failed  map[string]time.Time // record -> when it may go from here
-	sweep   time.Time            // when failed is next cleared of those
-	closed  bool
+	mu     sync.Mutex
+	placed map[string]placed     // record -> where it is
+	idle   map[string][]idleLane // lane prefix -> lanes free to take, the newest last
+	nIdle  int
+	tick   uint64 // counts dropDelays while lanes are idle
+	timer  *time.Timer
+	sweep  time.Time // when placed is next cleared of records forgotten
+	closed bool
 }
 
 func newRecordBook(c redis.UniversalClient) *recordBook {
 	ttl := recordTTL(c)
 	return &recordBook{client: c, ttl: ttl, ttlArgs: [2]any{scripts.Ms(ttl), -scripts.Ms(ttl)},
-		single: resendPause(c), pending: map[int][]string{}, failed: map[string]time.Time{}}
+		single: resendPause(c), placed: map[string]placed{}, idle: map[string][]idleLane{}}
 }
 
 // RecordTTL returns how long a request record must live on client: longer
@@ -71,24 +100,64 @@ func newRecordBook(c redis.UniversalClient) *recordBook {
 // the time each try may take.
 func RecordTTL(client redis.UniversalClient) time.Duration { return Of(client).records.ttl }
 
-// sent notes how a send of the sole request recorded against rec ended:
-// err, after took. A record all of whose sends were answered, the last
-// sooner than a resend could follow, is done with.
-func (b *recordBook) sent(rec string, err error, took time.Duration) {
+// place returns the lane of rec, putting it on one, an idle lane of its
+// primitive's or a new one, if it has none: a request of it is being sent.
+func (b *recordBook) place(rec string) lane {
+	now := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err != nil {
-		now := time.Now()
-		if now.After(b.sweep) {
-			b.forget(now)
-			b.sweep = now.Add(b.ttl / 4)
+	if p, ok := b.placed[rec]; ok {
+		p.last = now
+		p.inFlight++
+		b.placed[rec] = p
+		return p.lane
+	}
+	if now.After(b.sweep) {
+		b.forget(now)
+		b.sweep = now.Add(b.ttl / 2)
+	}
+	n := numbered.Add(1)
+	var key string
+	prefix := keys.OnceLane(rec, "")
+	if idle := b.idle[prefix]; len(idle) > 0 {
+		key = idle[len(idle)-1].key
+		b.idle[prefix] = idle[:len(idle)-1]
+		b.nIdle--
+	} else {
+		key = prefix + owner.Process() + "." + strconv.FormatInt(n, 10)
+	}
+	p := placed{lane: lane{key: key, stamp: n}, last: now, inFlight: 1}
+	b.placed[rec] = p
+	return p.lane
+}
+
+// forget drops the records that no copy of a request can write any more:
+// a copy applies within a TTL of its send, and its write lives a TTL.
+func (b *recordBook) forget(now time.Time) {
+	for rec, p := range b.placed {
+		if now.Sub(p.last) > 2*b.ttl {
+			delete(b.placed, rec)
 		}
-		b.failed[rec] = now.Add(b.ttl)
+	}
+}
+
+// sent notes how a send recorded against rec ended: err, after took. A
+// sole request all of whose sends were answered, each sooner than a resend
+// could follow, is done with its record.
+func (b *recordBook) sent(rec string, sole bool, err error, took time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p, ok := b.placed[rec]
+	if !ok {
 		return
 	}
-	if took < b.single {
-		b.doneLocked(rec)
+	p.inFlight--
+	p.kept = p.kept || err != nil || took >= b.single
+	if sole && !p.kept && p.inFlight == 0 {
+		b.leave(rec, p)
+		return
 	}
+	b.placed[rec] = p
 }
 
 // Finished tells the runner of client that its caller sends no more
@@ -102,96 +171,66 @@ func Finished(client redis.UniversalClient, rec string) {
 	b := Of(client).records
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.doneLocked(rec)
+	if p, ok := b.placed[rec]; ok && !p.kept && p.inFlight == 0 {
+		b.leave(rec, p)
+	}
 }
 
-// doneLocked queues rec for deletion, unless a send of it failed or the
-// book closed; b.mu is held.
-func (b *recordBook) doneLocked(rec string) {
+// leave takes rec off its lane, which is idle then, unless the book
+// closed (the key then expires with the record); b.mu is held.
+func (b *recordBook) leave(rec string, p placed) {
+	delete(b.placed, rec)
 	if b.closed {
 		return
 	}
-	if _, ok := b.failed[rec]; ok {
-		return
-	}
-	slot := keys.Slot(rec)
-	b.pending[slot] = append(b.pending[slot], rec)
-	b.count++
+	prefix := keys.OnceLane(p.key, "")
+	b.idle[prefix] = append(b.idle[prefix], idleLane{key: p.key, tick: b.tick})
+	b.nIdle++
 	switch {
-	case b.count >= dropBatch:
-		go b.drop(b.take())
+	case b.nIdle >= dropBatch:
+		go b.drop(b.takeIdle(b.tick + 1))
 	case b.timer == nil:
-		b.timer = time.AfterFunc(dropDelay, func() { b.drop(b.takeLocked()) })
+		b.timer = time.AfterFunc(dropDelay, b.onTick)
 	}
 }
 
-// sending notes that a request recorded against rec is being sent: a
-// record done with whose request is sent again is wanted after all, and
-// stays to its TTL.
-func (b *recordBook) sending(rec string) {
+// onTick unlinks the lanes idle since before the last tick, so that a lane
+// goes after one to two dropDelays idle.
+func (b *recordBook) onTick() {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.count == 0 {
-		return
-	}
-	slot := keys.Slot(rec)
-	recs := b.pending[slot]
-	if i := slices.Index(recs, rec); i >= 0 {
-		b.pending[slot] = slices.Delete(recs, i, i+1)
-		b.count--
-		b.failed[rec] = time.Now().Add(b.ttl)
-	}
-}
-
-// forget drops the failed records whose TTL is over.
-func (b *recordBook) forget(now time.Time) {
-	for rec, end := range b.failed {
-		if now.After(end) {
-			delete(b.failed, rec)
-		}
-	}
-}
-
-// along returns records done with in the hash slot of ks, for a request
-// with those keys to delete (see once.lua).
-func (b *recordBook) along(ks []string) []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.count == 0 || len(ks) == 0 {
-		return nil
-	}
-	slot := keys.Slot(ks[0])
-	recs := b.pending[slot]
-	if len(recs) <= alongMax {
-		delete(b.pending, slot)
+	out := b.takeIdle(b.tick)
+	b.tick++
+	if b.nIdle > 0 && !b.closed {
+		b.timer.Reset(dropDelay)
 	} else {
-		recs, b.pending[slot] = recs[:alongMax], recs[alongMax:]
+		b.timer = nil
 	}
-	b.count -= len(recs)
-	return recs
+	b.mu.Unlock()
+	b.drop(out)
 }
 
-// take returns every record done with, by hash slot, and starts afresh;
-// b.mu is held.
-func (b *recordBook) take() map[int][]string {
-	out := b.pending
-	b.pending = map[int][]string{}
-	b.count = 0
-	if b.timer != nil {
-		b.timer.Stop()
-		b.timer = nil
+// takeIdle takes the lanes idle since before tick off the idle lists and
+// returns their keys by hash slot; b.mu is held.
+func (b *recordBook) takeIdle(tick uint64) map[int][]string {
+	out := map[int][]string{}
+	for prefix, lanes := range b.idle {
+		n := 0
+		for n < len(lanes) && lanes[n].tick < tick {
+			slot := keys.Slot(lanes[n].key)
+			out[slot] = append(out[slot], lanes[n].key)
+			n++
+		}
+		b.nIdle -= n
+		if n == len(lanes) {
+			delete(b.idle, prefix)
+		} else {
+			b.idle[prefix] = slices.Delete(lanes, 0, n)
+		}
 	}
 	return out
 }
 
-func (b *recordBook) takeLocked() map[int][]string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.take()
-}
-
-// drop deletes the records bySlot holds. A failure leaves them to their
-// TTL.
+// drop deletes the keys bySlot holds. A failure leaves them to their TTL.
 func (b *recordBook) drop(bySlot map[int][]string) {
 	if len(bySlot) == 0 {
 		return
@@ -214,13 +253,17 @@ func (b *recordBook) drop(bySlot map[int][]string) {
 	_, _ = pipe.Exec(ctx)
 }
 
-// close deletes the answered records still waiting for their batch.
+// close deletes the idle lanes.
 func (b *recordBook) close() error {
 	b.mu.Lock()
 	b.closed = true
-	recs := b.take()
+	out := b.takeIdle(^uint64(0))
+	if b.timer != nil {
+		b.timer.Stop()
+		b.timer = nil
+	}
 	b.mu.Unlock()
-	b.drop(recs)
+	b.drop(out)
 	return nil
 }
 

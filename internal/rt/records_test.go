@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -39,10 +40,31 @@ func takeOne(name, id string) scripts.Request {
 	return scripts.Request{Keys: []string{name}, Args: []any{1}, Record: keys.Once(name, id), Sole: true}
 }
 
-// gone waits up to d for key to be deleted, and reports whether it was.
-func gone(c redis.UniversalClient, key string, d time.Duration) bool {
+// lanes returns the keys that name's request records live on.
+func lanes(t *testing.T, c redis.UniversalClient, name string) []string {
+	t.Helper()
+	ctx := context.Background()
+	pattern := keys.Once(name, "*")
+	var node redis.Cmdable = c
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		n, err := cc.MasterForKey(ctx, pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		node = n
+	}
+	ks, err := node.Keys(ctx, pattern).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ks
+}
+
+// gone waits up to d for name's request records to be deleted, and
+// reports whether they were.
+func gone(t *testing.T, c redis.UniversalClient, name string, d time.Duration) bool {
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if c.Exists(context.Background(), key).Val() == 0 {
+		if len(lanes(t, c, name)) == 0 {
 			return true
 		}
 	}
@@ -57,17 +79,17 @@ func TestRecords_answeredAreDeleted(t *testing.T) {
 	check := func(t *testing.T, c redis.UniversalClient) {
 		ctx := context.Background()
 		take := takeRecorded(t)
-		var recs []string
+		var names []string
 		for i := range 3 {
-			w := takeOne(permits(t, c, "records"+string(rune('a'+i))), "req")
-			if err := exec(ctx, c, take, w).Err(); err != nil {
+			name := permits(t, c, "records"+string(rune('a'+i)))
+			if err := exec(ctx, c, take, takeOne(name, "req")).Err(); err != nil {
 				t.Fatal(err)
 			}
-			recs = append(recs, w.Record)
+			names = append(names, name)
 		}
-		for _, rec := range recs {
-			if !gone(c, rec, 5*time.Second) {
-				t.Errorf("record %s of an answered request still there after 5s", rec)
+		for _, name := range names {
+			if !gone(t, c, name, 5*time.Second) {
+				t.Errorf("record of an answered request on %s still there after 5s", name)
 			}
 		}
 	}
@@ -82,13 +104,37 @@ func TestRecords_answeredAreDeleted(t *testing.T) {
 	})
 }
 
-// A request whose send failed may have a copy on its way: its record
-// stays, even when a later send of it is answered at once.
-func TestRecords_failedSendKeepsRecord(t *testing.T) {
-	c := redistest.SharedServer(t).Client(t)
+// Requests one after another write their records over one lane, and a
+// record left there by the one before is not taken for the next one's:
+// each applies, and answers as it applied.
+func TestRecords_laneWrittenOver(t *testing.T) {
+	c := redistest.SharedServer(t).Client(t, func(o *redis.Options) { o.MinRetryBackoff, o.MaxRetryBackoff = time.Second, 2*time.Second })
 	ctx := context.Background()
 	take := takeRecorded(t)
-	w := takeOne(permits(t, c, "records-failed"), "req")
+	name := permits(t, c, "records-lane")
+	var seen []string
+	for i, want := range []int64{4, 3, 2} {
+		vs, err := scripts.Ints(exec(ctx, c, take, takeOne(name, "req"+string(rune('a'+i)))).Cmd)
+		if err != nil || len(vs) != 2 || vs[0] != 1 || vs[1] != want {
+			t.Fatalf("take #%d = %v, %v; want [1 %d]: a request took the record before it for its own", i+1, vs, err, want)
+		}
+		seen = append(seen, lanes(t, c, name)...)
+	}
+	if slices.Sort(seen); len(slices.Compact(seen)) != 1 {
+		t.Errorf("three requests one after another wrote %d lanes, want 1: %v", len(slices.Compact(seen)), seen)
+	}
+}
+
+// A request whose send failed may have a copy on its way: its record
+// keeps its lane, even when a later send of it is answered at once, and
+// the next request writes another. The request resent still answers from
+// its record.
+func TestRecords_failedSendKeepsRecord(t *testing.T) {
+	c := redistest.SharedServer(t).Client(t, func(o *redis.Options) { o.MinRetryBackoff, o.MaxRetryBackoff = time.Second, 2*time.Second })
+	ctx := context.Background()
+	take := takeRecorded(t)
+	name := permits(t, c, "records-failed")
+	w := takeOne(name, "req")
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	if err := exec(cancelled, c, take, w).Err(); !errors.Is(err, context.Canceled) {
@@ -97,8 +143,18 @@ func TestRecords_failedSendKeepsRecord(t *testing.T) {
 	if err := exec(ctx, c, take, w).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if gone(c, w.Record, time.Second) {
-		t.Fatal("the record of a request with a failed send was deleted")
+	if err := exec(ctx, c, take, takeOne(name, "next")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec(ctx, c, take, w).Err(); err != nil { // a copy on its way
+		t.Fatal(err)
+	}
+	if n, _ := c.Get(ctx, name).Int(); n != 3 {
+		t.Errorf("%d permits left after two requests of one, one of them sent again; want 3", n)
+	}
+	time.Sleep(3 * rt.DropDelay)
+	if ls := lanes(t, c, name); len(ls) != 1 {
+		t.Fatalf("lanes %v after the next request's went; want the failed request's alone", ls)
 	}
 }
 
@@ -106,12 +162,13 @@ func TestRecords_failedSendKeepsRecord(t *testing.T) {
 // try may be on its way when an earlier one is answered.
 func TestRecords_sharedRecordStays(t *testing.T) {
 	c := redistest.SharedServer(t).Client(t)
-	w := takeOne(permits(t, c, "records-shared"), "req")
+	name := permits(t, c, "records-shared")
+	w := takeOne(name, "req")
 	w.Sole = false
 	if err := exec(context.Background(), c, takeRecorded(t), w).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if gone(c, w.Record, time.Second) {
+	if gone(t, c, name, time.Second) {
 		t.Fatal("a record that requests share was deleted")
 	}
 }
@@ -124,7 +181,8 @@ func TestRecords_finished(t *testing.T) {
 	c := redistest.SharedServer(t).Client(t, func(o *redis.Options) { o.MinRetryBackoff, o.MaxRetryBackoff = 500*time.Millisecond, time.Second })
 	ctx := context.Background()
 	take := takeRecorded(t)
-	w := takeOne(permits(t, c, "records-finished"), "req")
+	name := permits(t, c, "records-finished")
+	w := takeOne(name, "req")
 	w.Sole = false
 	r := exec(ctx, c, take, w)
 	if err := r.Err(); err != nil {
@@ -133,11 +191,11 @@ func TestRecords_finished(t *testing.T) {
 	if r.Record != w.Record || !r.Single {
 		t.Fatalf("reply's record %q, single %v; want %q, true", r.Record, r.Single, w.Record)
 	}
-	if gone(c, w.Record, 500*time.Millisecond) {
+	if gone(t, c, name, 500*time.Millisecond) {
 		t.Fatal("a shared record went before its caller was done with it")
 	}
 	rt.Finished(c, r.Record)
-	if !gone(c, w.Record, 5*time.Second) {
+	if !gone(t, c, name, 5*time.Second) {
 		t.Error("a finished record still there after 5s")
 	}
 
@@ -150,56 +208,16 @@ func TestRecords_finished(t *testing.T) {
 	}
 }
 
-// A sole request sent again after its answer (which its callers never
-// do, but a copy might still be on its way) keeps its record after all.
-func TestRecords_sentAgainStays(t *testing.T) {
-	c := redistest.SharedServer(t).Client(t)
-	ctx := context.Background()
-	take := takeRecorded(t)
-	w := takeOne(permits(t, c, "records-again"), "req")
-	for range 2 {
-		if err := exec(ctx, c, take, w).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if gone(c, w.Record, time.Second) {
-		t.Fatal("the record of a request sent twice was deleted")
-	}
-}
-
 // A client that go-redis resends on without a pause keeps every record.
 func TestRecords_noPauseKeepsRecords(t *testing.T) {
 	c := redistest.SharedServer(t).Client(t, func(o *redis.Options) { o.MinRetryBackoff = -1 })
 	ctx := context.Background()
-	w := takeOne(permits(t, c, "records-nopause"), "req")
-	if err := exec(ctx, c, takeRecorded(t), w).Err(); err != nil {
+	name := permits(t, c, "records-nopause")
+	if err := exec(ctx, c, takeRecorded(t), takeOne(name, "req")).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if gone(c, w.Record, time.Second) {
+	if gone(t, c, name, time.Second) {
 		t.Fatal("a record was deleted on a client that resends without a pause")
-	}
-}
-
-// A record done with goes out with the client's next request to its slot,
-// without waiting for a batch.
-func TestRecords_takenAlong(t *testing.T) {
-	c := redistest.SharedServer(t).Client(t)
-	ctx := context.Background()
-	take := takeRecorded(t)
-	name := permits(t, c, "records-along")
-	first := takeOne(name, "first")
-	if err := exec(ctx, c, take, first).Err(); err != nil {
-		t.Fatal(err)
-	}
-	second := takeOne(name, "second")
-	if err := exec(ctx, c, take, second).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if n := c.Exists(ctx, first.Record).Val(); n != 0 {
-		t.Error("the first request's record outlived the next request to its slot")
-	}
-	if n, _ := c.Get(ctx, name).Int(); n != 3 {
-		t.Errorf("%d permits left after two takes of one, want 3", n)
 	}
 }
 

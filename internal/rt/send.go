@@ -97,10 +97,17 @@ func (s Sender) Send(ctx context.Context, req scripts.Request) Reply {
 		return Failed(ctx, err)
 	}
 	client := s.rt.client
-	if !flight.Needed(ctx, client) {
-		return s.send(ctx, req)
+	// The record goes on its lane here, not in a send that may still be
+	// on its way after this call returns: a later send of it must find
+	// that one's lane and stamp.
+	var l lane
+	if req.Script.Recorded() && req.Record != "" {
+		l = s.rt.records.place(req.Record)
 	}
-	r, ok := flight.Bounded(ctx, client, func(ctx context.Context) Reply { return s.send(ctx, req) })
+	if !flight.Needed(ctx, client) {
+		return s.send(ctx, req, l)
+	}
+	r, ok := flight.Bounded(ctx, client, func(ctx context.Context) Reply { return s.send(ctx, req, l) })
 	if !ok {
 		r = Failed(ctx, ctx.Err())
 		r.Record = req.Record // not Single: a copy may still apply
@@ -149,16 +156,14 @@ func publishArg(cmd string) any {
 	return cmd
 }
 
-// send is Send, waiting for the answer as long as go-redis does.
-func (s Sender) send(ctx context.Context, req scripts.Request) Reply {
+// send is Send, with req's record on lane l, waiting for the answer as
+// long as go-redis does.
+func (s Sender) send(ctx context.Context, req scripts.Request, l lane) Reply {
 	client, keys, args := s.rt.client, req.Keys, req.Args
 	var book *recordBook
 	if req.Script.Recorded() {
 		book = s.rt.records
-		if req.Sole && req.Record != "" {
-			book.sending(req.Record)
-		}
-		keys, args = withRecord(book, req, book.along(req.Keys), false)
+		keys, args = withRecord(book, req, l, false)
 	}
 	start := time.Now()
 	var r Reply
@@ -173,9 +178,7 @@ func (s Sender) send(ctx context.Context, req scripts.Request) Reply {
 	crossSlot(r.Cmd)
 	if book != nil && req.Record != "" {
 		took := time.Since(start)
-		if req.Sole {
-			book.sent(req.Record, r.Err(), took)
-		}
+		book.sent(req.Record, req.Sole, r.Err(), took)
 		r.Record, r.Single = req.Record, r.Err() == nil && took < book.single
 	}
 	// The client's first write fires its process record, in the background,
@@ -186,24 +189,22 @@ func (s Sender) send(ctx context.Context, req scripts.Request) Reply {
 	return r
 }
 
-// withRecord appends to req's KEYS and ARGV, copying them, the records done
-// with that the request deletes, their number, and the request's own
-// record and its lifetime in book, negated to resolve the request: a
-// lifetime of 0 turns the record off, and the first key then only stands
-// in for the record key (see scripts/fragment/once.lua).
-func withRecord(book *recordBook, req scripts.Request, old []string, resolve bool) ([]string, []any) {
-	keys, args := scripts.Room(len(req.Keys)+len(old)+1, len(req.Args)+2)
-	keys = append(append(append(keys, req.Keys...), old...), req.Record)
-	var ttl any = 0
-	switch {
-	case req.Record == "":
-		keys[len(keys)-1] = req.Keys[0]
-	case resolve:
-		ttl = book.ttlArgs[1]
-	default:
-		ttl = book.ttlArgs[0]
+// withRecord appends to req's KEYS and ARGV, copying them, the lane l of
+// its record, the record's stamp, and its lifetime in book, negated to
+// resolve the request: a lifetime of 0 turns the record off, and the first
+// key then only stands in for the lane (see scripts/fragment/once.lua).
+func withRecord(book *recordBook, req scripts.Request, l lane, resolve bool) ([]string, []any) {
+	keys, args := scripts.Room(len(req.Keys)+1, len(req.Args)+2)
+	keys = append(keys, req.Keys...)
+	args = append(append(args, req.Args...), 0, 0)
+	if req.Record == "" {
+		return append(keys, req.Keys[0]), args
 	}
-	return keys, append(append(args, req.Args...), len(old), ttl)
+	args[len(args)-2], args[len(args)-1] = l.stamp, book.ttlArgs[0]
+	if resolve {
+		args[len(args)-1] = book.ttlArgs[1]
+	}
+	return append(keys, l.key), args
 }
 
 // Failed returns the Reply of a write that could not be sent, with err.
@@ -248,12 +249,14 @@ func (s Sender) Resolve(ctx context.Context, req scripts.Request) (Reply, bool, 
 		return Failed(ctx, err), false, err
 	}
 	client := s.rt.client
-	keys, args := withRecord(s.rt.records, req, nil, true)
+	book := s.rt.records
+	keys, args := withRecord(book, req, book.place(req.Record), true)
 	var r Reply
 	err := Retry(ctx, client, func(ctx context.Context) error {
 		r = Reply{Cmd: crossSlot(req.Script.Eval(ctx, client, keys, args...))}
 		return r.Err()
 	})
+	book.sent(req.Record, false, err, 0)
 	if err != nil {
 		return r, false, err
 	}

@@ -76,11 +76,12 @@ func TestFragments_used(t *testing.T) {
 }
 
 // A script gets the fragments its header uses, each after those it uses
-// itself and each once, then its own text.
+// itself and each once, then its own text; those pasted inline (once.lua
+// and record.lua paste once_read.lua) come last.
 func TestCompose_fragmentsInOrder(t *testing.T) {
 	s := scripts.Compose("t", "-- t.lua: a test.\n-- uses fragment/replay.lua\n-- uses fragment/once.lua\n-- uses fragment/clock.lua\nreturn millis()\n")
-	if got := strings.Join(s.Fragments(), ","); got != "once,record,replay,clock" {
-		t.Errorf("fragments %s, want once,record,replay,clock", got)
+	if got := strings.Join(s.Fragments(), ","); got != "once,record,replay,clock,once_read" {
+		t.Errorf("fragments %s, want once,record,replay,clock,once_read", got)
 	}
 	if !strings.HasSuffix(s.Source(), "return millis()\n") || !strings.Contains(s.Source(), "local function micros") {
 		t.Errorf("composed source:\n%s", s.Source())
@@ -103,6 +104,29 @@ func TestCompose_fragmentInBody(t *testing.T) {
 	if s.Functions() != 1 {
 		t.Errorf("%d functions sent, want 1 (micros: once.lua defines none)", s.Functions())
 	}
+}
+
+// An inline line pastes the fragment's code where it stands, indented as
+// the line, each time: two branches read the record, with no function.
+func TestCompose_inline(t *testing.T) {
+	src := "-- t.lua: a test.\n-- uses fragment/once.lua\nif x then\n  -- inline fragment/once_read.lua\nend\n-- inline fragment/once_read.lua\nreturn once_rec\n"
+	sent := scripts.Compose("t", src).Source()
+	read := "once_rec = string.match(redis.call('get', once_key)"
+	if n := strings.Count(sent, read); n != 3 { // once.lua's, and the two here
+		t.Errorf("the record read %d times in the composed source, want 3:\n%s", n, sent)
+	}
+	if !strings.Contains(sent, "if x then\n  "+read) {
+		t.Errorf("the pasted code not indented as its line:\n%s", sent)
+	}
+	if strings.Contains(sent, "function") {
+		t.Errorf("a function was sent:\n%s", sent)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a script pasting a missing fragment did not panic")
+		}
+	}()
+	scripts.Compose("t", "-- t.lua\n-- inline fragment/no_such.lua\nreturn 1\n")
 }
 
 func TestCompose_missingFragmentPanics(t *testing.T) {

@@ -9,7 +9,10 @@
 // fragment once. The same line further down puts the fragment there: the
 // code above it runs without paying for the fragment's definitions (a
 // fast path that returns early), and inside a block, only the branch that
-// needs them pays. scripts/fragment/once.lua is the request
+// needs them pays. A line "-- inline fragment/<name>.lua", in a script or
+// a fragment, pastes that fragment's code there, every time: a statement
+// that more than one branch runs, written once, without a function that
+// every run would define. scripts/fragment/once.lua is the request
 // record (see rt.Sender). scripts/MANIFEST lists every script as it is
 // sent; a test fails when it differs, and
 //
@@ -25,6 +28,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -109,10 +113,53 @@ func Compose(name, src string) *Script {
 		}
 		b.WriteString(line)
 	}
+	text := inline(name, b.String(), 0, func(f string) {
+		if !slices.Contains(order, f) {
+			order = append(order, f)
+		}
+	})
 	s := &Script{name: name, fragments: order, once: done["once"]}
-	s.src, s.functions = compact(b.String())
+	s.src, s.functions = compact(text)
 	s.s = redis.NewScript(s.src)
 	return s
+}
+
+// inlineFragment starts a line that pastes a fragment's code where it
+// stands: "-- inline fragment/<name>.lua".
+const inlineFragment = "-- inline fragment/"
+
+// inline returns text with each inline line replaced by the code of the
+// fragment it names, indented as the line, and the fragment's own inline
+// lines replaced in turn (depth counts those); pasted is told the name of
+// each fragment pasted. It panics on a missing
+// fragment or one that pastes itself: the files are fixed at build time.
+func inline(from, text string, depth int, pasted func(string)) string {
+	if !strings.Contains(text, inlineFragment) {
+		return text
+	}
+	if depth > 8 {
+		panic("scripts: " + from + " pastes fragments in a cycle")
+	}
+	var b strings.Builder
+	for line := range strings.Lines(text) {
+		t := strings.TrimLeft(line, " \t")
+		f, ok := strings.CutPrefix(strings.TrimSpace(t), inlineFragment)
+		if !ok {
+			b.WriteString(line)
+			continue
+		}
+		frag, err := files.ReadFile("fragment/" + f)
+		if err != nil {
+			panic("scripts: " + from + " pastes fragment " + f + ", which does not exist")
+		}
+		pasted(strings.TrimSuffix(f, ".lua"))
+		indent := line[:len(line)-len(t)]
+		_, code := splitHeader(inline(f, string(frag), depth+1, pasted))
+		for l := range strings.Lines(code) {
+			b.WriteString(indent + l)
+		}
+	}
+	return b.String()
 }
 
 // splitHeader splits a file into its header, the leading comment lines,

@@ -14,7 +14,6 @@ import (
 	"github.com/latchkey/latchkey/internal/handoff"
 	"github.com/latchkey/latchkey/internal/keys"
 	"github.com/latchkey/latchkey/internal/lockopt"
-	"github.com/latchkey/latchkey/internal/owner"
 	"github.com/latchkey/latchkey/internal/rt"
 	"github.com/latchkey/latchkey/internal/scripts"
 	"github.com/latchkey/latchkey/internal/wait"
@@ -51,7 +50,7 @@ func (c *Core) Errorf(err error, format string, a ...any) error {
 func (c *Core) Sender() rt.Sender { return c.Cfg.Sender(c.Client) }
 
 // Record returns a fresh request record.
-func (c *Core) Record() string { return keys.Once(c.Name, owner.New()) }
+func (c *Core) Record() string { return keys.NewOnce(c.Name) }
 
 // Change sends req, a change recorded against its request that may grant
 // permits to waiters, again through transient faults, and returns the

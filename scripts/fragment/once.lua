@@ -5,41 +5,40 @@
 -- Reads the last of KEYS and of ARGV, which the runner appends to those
 -- the script declares, and takes them off again, so the script sees its
 -- KEYS and ARGV as its header describes them:
--- KEYS[#KEYS] latchkey_once:{name}:<request id>, the record of this request
--- KEYS[#KEYS-n..#KEYS-1] records of the client's requests that were
---             answered, and are done with, to delete (n is ARGV[#ARGV-1])
+-- KEYS[#KEYS] latchkey_once:{name}:<lane>, the lane the record lives on: a
+--             key of the client's that its records write over, one record
+--             at a time (see internal/rt/records.go)
 -- ARGV[#ARGV] how long the record lives, in ms; 0 when repeating the
 --             request is harmless, and then nothing is read or written;
 --             negative to resolve a request its caller gave up on (below)
--- ARGV[#ARGV-1] n, how many records to delete come before this one's
--- A record holds the reply: "n<integer>" or "a<integer>,<integer>,...", or
--- "x" for a request cancelled before it applied.
+-- ARGV[#ARGV-1] the record's stamp, a number the lane's records never
+--             share
+-- A record holds the stamp and the reply: "n<integer>" or
+-- "a<integer>,<integer>,...", or "x" for a request cancelled before it
+-- applied (a stamp is digits: what follows it starts the reply). What the
+-- lane holds is this request's record only when it carries its stamp;
+-- once_read.lua, pasted where a script reads the record, tells.
 -- Defines once_key, once_px (the record's lifetime as sent, a string: for
--- redis.call, which would format a number) and once_ttl; a request to
--- resolve is answered here, with the record as it is stored, and the
--- script does not run. record.lua reads and writes the record: a fast
+-- redis.call, which would format a number), once_ttl, once_tag (the
+-- stamp, which a record starts with) and once_rec (once_read.lua's); a
+-- request to resolve is answered here, with the reply as recorded, and
+-- the script does not run. record.lua reads and writes the record: a fast
 -- path that writes it itself comes before it, and defines no function.
-local once_key = table.remove(KEYS)
-local once_px = table.remove(ARGV)
+local once_n = #ARGV
+local once_key, once_px, once_tag = KEYS[#KEYS], ARGV[once_n], ARGV[once_n - 1]
+KEYS[#KEYS], ARGV[once_n], ARGV[once_n - 1] = nil, nil, nil
 local once_ttl = tonumber(once_px)
-local done_with = tonumber(table.remove(ARGV))
-if done_with > 0 then
-  local old = {}
-  for i = 1, done_with do
-    old[i] = table.remove(KEYS)
-  end
-  redis.call('del', unpack(old))
-end
+local once_rec
 
--- A request to resolve answers with the record of the request, as it is
--- stored (its caller decodes it), if it applied; otherwise it records the
--- request as cancelled, so that a copy of it still on its way does
--- nothing, and answers CANCELLED.
+-- A request to resolve answers with its record's reply (its caller
+-- decodes it), if it applied; otherwise it records the request as
+-- cancelled, so that a copy of it still on its way does nothing, and
+-- answers CANCELLED.
 if once_ttl < 0 then
-  local rec = redis.call('get', once_key)
-  if rec then
-    return rec
+  -- inline fragment/once_read.lua
+  if once_rec then
+    return once_rec
   end
-  redis.call('set', once_key, 'x', 'px', string.sub(once_px, 2))
+  redis.call('set', once_key, once_tag .. 'x', 'px', string.sub(once_px, 2))
   return redis.status_reply('CANCELLED')
 end

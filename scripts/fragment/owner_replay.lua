@@ -6,10 +6,10 @@
 -- which the script defines before it. Defines nothing; answers a resend.
 -- uses fragment/once.lua
 if not fresh and once_ttl > 0 then
-  local rec = redis.call('get', once_key)
-  if rec == 'x' then
+  -- inline fragment/once_read.lua
+  if once_rec == 'x' then
     return redis.status_reply('CANCELLED')
-  elseif rec then
-    return tonumber(string.sub(rec, 2))
+  elseif once_rec then
+    return tonumber(string.sub(once_rec, 2))
   end
 end

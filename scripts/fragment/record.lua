@@ -24,11 +24,11 @@ local function once_replay()
   if once_ttl == 0 then
     return nil
   end
-  local rec = redis.call('get', once_key)
-  if not rec then
+  -- inline fragment/once_read.lua
+  if not once_rec then
     return nil
   end
-  return once_decode(rec)
+  return once_decode(once_rec)
 end
 
 -- once_record records reply, an integer or an array of integers, as the
@@ -41,9 +41,9 @@ local function once_record(reply)
       for i, v in ipairs(reply) do
         parts[i] = string.format('%d', v)
       end
-      rec = 'a' .. table.concat(parts, ',')
+      rec = once_tag .. 'a' .. table.concat(parts, ',')
     else
-      rec = 'n' .. string.format('%d', reply)
+      rec = once_tag .. 'n' .. string.format('%d', reply)
     end
     redis.call('set', once_key, rec, 'px', once_px)
   end
