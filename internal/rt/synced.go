@@ -62,11 +62,8 @@ func pipeWait(s *scripts.Script, ctx context.Context, client redis.UniversalClie
 		if again != nil {
 			info = pipe.Info(ctx, "replication")
 		}
-		if eval {
-			ev = pipe.Eval(ctx, s.Source(), keys, args...)
-		} else {
-			ev = pipe.EvalSha(ctx, s.Hash(), keys, args...)
-		}
+		ev = s.Command(ctx, eval, keys, args)
+		_ = pipe.Process(ctx, ev)
 		if reps > 0 {
 			wait = pipe.Do(ctx, "WAIT", reps, scripts.Ms(timeout))
 		}
@@ -74,7 +71,7 @@ func pipeWait(s *scripts.Script, ctx context.Context, client redis.UniversalClie
 	}
 	run := func(pipeline func() redis.Pipeliner) {
 		send(pipeline, false)
-		if isNoScript(ev.Err()) {
+		if scripts.NoScript(ev.Err()) {
 			send(pipeline, true)
 		}
 	}
@@ -121,10 +118,6 @@ func waitFor(node *redis.Client, timeout time.Duration) time.Duration {
 		return timeout // no read deadline
 	}
 	return min(timeout, read*3/4)
-}
-
-func isNoScript(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }
 
 func isMoved(err error) bool {

@@ -51,6 +51,9 @@ type Script struct {
 	functions int      // the functions src defines
 	once      bool     // takes a request record (see rt.Sender)
 	s         *redis.Script
+	// The hash and the source, boxed once as the arguments of EVALSHA
+	// and EVAL: go-redis's Script.Run boxes the hash on every call.
+	hashArg, srcArg any
 }
 
 var all = load()
@@ -121,6 +124,7 @@ func Compose(name, src string) *Script {
 	s := &Script{name: name, fragments: order, once: done["once"]}
 	s.src, s.functions = compact(text)
 	s.s = redis.NewScript(s.src)
+	s.hashArg, s.srcArg = s.s.Hash(), s.src
 	return s
 }
 
@@ -227,11 +231,50 @@ func (s *Script) Hash() string { return s.s.Hash() }
 // calls (see compact).
 func (s *Script) Source() string { return s.src }
 
+// A Processor runs a command: a client of any kind, or a pipeline.
+type Processor interface {
+	Process(ctx context.Context, cmd redis.Cmder) error
+}
+
 // Eval runs the script on c with EVALSHA, and with EVAL when the server
 // answers NOSCRIPT, waiting for the answer as long as go-redis does: the
 // send path's own (see package rt).
-func (s *Script) Eval(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd {
-	return s.s.Run(ctx, c, keys, args...)
+func (s *Script) Eval(ctx context.Context, c Processor, keys []string, args ...any) *redis.Cmd {
+	cmd := s.Command(ctx, false, keys, args)
+	_ = c.Process(ctx, cmd)
+	if NoScript(cmd.Err()) {
+		cmd = s.Command(ctx, true, keys, args)
+		_ = c.Process(ctx, cmd)
+	}
+	return cmd
+}
+
+// NoScript reports whether err is the server's NOSCRIPT: an EVALSHA of a
+// script it does not have, which did not run. (HasErrorPrefix allocates,
+// a nil err too.)
+func NoScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") }
+
+// The commands' names, boxed once.
+var evalsha, eval any = "evalsha", "eval"
+
+// Command returns the script's EVALSHA, or its EVAL if source, with keys
+// and args, for a pipeline to queue (Eval sends one): go-redis's own,
+// less the allocations of boxing its name and hash.
+func (s *Script) Command(ctx context.Context, source bool, keys []string, args []any) *redis.Cmd {
+	name, body := evalsha, s.hashArg
+	if source {
+		name, body = eval, s.srcArg
+	}
+	a := make([]any, 3+len(keys), 3+len(keys)+len(args))
+	a[0], a[1], a[2] = name, body, len(keys)
+	for i, k := range keys {
+		a[3+i] = k
+	}
+	cmd := redis.NewCmd(ctx, append(a, args...)...)
+	if len(keys) > 0 {
+		cmd.SetFirstKeyPos(3) // routes it on a cluster
+	}
+	return cmd
 }
 
 // Recorded reports whether the script takes a request record

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -251,4 +252,24 @@ func TestRun_afterScriptFlush(t *testing.T) {
 			})
 		})
 	})
+}
+
+// Command builds what go-redis's EVALSHA and EVAL would: the name, the
+// hash or the source, the number of keys, the keys, the arguments.
+func TestCommand(t *testing.T) {
+	s := scripts.Get("lock_renew")
+	ctx := context.Background()
+	keys, args := []string{"k1", "k2"}, []any{"a", 7}
+	for _, source := range []bool{false, true} {
+		want := []any{"evalsha", s.Hash(), 2, "k1", "k2", "a", 7}
+		if source {
+			want[0], want[1] = "eval", s.Source()
+		}
+		if got := s.Command(ctx, source, keys, args).Args(); !slices.Equal(got, want) {
+			t.Errorf("Command(source %v) args = %v, want %v", source, got, want)
+		}
+	}
+	if got := s.Command(ctx, false, nil, args).Args(); len(got) != 5 || got[2] != 0 {
+		t.Errorf("Command without keys = %v, want 0 keys and the 2 arguments", got)
+	}
 }
