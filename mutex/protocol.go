@@ -93,9 +93,11 @@ func (p *protocol) acquire(w *lockcore.Waiter, try bool) scripts.MutexAcquire {
 // id's, or an owner's, recorded. It leaves the attempt unsettled, for the
 // full acquisition, when the owner's try finds the lock not free.
 func (p *protocol) takeFree(ctx context.Context, w *lockcore.Waiter) (a lockcore.Attempt, settled bool, err error) {
-	take := scripts.MutexTakeFree{Lock: p.lock, Owner: w.ID, Lease: p.cfg.TTL()}.Request()
+	var take scripts.Request
 	if w.Reentrant {
 		take = scripts.MutexTakeOwner{Lock: p.lock, Owner: w.ID, Lease: p.cfg.TTL(), Record: w.Req}.Request()
+	} else {
+		take = scripts.MutexTakeFree{Lock: p.lock, Owner: w.ID, Lease: p.cfg.TTL()}.Request()
 	}
 	rep := p.send(ctx, take)
 	vs, err := scripts.Ints(rep.Cmd)

@@ -107,7 +107,14 @@ func (s Sender) Send(ctx context.Context, req scripts.Request) Reply {
 	if !flight.Needed(ctx, client) {
 		return s.send(ctx, req, l)
 	}
-	r, ok := flight.Bounded(ctx, client, func(ctx context.Context) Reply { return s.send(ctx, req, l) })
+	return s.bounded(ctx, req, l)
+}
+
+// bounded is send from a goroutine of its own (see flight.Bounded). It is
+// a function apart so that the closure, which moves req to the heap, costs
+// only the sends that need it.
+func (s Sender) bounded(ctx context.Context, req scripts.Request, l lane) Reply {
+	r, ok := flight.Bounded(ctx, s.rt.client, func(ctx context.Context) Reply { return s.send(ctx, req, l) })
 	if !ok {
 		r = Failed(ctx, ctx.Err())
 		r.Record = req.Record // not Single: a copy may still apply
@@ -314,6 +321,14 @@ func (s Sender) Read(ctx context.Context, req scripts.Request) *redis.Cmd {
 	if err := s.fill(ctx, &req); err != nil {
 		return Failed(ctx, err).Cmd
 	}
+	if !flight.Needed(ctx, s.rt.client) {
+		return crossSlot(req.Script.Eval(ctx, s.rt.client, req.Keys, req.Args...))
+	}
+	return s.boundedRead(ctx, req)
+}
+
+// boundedRead is Read from a goroutine of its own; see bounded.
+func (s Sender) boundedRead(ctx context.Context, req scripts.Request) *redis.Cmd {
 	c := s.rt.client
 	cmd, ok := flight.Bounded(ctx, c, func(ctx context.Context) *redis.Cmd { return req.Script.Eval(ctx, c, req.Keys, req.Args...) })
 	if !ok {

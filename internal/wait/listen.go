@@ -98,7 +98,7 @@ func (l *listener) join(ctx context.Context, s Spec, live bool) error {
 // listener takes its letters yet.
 type live struct {
 	Call
-	l    *listener
+	l    listener // the wait's own: one allocation for both
 	mail Mail
 }
 

@@ -161,11 +161,12 @@ func Until(ctx context.Context, wait time.Duration, s Spec) (ok bool, err error)
 	if wait >= 0 {
 		deadline = time.Now().Add(wait)
 	}
-	var l listener
-	defer l.close()
+	l := new(listener)
 	if s.Mail != nil {
-		s.Call = &live{Call: s.Call, l: &l, mail: s.Mail}
+		lv := &live{Call: s.Call, mail: s.Mail}
+		s.Call, l = lv, &lv.l
 	}
+	defer l.close()
 	if wait != 0 {
 		// Joining channels the Hub already listens on costs no round trip:
 		// join them before the first attempt (a busy lock's waiters find
