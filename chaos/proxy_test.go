@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -89,19 +90,13 @@ func (p *Proxy) add(f *fault) (heal func()) {
 // toxiproxy's did: what it swallowed is gone.
 func (p *Proxy) remove(f *fault) {
 	p.mu.Lock()
-	var closing []*pipe
-	for i, g := range p.faults {
-		if g == f {
-			p.faults = append(p.faults[:i:i], p.faults[i+1:]...)
-			if f.kind == blackhole {
-				closing = p.takeConnsLocked()
-			}
-			break
-		}
+	i := slices.Index(p.faults, f)
+	if i >= 0 {
+		p.faults = append(p.faults[:i:i], p.faults[i+1:]...)
 	}
 	p.mu.Unlock()
-	for _, c := range closing {
-		c.close(false)
+	if i >= 0 && f.kind == blackhole {
+		p.closeAll(func() {})
 	}
 }
 
@@ -145,33 +140,27 @@ func (p *Proxy) Clear() {
 // Retarget points the proxy at a new upstream, closing its connections, as
 // a virtual IP moved to a promoted replica would.
 func (p *Proxy) Retarget(upstream string) error {
-	p.mu.Lock()
-	p.upstream = upstream
-	closing := p.takeConnsLocked()
-	p.mu.Unlock()
-	for _, c := range closing {
-		c.close(false)
-	}
+	p.closeAll(func() { p.upstream = upstream })
 	return nil
 }
 
-// takeConnsLocked takes every connection off the books, for closing.
-func (p *Proxy) takeConnsLocked() []*pipe {
+func (p *Proxy) stop() {
+	p.ln.Close()
+	p.closeAll(func() { p.stopped = true })
+}
+
+// closeAll makes change under the proxy's lock, and closes every
+// connection it had then.
+func (p *Proxy) closeAll(change func()) {
+	p.mu.Lock()
+	change()
 	cs := make([]*pipe, 0, len(p.conns))
 	for c := range p.conns {
 		cs = append(cs, c)
 	}
 	clear(p.conns)
-	return cs
-}
-
-func (p *Proxy) stop() {
-	p.ln.Close()
-	p.mu.Lock()
-	p.stopped = true
-	closing := p.takeConnsLocked()
 	p.mu.Unlock()
-	for _, c := range closing {
+	for _, c := range cs {
 		c.close(false)
 	}
 }
