@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
+	"strconv"
 	"sync"
 
 	"github.com/latchkey/latchkey/internal/scripts"
@@ -49,7 +50,16 @@ func scriptInts(c redis.Cmder, sha string) ([]int64, bool) {
 	}
 	out := make([]int64, len(a))
 	for i, x := range a {
-		if out[i], ok = x.(int64); !ok {
+		switch x := x.(type) {
+		case int64:
+			out[i] = x
+		case string: // a number the script wrote as digits (go-redis's Int64Slice reads both)
+			n, err := strconv.ParseInt(x, 10, 64)
+			if err != nil {
+				return nil, false
+			}
+			out[i] = n
+		default:
 			return nil, false
 		}
 	}

@@ -15,7 +15,7 @@
 -- uses fragment/once.lua
 local lock, grant, deadlines, shared = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, lease, pub = ARGV[1], ARGV[2], ARGV[4]
-local fresh = ARGV[3] == '0'
+local fresh, once_guess = ARGV[3] == '0', 'n1'
 -- uses fragment/owner_replay.lua
 if redis.call('exists', deadlines) == 1 then
   -- A fresh id's full release shares this request's record. An owner's
@@ -41,9 +41,10 @@ else
   if fresh and once_ttl > 0 then
     -- inline fragment/once_read.lua
   end
+  -- inline fragment/once_restore.lua
   return (once_rec == 'n1' or once_rec == 'n2') and 1 or -1
 end
-if once_ttl > 0 then
+if once_ttl > 0 and (fresh or reply ~= 1) then
   redis.call('set', once_key, once_tag .. (reply == 1 and 'n1' or 'n0'), 'px', once_px)
 end
 return reply

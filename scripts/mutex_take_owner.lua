@@ -10,25 +10,30 @@
 -- Returns {1, token, 1} when acquired; {-1}, having done nothing, when
 -- the lock is not free or a turn at it was given, or when this request
 -- ran before: mutex_acquire.lua settles those, under the same record.
--- The acquisition is recorded against its request (see once.lua).
+-- The acquisition is recorded against its request (see once.lua), in
+-- the same command that reads what the lane held (SET ... GET), one
+-- fewer than reading the record first: a request that ran before (its
+-- stamp on the lane, or given up) finds the lock free only if its hold
+-- ended since, and then puts the lane and the lock back as they were.
 -- uses fragment/once.lua
 local lock, token, grant = KEYS[1], KEYS[2], KEYS[3]
-if once_ttl > 0 then
-  -- inline fragment/once_read.lua
-end
-if once_rec or redis.call('exists', lock, grant) > 0 then
+if redis.call('exists', lock, grant) > 0 then
   return {-1}
 end
 local n = redis.call('hincrby', lock, ARGV[1], '1')
 redis.call('pexpire', lock, ARGV[2])
 local t = redis.call('incr', token)
-if t >= 1e15 and t % 256 ~= 0 then
-  if once_ttl > 0 then
-    redis.call('set', once_key, once_tag .. string.format('a1,%d,%d', t, n), 'px', once_px)
-  end
-  return {1, t, n}
+if t < 1e15 or t % 256 == 0 then
+  -- The counter's start, and every 256th token.
+  -- uses fragment/fence.lua
+  t = fenced(t)
 end
--- The counter's start, and every 256th token.
--- uses fragment/record.lua
--- uses fragment/fence.lua
-return once_record({1, fenced(t), n})
+if once_ttl > 0 then
+  local prev = redis.call('set', once_key, once_tag .. string.format('a1,%d,%d', t, n), 'px', once_px, 'get')
+  if prev and string.match(prev, '^' .. once_tag .. '[nax]') then
+    redis.call('set', once_key, prev, 'px', once_px)
+    redis.call('del', lock)
+    return {-1}
+  end
+end
+return {1, t, n}

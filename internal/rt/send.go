@@ -198,16 +198,16 @@ func (s Sender) send(ctx context.Context, req scripts.Request, l lane) Reply {
 
 // withRecord appends to req's KEYS and ARGV, copying them, the lane l of
 // its record, the record's stamp, and its lifetime in book, negated to
-// resolve the request: a lifetime of 0 turns the record off, and the first
-// key then only stands in for the lane (see scripts/fragment/once.lua).
+// resolve the request. A request without a record gets a lifetime of 0
+// alone, which turns the record off (see scripts/fragment/once.lua): the
+// server spends about a thousand instructions on each argument.
 func withRecord(book *recordBook, req scripts.Request, l lane, resolve bool) ([]string, []any) {
+	if req.Record == "" {
+		return req.Keys, append(append(make([]any, 0, len(req.Args)+1), req.Args...), 0)
+	}
 	keys, args := scripts.Room(len(req.Keys)+1, len(req.Args)+2)
 	keys = append(keys, req.Keys...)
-	args = append(append(args, req.Args...), 0, 0)
-	if req.Record == "" {
-		return append(keys, req.Keys[0]), args
-	}
-	args[len(args)-2], args[len(args)-1] = l.stamp, book.ttlArgs[0]
+	args = append(append(args, req.Args...), l.stamp, book.ttlArgs[0])
 	if resolve {
 		args[len(args)-1] = book.ttlArgs[1]
 	}

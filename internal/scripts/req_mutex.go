@@ -65,16 +65,13 @@ type MutexAcquire struct {
 }
 
 func (r MutexAcquire) Request() Request {
-	b := begin(mutexAcquire, 7, 13)
+	b := begin(mutexAcquire, 7, 10)
 	b.mutexKeys(r.Lock)
 	b.queued("queue entry life", QueueLife)
 	b.arg("owner id", r.Owner)
 	b.arg("waiter entry", r.Entry)
 	b.ms("lease in ms", r.Lease)
-	b.arg(`"1": the owner may re-enter`, r.Reentry)
-	b.flag(`"1" if an earlier attempt of the call may have queued it`, r.Queued)
-	b.flag(`"1" to try once`, r.Try)
-	b.flag(`"1" if the caller heard a Redisson client's release`, r.HeardRelease)
+	b.arg("four flags", acquireFlags(r.Reentry, r.Queued, r.Try, r.HeardRelease))
 	b.ms("the yield in ms", r.YieldFor)
 	b.recorded(r.Record, false)
 	b.synced()
@@ -139,13 +136,12 @@ type MutexRelease struct {
 }
 
 func (r MutexRelease) Request() Request {
-	b := begin(mutexRelease, 7, 9)
+	b := begin(mutexRelease, 7, 8)
 	b.mutexKeys(r.Lock)
 	b.queued("queue entry life", QueueLife)
 	b.arg("owner id", r.Owner)
 	b.ms("lease in ms", r.Lease)
-	b.flag(`"1" if the owner may re-enter`, r.Reentrant)
-	b.arg(`"1" to yield to Redisson's waiters`, string(r.Yield))
+	b.arg("two flags", releaseFlags(r.Reentrant, r.Yield))
 	b.recorded(r.Record, true)
 	b.synced()
 	return b.done()

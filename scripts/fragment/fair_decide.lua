@@ -38,6 +38,7 @@
 -- shift), advance(), wake(who, body), free(), foreign() and
 -- settle(before).
 -- uses fragment/hold.lua
+-- uses fragment/numbers.lua
 
 local removed, appended = {}, false
 

@@ -33,7 +33,7 @@
 -- key (latchkey waiter -> its Hub id, its letter key), pttl (-2: the lock
 -- is free), holds (the owner's) and granted (the owner was granted the
 -- lock and has not taken the grant yet).
--- uses fragment/inputs.lua
+-- uses fragment/numbers.lua
 local lock, queue, zset, hbs, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local grant, hubs, token = KEYS[6], KEYS[7], KEYS[8]
 local owner, lease, wt, lt = ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]), life

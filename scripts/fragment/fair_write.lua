@@ -9,6 +9,7 @@
 -- uses fragment/ttl.lua
 -- uses fragment/clock.lua
 -- uses fragment/fence.lua
+-- uses fragment/numbers.lua
 
 -- sync makes the zset key hold the scores in is, given those it held.
 local function sync(key, is, was)

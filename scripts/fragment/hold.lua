@@ -20,7 +20,5 @@ end
 -- lease of the grace only, and records the grant to the waiter who until
 -- it takes it (its next attempt extends the lease to its own).
 local function grant_hold(field, who)
-  redis.call('hset', lock, field, '1')
-  redis.call('pexpire', lock, grace_ms)
-  redis.call('set', grant, who, 'PX', grace_ms)
+  -- inline fragment/hold_grant.lua
 end

@@ -3,7 +3,7 @@
 -- when (ms, the clients' clocks, which are taken to agree within a
 -- Hub's linger).
 -- Reads ARGV[1] (see inputs.lua). Defines listening(key, hub, ms).
--- uses fragment/inputs.lua
+-- uses fragment/numbers.lua
 
 -- listening notes in the zset key that the Hub hub may listen for ms from
 -- now. A Hub new to the zset also drops the notes that ran out, and gives

@@ -32,8 +32,9 @@
 --
 -- Reads the KEYS through the locals of mutex_keys.lua, which comes before
 -- it, and ARGV[1..5] (see inputs.lua).
--- Defines yield_head(), grant_head(heard), hand_on(yield) and free(yield),
--- yield being "1" to yield to Redisson's waiters, "0" not to.
+-- Defines yield_head(), grant_head(heard, drawn), hand_on(yield, heard_by,
+-- drawn) and free(yield), yield being "1" to yield to Redisson's waiters,
+-- "0" not to.
 -- uses fragment/clock.lua
 -- uses fragment/fence.lua
 -- uses fragment/mutex_entry.lua
@@ -56,8 +57,9 @@ end
 -- server's clock. Waiters whose client is gone are dropped on the way (a
 -- few at most per call, to bound its work: the next release drops more).
 -- Redisson's entry at the head yields the lock to Redisson's waiters if
--- heard says one may be listening, and is dropped otherwise.
-local function grant_head(heard)
+-- heard says one may be listening, and is dropped otherwise. The first
+-- grant takes the token drawn, if one was (see hand_on).
+local function grant_head(heard, drawn)
   if not waiting() then
     return
   end
@@ -72,9 +74,13 @@ local function grant_head(heard)
         yield_head()
         return
       end
-    elseif tell(head, string.format('%.0f %.0f', fence(), micros())) then
-      grant_hold(owner_of(head), head)
-      break
+    else
+      local t = drawn and fenced(drawn) or fence()
+      drawn = nil
+      if tell(head, string.format('%.0f %.0f', t, micros())) then
+        grant_hold(owner_of(head), head)
+        break
+      end
     end
   end
   tell_next(8)
@@ -83,13 +89,16 @@ end
 -- hand_on tells Redisson's waiters that the lock is free, and grants it to
 -- the next in line. With yield "1", a Redisson client may have heard
 -- that: Redisson's waiters take their place in line, if latchkey's wait.
-local function hand_on(yield)
-  local heard = redis.call(pub, shared, '0') > 0 and yield == '1' and subscribers(shared) > 0
+-- A release that told them itself passes how many heard (PUBLISH's
+-- answer), and the token it drew for a grant that it could not complete.
+local function hand_on(yield, heard_by, drawn)
+  heard_by = heard_by or redis.call(pub, shared, '0')
+  local heard = heard_by > 0 and yield == '1' and subscribers(shared) > 0
   purge()
   if heard and waiting() and redis.call('lindex', queue, '0') then
     join(redisson)
   end
-  grant_head(heard)
+  grant_head(heard, drawn)
 end
 
 -- free deletes the lock, and any grant of it not taken, and hands it on.

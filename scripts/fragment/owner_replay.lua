@@ -2,11 +2,23 @@
 -- owner that may re-enter: its request record's reply (see once.lua). A
 -- fresh id holds once, so a resend of its release whose first copy
 -- applied finds nothing to release, and the script reads the record then.
--- Reads the local fresh (the owner id is fresh for one acquisition),
--- which the script defines before it. Defines nothing; answers a resend.
+-- The owner's record is read and written in one command (SET ... GET):
+-- it is written as once_guess, the reply the script expects, so that a
+-- run that answers otherwise writes it again, and one that applies
+-- nothing puts back what the lane held (once_restore.lua); a resend puts
+-- its record back at once. That is one command fewer than a GET, then a
+-- SET, on the release's usual run.
+-- Reads the locals fresh (the owner id is fresh for one acquisition) and
+-- once_guess ("n1", say), which the script defines before it. Defines
+-- once_prev, what the lane held; answers a resend.
 -- uses fragment/once.lua
+local once_prev
 if not fresh and once_ttl > 0 then
-  -- inline fragment/once_read.lua
+  once_prev = redis.call('set', once_key, once_tag .. once_guess, 'px', once_px, 'get')
+  once_rec = string.match(once_prev or '', '^' .. once_tag .. '([nax].*)')
+  if once_rec then
+    redis.call('set', once_key, once_prev, 'px', once_px)
+  end
   if once_rec == 'x' then
     return redis.status_reply('CANCELLED')
   elseif once_rec then

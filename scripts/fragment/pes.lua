@@ -38,7 +38,7 @@
 -- turn (the KEYS),
 -- never, each_id(first, n, f), each_of(e, f), expire(), hold(each,
 -- score), hand(e), granted(), announce(n), expire_now() and restock().
--- uses fragment/inputs.lua
+-- uses fragment/numbers.lua
 -- uses fragment/entry.lua
 -- uses fragment/listeners.lua
 -- uses fragment/lifetime.lua

@@ -33,20 +33,16 @@ local function purge()
   if not waiting() then
     return
   end
-  for _, e in ipairs(redis.call('zrangebyscore', deadlines, '-inf', now_ms)) do
-    redis.call('lrem', queue, '1', e)
-    redis.call('zrem', deadlines, e)
-  end
+  -- inline fragment/expire_entries.lua
 end
 
 -- join queues e at the tail, unless it is queued, and sets its deadline
 -- ARGV[3] from now; it returns e's place in the queue, 0 at the head.
 local function join(e)
-  if redis.call('zadd', deadlines, now + life, e) == 1 then
-    redis.call('rpush', queue, e)
-  end
+  local rank
+  -- inline fragment/enqueue.lua
   known = true
-  return redis.call('lpos', queue, e)
+  return rank
 end
 
 -- leave takes e out of the queue; it reports whether e was queued, and

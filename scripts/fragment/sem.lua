@@ -34,7 +34,7 @@
 -- Defines count, shared, queue, deadlines, grants, hubs, listeners and
 -- turn (the KEYS), granting, restock(), hand(e), announce(n) and
 -- granted().
--- uses fragment/inputs.lua
+-- uses fragment/numbers.lua
 -- uses fragment/entry.lua
 -- uses fragment/clock.lua
 -- uses fragment/lifetime.lua

@@ -28,6 +28,7 @@
 -- uses fragment/queue.lua
 -- uses fragment/listeners.lua
 -- uses fragment/subscribers.lua
+-- uses fragment/numbers.lua
 
 -- turn_wait is the ms left of Redisson's turn, once serving stopped at it;
 -- yield_ms, set by a release, how long a turn it starts lasts.
