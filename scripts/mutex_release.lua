@@ -48,14 +48,14 @@ else
   -- may have heard the message (or the release does not yield), and the
   -- head of the queue, its expired entries dropped, is a latchkey waiter
   -- whose Hub hears the letter of its grant, as the next one's hears that
-  -- it is next; or nobody queues. Otherwise the head goes back, and the
-  -- rest is mutex.lua's, from where this left off: hand_on, with the
-  -- token drawn, or the next one's letter.
+  -- it is next; or nobody queues. Otherwise the rest is mutex.lua's, from
+  -- where this left off: hand_on, with the head taken and the token
+  -- drawn, or the next one's letter.
   -- uses fragment/inputs.lua
-  local granted, told, drawn = false, true
+  local granted, told, drawn, head = false, true
   if heard_by == 0 or yield ~= '1' then
     -- inline fragment/expire_entries.lua
-    local head = redis.call('lpop', queue)
+    head = redis.call('lpop', queue)
     granted = not head
     if head then
       reply = 2
@@ -72,7 +72,7 @@ else
           redis.call('zrem', deadlines, head)
           local who = head
           -- inline fragment/hold_grant.lua
-          granted, drawn = true, nil
+          granted, drawn, head = true, nil, nil
           local second = redis.call('lindex', queue, '0')
           if second and second ~= 'redisson' and second ~= 'redisson:turn' then
             hub, key = string.match(second, '^([^/]*)/(.*)$')
@@ -83,9 +83,6 @@ else
         end
       end
     end
-    if head and not granted then
-      redis.call('lpush', queue, head)
-    end
   end
   if not (granted and told) then
     -- uses fragment/mutex.lua
@@ -93,7 +90,7 @@ else
       known = true
       tell_next(8)
     else
-      hand_on(yield, heard_by, drawn)
+      hand_on(yield, heard_by, drawn, head)
       if waiting() then
         reply = 2
       end

@@ -32,9 +32,9 @@
 --
 -- Reads the KEYS through the locals of mutex_keys.lua, which comes before
 -- it, and ARGV[1..5] (see inputs.lua).
--- Defines yield_head(), grant_head(heard, drawn), hand_on(yield, heard_by,
--- drawn) and free(yield), yield being "1" to yield to Redisson's waiters,
--- "0" not to.
+-- Defines yield_head(), grant_head(heard, drawn, first), hand_on(yield,
+-- heard_by, drawn, first) and free(yield), yield being "1" to yield to
+-- Redisson's waiters, "0" not to.
 -- uses fragment/clock.lua
 -- uses fragment/fence.lua
 -- uses fragment/mutex_entry.lua
@@ -58,13 +58,15 @@ end
 -- few at most per call, to bound its work: the next release drops more).
 -- Redisson's entry at the head yields the lock to Redisson's waiters if
 -- heard says one may be listening, and is dropped otherwise. The first
--- grant takes the token drawn, if one was (see hand_on).
-local function grant_head(heard, drawn)
+-- grant takes the token drawn, if one was, and first, if given, is the
+-- head taken off the queue already (see hand_on).
+local function grant_head(heard, drawn, first)
   if not waiting() then
     return
   end
   for _ = 1, 8 do
-    local head = redis.call('lpop', queue)
+    local head = first or redis.call('lpop', queue)
+    first = nil
     if not head then
       return
     end
@@ -90,15 +92,16 @@ end
 -- the next in line. With yield "1", a Redisson client may have heard
 -- that: Redisson's waiters take their place in line, if latchkey's wait.
 -- A release that told them itself passes how many heard (PUBLISH's
--- answer), and the token it drew for a grant that it could not complete.
-local function hand_on(yield, heard_by, drawn)
+-- answer); one that took the head off the queue for a grant that it could
+-- not complete passes that head, and the token it drew for it.
+local function hand_on(yield, heard_by, drawn, first)
   heard_by = heard_by or redis.call(pub, shared, '0')
   local heard = heard_by > 0 and yield == '1' and subscribers(shared) > 0
   purge()
   if heard and waiting() and redis.call('lindex', queue, '0') then
     join(redisson)
   end
-  grant_head(heard, drawn)
+  grant_head(heard, drawn, first)
 end
 
 -- free deletes the lock, and any grant of it not taken, and hands it on.
