@@ -25,6 +25,7 @@ type protocol struct {
 	client redis.UniversalClient
 	cfg    *config
 	lock   keys.Lock
+	boxes  keys.Boxes // lock's, boxed once for every request
 
 	// alone is the owner id of the handle's latest hold whose acquisition
 	// found the lock free, without queueing: its release goes the lone way
@@ -42,7 +43,9 @@ type protocol struct {
 }
 
 func newProtocol(client redis.UniversalClient, name string, cfg *config) *protocol {
-	return &protocol{client: client, cfg: cfg, lock: keys.LockOf(name)}
+	p := &protocol{client: client, cfg: cfg, lock: keys.LockOf(name)}
+	p.lock.Box(&p.boxes)
+	return p
 }
 
 // send sends req on the mutex's send path.

@@ -54,6 +54,22 @@ type Lock struct {
 	// fair lock publishes there the owners it forced out, space-separated,
 	// so that a watch tells a force-unlock from a release.
 	Forced string
+	// Boxes, if set, holds the mutex's keys boxed as go-redis arguments,
+	// once for all of a handle's requests (see Boxes).
+	Boxes *Boxes
+}
+
+// Boxes are the keys that the mutex's scripts take, boxed as go-redis
+// arguments: a handle sends the same keys with every request, and boxing
+// a string allocates. Box fills them in.
+type Boxes struct{ Name, Token, Queue, Deadlines, Channel, Hubs, Grant any }
+
+// Box boxes l's mutex keys into b, which l then points to: b lives with the
+// handle that holds l, so that the boxes cost no allocation of their own.
+func (l *Lock) Box(b *Boxes) {
+	*b = Boxes{Name: l.Name, Token: l.Token, Queue: l.Queue, Deadlines: l.Deadlines,
+		Channel: l.Channel, Hubs: l.Hubs, Grant: l.Grant}
+	l.Boxes = b
 }
 
 // LockOf returns the layout of the lock called name.

@@ -52,6 +52,7 @@ var numbered atomic.Int64
 // (boxed, as an argument of its requests).
 type lane struct {
 	key   string
+	arg   any // key, boxed once for the lane's every request
 	stamp any
 }
 
@@ -66,6 +67,7 @@ type placed struct {
 // An idleLane is a lane free to take, since tick.
 type idleLane struct {
 	key  string
+	arg  any
 	tick uint64
 }
 
@@ -117,16 +119,18 @@ func (b *recordBook) place(rec string) lane {
 		b.sweep = now.Add(b.ttl / 2)
 	}
 	n := numbered.Add(1)
-	var key string
+	var l lane
 	prefix := keys.OnceLane(rec, "")
 	if idle := b.idle[prefix]; len(idle) > 0 {
-		key = idle[len(idle)-1].key
+		l.key, l.arg = idle[len(idle)-1].key, idle[len(idle)-1].arg
 		b.idle[prefix] = idle[:len(idle)-1]
 		b.nIdle--
 	} else {
-		key = prefix + owner.Process() + "." + strconv.FormatInt(n, 10)
+		l.key = prefix + owner.Process() + "." + strconv.FormatInt(n, 10)
+		l.arg = l.key
 	}
-	p := placed{lane: lane{key: key, stamp: n}, last: now, inFlight: 1}
+	l.stamp = n
+	p := placed{lane: l, last: now, inFlight: 1}
 	b.placed[rec] = p
 	return p.lane
 }
@@ -184,7 +188,7 @@ func (b *recordBook) leave(rec string, p placed) {
 		return
 	}
 	prefix := keys.OnceLane(p.key, "")
-	b.idle[prefix] = append(b.idle[prefix], idleLane{key: p.key, tick: b.tick})
+	b.idle[prefix] = append(b.idle[prefix], idleLane{key: p.key, arg: p.arg, tick: b.tick})
 	b.nIdle++
 	switch {
 	case b.nIdle >= dropBatch:

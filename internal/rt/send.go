@@ -166,18 +166,18 @@ func publishArg(cmd string) any {
 // send is Send, with req's record on lane l, waiting for the answer as
 // long as go-redis does.
 func (s Sender) send(ctx context.Context, req scripts.Request, l lane) Reply {
-	client, keys, args := s.rt.client, req.Keys, req.Args
+	client, call := s.rt.client, req
 	var book *recordBook
 	if req.Script.Recorded() {
 		book = s.rt.records
-		keys, args = withRecord(book, req, l, false)
+		call = withRecord(book, req, l, false)
 	}
 	start := time.Now()
 	var r Reply
-	if req.Synced && s.sync > 0 && len(keys) > 0 && ctx.Value(undoKey{}) == nil {
-		r = execSynced(req.Script, ctx, client, s.sync, keys, args)
+	if req.Synced && s.sync > 0 && len(call.Keys) > 0 && ctx.Value(undoKey{}) == nil {
+		r = execSynced(ctx, client, s.sync, call)
 	} else {
-		r = Reply{Cmd: req.Script.Eval(ctx, client, keys, args...)}
+		r = Reply{Cmd: call.Eval(ctx, client)}
 	}
 	if cc, ok := client.(*redis.ClusterClient); ok && flight.Transient(r.Err()) {
 		cc.ReloadState(ctx)
@@ -196,22 +196,27 @@ func (s Sender) send(ctx context.Context, req scripts.Request, l lane) Reply {
 	return r
 }
 
-// withRecord appends to req's KEYS and ARGV, copying them, the lane l of
+// withRecord returns req with its KEYS and ARGV copied, and the lane l of
 // its record, the record's stamp, and its lifetime in book, negated to
-// resolve the request. A request without a record gets a lifetime of 0
-// alone, which turns the record off (see scripts/fragment/once.lua): the
-// server spends about a thousand instructions on each argument.
-func withRecord(book *recordBook, req scripts.Request, l lane, resolve bool) ([]string, []any) {
+// resolve the request, appended. A request without a record gets a
+// lifetime of 0 alone, which turns the record off (see
+// scripts/fragment/once.lua): the server spends about a thousand
+// instructions on each argument.
+func withRecord(book *recordBook, req scripts.Request, l lane, resolve bool) scripts.Request {
 	if req.Record == "" {
-		return req.Keys, append(append(make([]any, 0, len(req.Args)+1), req.Args...), 0)
+		req.Args = append(append(make([]any, 0, len(req.Args)+1), req.Args...), 0)
+		return req
 	}
-	keys, args := scripts.Room(len(req.Keys)+1, len(req.Args)+2)
-	keys = append(keys, req.Keys...)
+	keys, keyArgs, args := scripts.Room(len(req.Keys)+1, len(req.Args)+2)
+	keys = append(append(keys, req.Keys...), l.key)
+	keyArgs = append(append(keyArgs, req.KeyArgs...), make([]any, len(req.Keys)-len(req.KeyArgs))...)
+	keyArgs = append(keyArgs, l.arg)
 	args = append(append(args, req.Args...), l.stamp, book.ttlArgs[0])
 	if resolve {
 		args[len(args)-1] = book.ttlArgs[1]
 	}
-	return append(keys, l.key), args
+	req.Keys, req.KeyArgs, req.Args = keys, keyArgs, args
+	return req
 }
 
 // Failed returns the Reply of a write that could not be sent, with err.
@@ -257,10 +262,10 @@ func (s Sender) Resolve(ctx context.Context, req scripts.Request) (Reply, bool, 
 	}
 	client := s.rt.client
 	book := s.rt.records
-	keys, args := withRecord(book, req, book.place(req.Record), true)
+	call := withRecord(book, req, book.place(req.Record), true)
 	var r Reply
 	err := Retry(ctx, client, func(ctx context.Context) error {
-		r = Reply{Cmd: crossSlot(req.Script.Eval(ctx, client, keys, args...))}
+		r = Reply{Cmd: crossSlot(call.Eval(ctx, client))}
 		return r.Err()
 	})
 	book.sent(req.Record, false, err, 0)
@@ -322,7 +327,7 @@ func (s Sender) Read(ctx context.Context, req scripts.Request) *redis.Cmd {
 		return Failed(ctx, err).Cmd
 	}
 	if !flight.Needed(ctx, s.rt.client) {
-		return crossSlot(req.Script.Eval(ctx, s.rt.client, req.Keys, req.Args...))
+		return crossSlot(req.Eval(ctx, s.rt.client))
 	}
 	return s.boundedRead(ctx, req)
 }
@@ -330,7 +335,7 @@ func (s Sender) Read(ctx context.Context, req scripts.Request) *redis.Cmd {
 // boundedRead is Read from a goroutine of its own; see bounded.
 func (s Sender) boundedRead(ctx context.Context, req scripts.Request) *redis.Cmd {
 	c := s.rt.client
-	cmd, ok := flight.Bounded(ctx, c, func(ctx context.Context) *redis.Cmd { return req.Script.Eval(ctx, c, req.Keys, req.Args...) })
+	cmd, ok := flight.Bounded(ctx, c, func(ctx context.Context) *redis.Cmd { return req.Eval(ctx, c) })
 	if !ok {
 		cmd = redis.NewCmd(ctx)
 		cmd.SetErr(ctx.Err())

@@ -16,11 +16,11 @@ import (
 // master after being told that the slot moved.
 const movedRetries = 3
 
-// execSynced runs the script and WAIT on the master of keys[0], if that
+// execSynced runs call and WAIT on the master of its first key, if that
 // master has replicas.
-func execSynced(s *scripts.Script, ctx context.Context, client redis.UniversalClient, timeout time.Duration, keys []string, args []any) Reply {
+func execSynced(ctx context.Context, client redis.UniversalClient, timeout time.Duration, call scripts.Request) Reply {
 	for attempt := 0; ; attempt++ {
-		node, err := masterFor(ctx, client, keys[0])
+		node, err := masterFor(ctx, client, call.Keys[0])
 		if err != nil {
 			return Failed(ctx, err)
 		}
@@ -29,9 +29,9 @@ func execSynced(s *scripts.Script, ctx context.Context, client redis.UniversalCl
 			return Failed(ctx, err)
 		}
 		if reps == 0 && again == nil {
-			return Reply{Cmd: s.Eval(ctx, node, keys, args...)}
+			return Reply{Cmd: call.Eval(ctx, node)}
 		}
-		r := pipeWait(s, ctx, client, node, reps, again, waitFor(node, timeout), keys, args)
+		r := pipeWait(ctx, client, node, reps, again, waitFor(node, timeout), call)
 		if attempt < movedRetries && isMoved(r.Err()) {
 			// The write did not run: the slot is elsewhere now.
 			if cc, ok := client.(*redis.ClusterClient); ok {
@@ -54,7 +54,7 @@ func execSynced(s *scripts.Script, ctx context.Context, client redis.UniversalCl
 // the script did not run: it is sent again with EVAL, which also loads it.
 // With again, INFO replication goes first, and a replica that it finds
 // beyond reps is waited for with one more WAIT on the same connection.
-func pipeWait(s *scripts.Script, ctx context.Context, client redis.UniversalClient, node *redis.Client, reps int, again *recount, timeout time.Duration, keys []string, args []any) Reply {
+func pipeWait(ctx context.Context, client redis.UniversalClient, node *redis.Client, reps int, again *recount, timeout time.Duration, call scripts.Request) Reply {
 	var info *redis.StringCmd
 	var ev, wait *redis.Cmd
 	send := func(pipeline func() redis.Pipeliner, eval bool) {
@@ -62,7 +62,7 @@ func pipeWait(s *scripts.Script, ctx context.Context, client redis.UniversalClie
 		if again != nil {
 			info = pipe.Info(ctx, "replication")
 		}
-		ev = s.Command(ctx, eval, keys, args)
+		ev = call.Command(ctx, eval)
 		_ = pipe.Process(ctx, ev)
 		if reps > 0 {
 			wait = pipe.Do(ctx, "WAIT", reps, scripts.Ms(timeout))

@@ -23,14 +23,25 @@ var (
 
 // mutexKeys writes the KEYS of every mutex script (fragment/mutex_keys.lua).
 func (b *build) mutexKeys(l keys.Lock) {
-	b.key("lock hash", l.Name)
-	b.key("fencing counter", l.Token)
-	b.key("queue", l.Queue)
-	b.key("deadlines", l.Deadlines)
-	b.key("Redisson's channel", l.Channel)
-	b.key("Hub channel prefix", l.Hubs)
-	b.key("grant", l.Grant)
+	x := boxesOf(l)
+	b.boxedKey("lock hash", l.Name, x.Name)
+	b.boxedKey("fencing counter", l.Token, x.Token)
+	b.boxedKey("queue", l.Queue, x.Queue)
+	b.boxedKey("deadlines", l.Deadlines, x.Deadlines)
+	b.boxedKey("Redisson's channel", l.Channel, x.Channel)
+	b.boxedKey("Hub channel prefix", l.Hubs, x.Hubs)
+	b.boxedKey("grant", l.Grant, x.Grant)
 }
+
+// boxesOf returns l's boxed keys, or none (see keys.Lock.Box).
+func boxesOf(l keys.Lock) *keys.Boxes {
+	if l.Boxes != nil {
+		return l.Boxes
+	}
+	return &unboxed
+}
+
+var unboxed keys.Boxes
 
 // Reentry is how an owner acquires (see mutex_acquire.lua's ARGV[9]).
 const (
@@ -88,9 +99,10 @@ type MutexTakeFree struct {
 
 func (r MutexTakeFree) Request() Request {
 	b := begin(mutexTakeFree, 3, 2)
-	b.key("lock hash", r.Lock.Name)
-	b.key("fencing counter", r.Lock.Token)
-	b.key("grant", r.Lock.Grant)
+	x := boxesOf(r.Lock)
+	b.boxedKey("lock hash", r.Lock.Name, x.Name)
+	b.boxedKey("fencing counter", r.Lock.Token, x.Token)
+	b.boxedKey("grant", r.Lock.Grant, x.Grant)
 	b.arg("owner id", r.Owner)
 	b.ms("lease in ms", r.Lease)
 	b.synced()
@@ -113,9 +125,10 @@ const TakeOwnerNot = -1
 
 func (r MutexTakeOwner) Request() Request {
 	b := begin(mutexTakeOwner, 3, 2)
-	b.key("lock hash", r.Lock.Name)
-	b.key("fencing counter", r.Lock.Token)
-	b.key("grant", r.Lock.Grant)
+	x := boxesOf(r.Lock)
+	b.boxedKey("lock hash", r.Lock.Name, x.Name)
+	b.boxedKey("fencing counter", r.Lock.Token, x.Token)
+	b.boxedKey("grant", r.Lock.Grant, x.Grant)
 	b.arg("owner id", r.Owner)
 	b.ms("lease in ms", r.Lease)
 	b.recorded(r.Record, false)
@@ -167,10 +180,11 @@ const ReleasedQueued = 2
 
 func (r MutexReleaseAlone) Request() Request {
 	b := begin(mutexReleaseAlone, 4, 4)
-	b.key("lock hash", r.Lock.Name)
-	b.key("grant", r.Lock.Grant)
-	b.key("deadlines", r.Lock.Deadlines)
-	b.key("Redisson's channel", r.Lock.Channel)
+	x := boxesOf(r.Lock)
+	b.boxedKey("lock hash", r.Lock.Name, x.Name)
+	b.boxedKey("grant", r.Lock.Grant, x.Grant)
+	b.boxedKey("deadlines", r.Lock.Deadlines, x.Deadlines)
+	b.boxedKey("Redisson's channel", r.Lock.Channel, x.Channel)
 	b.arg("owner id", r.Owner)
 	b.ms("lease in ms", r.Lease)
 	b.flag(`"1" if the owner may re-enter`, r.Reentrant)

@@ -14,7 +14,12 @@ import (
 type Request struct {
 	Script *Script
 	Keys   []string
-	Args   []any
+	// KeyArgs holds Keys boxed as go-redis arguments where the builder
+	// had them boxed already (a handle's keys, a record's lane, boxed once
+	// for all their requests); a nil entry, or a short slice, is boxed at
+	// each send. Boxing a string allocates.
+	KeyArgs []any
+	Args    []any
 	// Record is the key of the request's record (keys.Once), for a script
 	// that takes one (see fragment/once.lua): a resend of the request then
 	// finds its first answer instead of applying twice. "" when repeating
@@ -71,32 +76,40 @@ type build struct{ r Request }
 
 // begin starts the request of s, with room for n keys and m arguments.
 func begin(s *Script, n, m int) build {
-	keys, args := Room(n, m)
-	return build{Request{Script: s, Keys: keys, Args: args}}
+	keys, keyArgs, args := Room(n, m)
+	return build{Request{Script: s, Keys: keys, KeyArgs: keyArgs, Args: args}}
 }
 
-// Room returns empty KEYS and ARGV with room for n keys and m arguments,
-// in one allocation when they fit the sizes the scripts take.
-func Room(n, m int) ([]string, []any) {
+// Room returns empty KEYS, their boxes (see Request.KeyArgs) and ARGV with
+// room for n keys and m arguments, in one allocation when they fit the
+// sizes the scripts take.
+func Room(n, m int) ([]string, []any, []any) {
 	switch {
 	case n <= 4 && m <= 4:
 		b := new(struct {
-			k [4]string
-			a [4]any
+			k  [4]string
+			ka [4]any
+			a  [4]any
 		})
-		return b.k[:0:n], b.a[:0:m]
+		return b.k[:0:n], b.ka[:0:n], b.a[:0:m]
 	case n <= 8 && m <= 16:
 		b := new(struct {
-			k [8]string
-			a [16]any
+			k  [8]string
+			ka [8]any
+			a  [16]any
 		})
-		return b.k[:0:n], b.a[:0:m]
+		return b.k[:0:n], b.ka[:0:n], b.a[:0:m]
 	}
-	return make([]string, 0, n), make([]any, 0, m)
+	return make([]string, 0, n), make([]any, 0, n), make([]any, 0, m)
 }
 
-func (b *build) key(label, k string) {
+func (b *build) key(label, k string) { b.boxedKey(label, k, nil) }
+
+// boxedKey writes k, which boxed is already as an argument (nil: boxed
+// at each send).
+func (b *build) boxedKey(label, k string, boxed any) {
 	b.r.Keys = append(b.r.Keys, k)
+	b.r.KeyArgs = append(b.r.KeyArgs, boxed)
 	if checking.Load() {
 		b.r.keyLabels = append(b.r.keyLabels, label)
 	}

@@ -240,10 +240,15 @@ type Processor interface {
 // answers NOSCRIPT, waiting for the answer as long as go-redis does: the
 // send path's own (see package rt).
 func (s *Script) Eval(ctx context.Context, c Processor, keys []string, args ...any) *redis.Cmd {
-	cmd := s.Command(ctx, false, keys, args)
+	return Request{Script: s, Keys: keys, Args: args}.Eval(ctx, c)
+}
+
+// Eval runs r as Script.Eval does.
+func (r Request) Eval(ctx context.Context, c Processor) *redis.Cmd {
+	cmd := r.Command(ctx, false)
 	_ = c.Process(ctx, cmd)
 	if NoScript(cmd.Err()) {
-		cmd = s.Command(ctx, true, keys, args)
+		cmd = r.Command(ctx, true)
 		_ = c.Process(ctx, cmd)
 	}
 	return cmd
@@ -257,21 +262,25 @@ func NoScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "
 // The commands' names, boxed once.
 var evalsha, eval any = "evalsha", "eval"
 
-// Command returns the script's EVALSHA, or its EVAL if source, with keys
-// and args, for a pipeline to queue (Eval sends one): go-redis's own,
-// less the allocations of boxing its name and hash.
-func (s *Script) Command(ctx context.Context, source bool, keys []string, args []any) *redis.Cmd {
-	name, body := evalsha, s.hashArg
+// Command returns r's EVALSHA, or its EVAL if source, for a pipeline to
+// queue (Eval sends one): go-redis's own, less the allocations of boxing
+// its name, its hash and the keys r has boxed already.
+func (r Request) Command(ctx context.Context, source bool) *redis.Cmd {
+	name, body := evalsha, r.Script.hashArg
 	if source {
-		name, body = eval, s.srcArg
+		name, body = eval, r.Script.srcArg
 	}
-	a := make([]any, 3+len(keys), 3+len(keys)+len(args))
-	a[0], a[1], a[2] = name, body, len(keys)
-	for i, k := range keys {
-		a[3+i] = k
+	a := make([]any, 3+len(r.Keys), 3+len(r.Keys)+len(r.Args))
+	a[0], a[1], a[2] = name, body, len(r.Keys)
+	for i, k := range r.Keys {
+		if i < len(r.KeyArgs) && r.KeyArgs[i] != nil {
+			a[3+i] = r.KeyArgs[i]
+		} else {
+			a[3+i] = k
+		}
 	}
-	cmd := redis.NewCmd(ctx, append(a, args...)...)
-	if len(keys) > 0 {
+	cmd := redis.NewCmd(ctx, append(a, r.Args...)...)
+	if len(r.Keys) > 0 {
 		cmd.SetFirstKeyPos(3) // routes it on a cluster
 	}
 	return cmd

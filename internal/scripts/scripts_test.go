@@ -255,21 +255,35 @@ func TestRun_afterScriptFlush(t *testing.T) {
 }
 
 // Command builds what go-redis's EVALSHA and EVAL would: the name, the
-// hash or the source, the number of keys, the keys, the arguments.
+// hash or the source, the number of keys, the keys, the arguments. A key
+// the request has boxed goes as that box, the others as themselves.
 func TestCommand(t *testing.T) {
 	s := scripts.Get("lock_renew")
 	ctx := context.Background()
-	keys, args := []string{"k1", "k2"}, []any{"a", 7}
-	for _, source := range []bool{false, true} {
-		want := []any{"evalsha", s.Hash(), 2, "k1", "k2", "a", 7}
-		if source {
-			want[0], want[1] = "eval", s.Source()
-		}
-		if got := s.Command(ctx, source, keys, args).Args(); !slices.Equal(got, want) {
-			t.Errorf("Command(source %v) args = %v, want %v", source, got, want)
+	boxed := any("k2")
+	for _, r := range []scripts.Request{
+		{Script: s, Keys: []string{"k1", "k2"}, Args: []any{"a", 7}},
+		{Script: s, Keys: []string{"k1", "k2"}, KeyArgs: []any{nil, boxed}, Args: []any{"a", 7}},
+		{Script: s, Keys: []string{"k1", "k2"}, KeyArgs: []any{"k1"}, Args: []any{"a", 7}},
+	} {
+		for _, source := range []bool{false, true} {
+			want := []any{"evalsha", s.Hash(), 2, "k1", "k2", "a", 7}
+			if source {
+				want[0], want[1] = "eval", s.Source()
+			}
+			if got := r.Command(ctx, source).Args(); !slices.Equal(got, want) {
+				t.Errorf("Command(source %v) of %v args = %v, want %v", source, r.KeyArgs, got, want)
+			}
 		}
 	}
-	if got := s.Command(ctx, false, nil, args).Args(); len(got) != 5 || got[2] != 0 {
+	r := scripts.Request{Script: s, Args: []any{"a", 7}}
+	if got := r.Command(ctx, false).Args(); len(got) != 5 || got[2] != 0 {
 		t.Errorf("Command without keys = %v, want 0 keys and the 2 arguments", got)
+	}
+	// A boxed key costs no allocation to send.
+	withBox := scripts.Request{Script: s, Keys: []string{"k1"}, KeyArgs: []any{boxed}}
+	without := scripts.Request{Script: s, Keys: []string{"k1"}}
+	if a, b := testing.AllocsPerRun(20, func() { withBox.Command(ctx, false) }), testing.AllocsPerRun(20, func() { without.Command(ctx, false) }); a != b-1 {
+		t.Errorf("Command allocates %v times with the key boxed, %v without: want one fewer", a, b)
 	}
 }
