@@ -75,3 +75,38 @@ func TestScheduler_wrongTypeIsLossOfThatHoldOnly(t *testing.T) {
 		}
 	}
 }
+
+// A hold found gone on the server is told so at once, and told again, with
+// ErrExpired, when its validity ends, unless it was removed first: its
+// holder may hold the first back while its own release is on its way (the
+// loss may be that release), never past the validity.
+func TestScheduler_goneToldAgainAtValidity(t *testing.T) {
+	const d = 600 * time.Millisecond
+	c := client(t, redistest.SharedServer(t))
+	s := schedFor(c)
+	kept, lKept := lock(t, c, keyName(t, 0), d)
+	removed, lRemoved := lock(t, c, keyName(t, 1), d)
+	start := time.Now()
+	s.Add(kept, start)
+	s.Add(removed, start)
+	c.Del(context.Background(), keyName(t, 0), keyName(t, 1))
+	lKept.wait(t, d/3+slack)
+	lRemoved.wait(t, d/3+slack)
+	s.Remove(removed)
+	valid := s.Valid(kept)
+	deadline := time.Now().Add(d + slack)
+	for len(lKept.calls()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	errs := lKept.calls()
+	if len(errs) != 2 || errors.Is(errs[0], lease.ErrExpired) || !errors.Is(errs[1], lease.ErrExpired) {
+		t.Fatalf("the hold found gone was told %v, want its loss, then ErrExpired", errs)
+	}
+	if at := lKept.last(); at.Before(valid) {
+		t.Errorf("told ErrExpired %v before its validity ended", valid.Sub(at))
+	}
+	time.Sleep(d) // past the removed hold's validity
+	if errs := lRemoved.calls(); len(errs) != 1 {
+		t.Errorf("the hold removed after its loss was told %v, want its loss alone", errs)
+	}
+}

@@ -57,9 +57,13 @@ type Hold struct {
 	// master (see rt.Write); 0 for none. A renewal no replica
 	// acknowledged counts as failed.
 	Sync time.Duration
-	// Lost is called once, from a goroutine of the scheduler (or of Close),
+	// Lost is called from a goroutine of the scheduler (or of Close),
 	// never from Add's caller, when the hold is found gone or cannot be
-	// renewed before its validity ends. It must not block.
+	// renewed before its validity ends; once, but for a hold found gone on
+	// the server, which is told again, with ErrExpired, when its validity
+	// ends, unless Remove came first: its holder may hold back a loss
+	// found on the server while its own release is on its way (that loss
+	// may be the release), but not past the validity. It must not block.
 	Lost func(error)
 	// Failed, if set, is told of a renewal that failed with err, which is
 	// retried (latchkey.Hooks.RenewalFailed). It must not block.
@@ -71,6 +75,7 @@ type Hold struct {
 	failures int         // renewals failed in a row
 	lastErr  error       // of the latest failed renewal
 	recheck  bool        // renewed early by Recheck, not yet answered
+	found    bool        // found gone on the server: expiry still tells
 }
 
 // Drift is how much sooner than its lease a hold is declared lost: the

@@ -41,6 +41,13 @@ func (l *lost) call(err error) {
 	l.once.Do(func() { close(l.c) })
 }
 
+// last returns when the latest call happened.
+func (l *lost) last() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.at
+}
+
 func (l *lost) calls() []error {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -86,8 +86,9 @@ func (s *Scheduler) renewBatch(k batchKey, hs []*Hold) {
 			h.failures, h.lastErr, h.recheck = 0, nil, false
 			h.expiry.Reset(time.Until(h.deadline()))
 		case err == nil:
+			// The expiry stays armed (see Hold.Lost).
 			delete(s.holds, h)
-			h.expiry.Stop()
+			h.found = true
 			lost = append(lost, lostHold{h, res[i], h.recheck})
 		default: // retried until the expiry timer gives up
 			h.failures, h.lastErr = h.failures+1, err

@@ -101,17 +101,22 @@ func (s *Scheduler) Valid(h *Hold) time.Time {
 
 // expire declares h lost at its deadline, unless it ended meanwhile: its
 // key may expire on the server any time now, so its holder must stop
-// relying on it, whatever renewal is still on its way.
+// relying on it, whatever renewal is still on its way. A hold found gone
+// on the server is told again (see Hold.Lost).
 func (s *Scheduler) expire(h *Hold) {
 	s.mu.Lock()
-	if _, ok := s.holds[h]; !ok {
+	_, live := s.holds[h]
+	if !live && !h.found {
 		s.mu.Unlock()
 		return
 	}
+	h.found = false
 	delete(s.holds, h)
 	err := h.lastErr
 	s.mu.Unlock()
-	s.unwatch(h)
+	if live { // a hold found gone was unwatched then
+		s.unwatch(h)
+	}
 	if err != nil {
 		h.Lost(fmt.Errorf("%w: %w: %w", lostErr, ErrExpired, err))
 	} else {
@@ -161,6 +166,7 @@ func (s *Scheduler) Remove(h *Hold) bool {
 	if h.expiry != nil {
 		h.expiry.Stop()
 	}
+	h.found = false // an expiry already firing tells nothing
 	if t, ok := s.armed[h]; ok {
 		t.Stop()
 		delete(s.armed, h)
