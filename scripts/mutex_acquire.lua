@@ -61,7 +61,7 @@ local owner, entry, lease = ARGV[6], ARGV[7], ARGV[8]
 local try = string.byte(ARGV[9], 3) == 49
 -- A lock held by another owner is the contended attempt: the caller
 -- queues (or, trying, is told the holder's PTTL), here too before any
--- function is defined; the holder's kind is hold.lua's foreign_holder.
+-- function is defined.
 -- A resend whose first run applied (the lane holds its record) is
 -- answered below instead.
 -- One HGETALL reads both whether the owner holds (a field of its own)
@@ -81,10 +81,11 @@ if holder then
   if try then
     return {0, pttl, -1, 0}
   end
-  local e, rank, us = entry
+  local e, rank, us, foreign = entry
   -- inline fragment/enqueue.lua
   -- inline fragment/clock_digits.lua
-  return {0, pttl, rank, (string.sub(holder, 15, 15) == '8' and string.sub(holder, 37, 37) == ':') and 0 or 1, us}
+  -- inline fragment/holder_kind.lua
+  return {0, pttl, rank, foreign and 1 or 0, us}
 end
 -- uses fragment/record.lua
 if once_rec then

@@ -29,9 +29,10 @@ if t < 1e15 or t % 256 == 0 then
   t = fenced(t)
 end
 if once_ttl > 0 then
-  local prev = redis.call('set', once_key, once_tag .. string.format('a1,%d,%d', t, n), 'px', once_px, 'get')
-  if prev and string.match(prev, '^' .. once_tag .. '[nax]') then
-    redis.call('set', once_key, prev, 'px', once_px)
+  once_held = redis.call('set', once_key, once_tag .. string.format('a1,%d,%d', t, n), 'px', once_px, 'get')
+  -- inline fragment/once_match.lua
+  if once_rec then
+    redis.call('set', once_key, once_held, 'px', once_px)
     redis.call('del', lock)
     return {-1}
   end

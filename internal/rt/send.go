@@ -209,7 +209,10 @@ func withRecord(book *recordBook, req scripts.Request, l lane, resolve bool) scr
 	}
 	keys, keyArgs, args := scripts.Room(len(req.Keys)+1, len(req.Args)+2)
 	keys = append(append(keys, req.Keys...), l.key)
-	keyArgs = append(append(keyArgs, req.KeyArgs...), make([]any, len(req.Keys)-len(req.KeyArgs))...)
+	keyArgs = append(keyArgs, req.KeyArgs...)
+	for len(keyArgs) < len(req.Keys) { // boxed at the send
+		keyArgs = append(keyArgs, nil)
+	}
 	keyArgs = append(keyArgs, l.arg)
 	args = append(append(args, req.Args...), l.stamp, book.ttlArgs[0])
 	if resolve {

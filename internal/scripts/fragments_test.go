@@ -77,11 +77,12 @@ func TestFragments_used(t *testing.T) {
 
 // A script gets the fragments its header uses, each after those it uses
 // itself and each once, then its own text; those pasted inline (once.lua
-// and record.lua paste once_read.lua) come last.
+// and record.lua paste once_read.lua, which pastes once_match.lua) come
+// last.
 func TestCompose_fragmentsInOrder(t *testing.T) {
 	s := scripts.Compose("t", "-- t.lua: a test.\n-- uses fragment/replay.lua\n-- uses fragment/once.lua\n-- uses fragment/clock.lua\nreturn millis()\n")
-	if got := strings.Join(s.Fragments(), ","); got != "once,record,replay,clock,once_read" {
-		t.Errorf("fragments %s, want once,record,replay,clock,once_read", got)
+	if got := strings.Join(s.Fragments(), ","); got != "once,record,replay,clock,once_read,once_match" {
+		t.Errorf("fragments %s, want once,record,replay,clock,once_read,once_match", got)
 	}
 	if !strings.HasSuffix(s.Source(), "return millis()\n") || !strings.Contains(s.Source(), "local function micros") {
 		t.Errorf("composed source:\n%s", s.Source())
@@ -111,7 +112,7 @@ func TestCompose_fragmentInBody(t *testing.T) {
 func TestCompose_inline(t *testing.T) {
 	src := "-- t.lua: a test.\n-- uses fragment/once.lua\nif x then\n  -- inline fragment/once_read.lua\nend\n-- inline fragment/once_read.lua\nreturn once_rec\n"
 	sent := scripts.Compose("t", src).Source()
-	read := "once_rec = string.match(redis.call('get', once_key)"
+	read := "once_held = redis.call('get', once_key)"
 	if n := strings.Count(sent, read); n != 3 { // once.lua's, and the two here
 		t.Errorf("the record read %d times in the composed source, want 3:\n%s", n, sent)
 	}

@@ -12,8 +12,9 @@
 -- release will grant nothing, and only Redisson's channel will say that
 -- the lock is free.
 local function foreign_holder()
-  local f = redis.call('hkeys', lock)[1] or ''
-  return not (string.sub(f, 15, 15) == '8' and string.sub(f, 37, 37) == ':')
+  local holder, foreign = redis.call('hkeys', lock)[1] or ''
+  -- inline fragment/holder_kind.lua
+  return foreign
 end
 
 -- grant_hold makes the owner field the holder of the free lock, with a

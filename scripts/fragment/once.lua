@@ -21,8 +21,8 @@
 -- once_read.lua, pasted where a script reads the record, tells.
 -- Defines once_key, once_px (the record's lifetime as sent, a string: for
 -- redis.call, which would format a number), once_ttl (its sign: -1, 0 or
--- 1), once_tag (the stamp, which a record starts with) and once_rec
--- (once_read.lua's); a request to resolve is answered here, with the
+-- 1), once_tag (the stamp, which a record starts with), and once_held
+-- and once_rec (once_read.lua's); a request to resolve is answered here, with the
 -- reply as recorded, and the script does not run. record.lua reads and writes the record: a fast
 -- path that writes it itself comes before it, and defines no function.
 local once_n = #ARGV
@@ -35,7 +35,7 @@ end
 -- once_ttl is the sign of once_px, read without tonumber, which costs the
 -- server more than the rest of this header.
 local once_ttl = once_px == '0' and 0 or string.byte(once_px) == 45 and -1 or 1
-local once_rec
+local once_rec, once_held
 
 -- A request to resolve answers with its record's reply (its caller
 -- decodes it), if it applied; otherwise it records the request as

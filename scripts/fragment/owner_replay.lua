@@ -10,14 +10,13 @@
 -- SET, on the release's usual run.
 -- Reads the locals fresh (the owner id is fresh for one acquisition) and
 -- once_guess ("n1", say), which the script defines before it. Defines
--- once_prev, what the lane held; answers a resend.
+-- nothing; sets once_held, what the lane held, and answers a resend.
 -- uses fragment/once.lua
-local once_prev
 if not fresh and once_ttl > 0 then
-  once_prev = redis.call('set', once_key, once_tag .. once_guess, 'px', once_px, 'get')
-  once_rec = string.match(once_prev or '', '^' .. once_tag .. '([nax].*)')
+  once_held = redis.call('set', once_key, once_tag .. once_guess, 'px', once_px, 'get')
+  -- inline fragment/once_match.lua
   if once_rec then
-    redis.call('set', once_key, once_prev, 'px', once_px)
+    redis.call('set', once_key, once_held, 'px', once_px)
   end
   if once_rec == 'x' then
     return redis.status_reply('CANCELLED')
