@@ -39,26 +39,30 @@ type Alarm struct {
 	// Key and Field name the hash field that a hold of owner keeps.
 	Key   string
 	Field func(owner string) string
+
+	keeper Keeper // whose holds it watches (see Alarmed)
 }
 
 // AlarmAfter is how long a hold lasts before its alarm is set: a holder is
 // told within about that much (and two round trips) of a force-unlock.
 const AlarmAfter = 500 * time.Millisecond
 
-// Alarmed returns k, each hold of which is watched by a.
-func Alarmed(k Keeper, a *Alarm) Keeper { return alarmed{k, a} }
-
-type alarmed struct {
-	Keeper
-	a *Alarm
+// Alarmed returns k, each hold of which is watched by a. It keeps k in a,
+// which serves one Keeper only.
+func Alarmed(k Keeper, a *Alarm) Keeper {
+	a.keeper = k
+	return (*alarmed)(a)
 }
 
-func (k alarmed) Keep(id string, started time.Time, lost func(error)) Keeping {
-	inner := k.Keeper.Keep(id, started, lost)
-	if rt.Polling(k.a.Client) {
+type alarmed Alarm
+
+func (k *alarmed) Keep(id string, started time.Time, lost func(error)) Keeping {
+	a := (*Alarm)(k)
+	inner := a.keeper.Keep(id, started, lost)
+	if rt.Polling(a.Client) {
 		return inner // its Hub must not subscribe: renewals find the loss
 	}
-	w := &alarmWatch{Keeping: inner, a: k.a, owner: id, field: k.a.Field(id), lost: lost}
+	w := &alarmWatch{Keeping: inner, a: a, owner: id, field: a.Field(id), lost: lost}
 	w.timer = time.AfterFunc(AlarmAfter, w.run)
 	return w
 }

@@ -21,7 +21,7 @@ import (
 func (t *Table) Decremented(key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if h := t.holds[key]; h != nil {
+	if h := t.holds.get(key); h != nil {
 		h.releasing = false
 		h.count = max(h.count-1, 1)
 	}
@@ -31,7 +31,7 @@ func (t *Table) Decremented(key string) {
 func (t *Table) Released(key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if h := t.holds[key]; h != nil {
+	if h := t.holds.get(key); h != nil {
 		t.endLocked(h, nil)
 	}
 }
@@ -40,7 +40,7 @@ func (t *Table) Released(key string) {
 func (t *Table) NotHeld(key, why string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if h := t.holds[key]; h != nil {
+	if h := t.holds.get(key); h != nil {
 		t.endLocked(h, fmt.Errorf("%s: %w: %s", t.what(), lockerr.ErrLost, why))
 	}
 }
@@ -54,7 +54,7 @@ func (t *Table) NotHeld(key, why string) {
 func (t *Table) Abandoned(key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if h := t.holds[key]; h != nil {
+	if h := t.holds.get(key); h != nil {
 		h.releasing = false
 		if h.count--; h.count <= 0 {
 			if h.uncertain {
@@ -71,7 +71,7 @@ func (t *Table) Abandoned(key string) {
 func (t *Table) Uncertain(key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if h := t.holds[key]; h != nil {
+	if h := t.holds.get(key); h != nil {
 		h.uncertain = true
 	}
 }
@@ -85,7 +85,7 @@ func (t *Table) Uncertain(key string) {
 func (t *Table) Lose(h *Hold, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.holds[h.key] == h && (!h.releasing || errors.Is(err, lease.ErrExpired)) {
+	if t.holds.get(h.key) == h && (!h.releasing || errors.Is(err, lease.ErrExpired)) {
 		t.endLocked(h, err)
 	}
 }
@@ -97,13 +97,13 @@ func (t *Table) Lose(h *Hold, err error) {
 func (t *Table) Detach(key string) (h *Hold, last bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if h = t.holds[key]; h == nil {
+	if h = t.holds.get(key); h == nil {
 		return nil, false
 	}
 	if h.count--; h.count > 0 {
 		return h, false
 	}
-	delete(t.holds, key)
+	t.holds.remove(key)
 	h.keep.Stop()
 	return h, true
 }
@@ -116,7 +116,7 @@ func (t *Table) Finish(h *Hold, err error) {
 }
 
 func (t *Table) endLocked(h *Hold, err error) {
-	delete(t.holds, h.key)
+	t.holds.remove(h.key)
 	// A plain hold's id is never held again, and only an owner's unlock
 	// asks WasLost: remembering plain losses would only fill the bound.
 	if err != nil && !h.plain && len(t.lost) < maxLost {
@@ -148,10 +148,10 @@ func (t *Table) finishLocked(h *Hold, err error) {
 	}
 	h.cancels = nil
 	// Done and Err move on to the newest hold still live, if any.
-	for c, cur := range t.cur {
+	for i, cur := range t.cur {
 		if cur == h {
-			if n := t.newestLocked(c); n != nil {
-				t.cur[c] = n
+			if n := t.newestLocked(i - 1); n != nil {
+				t.cur[i] = n
 			}
 		}
 	}
@@ -160,7 +160,7 @@ func (t *Table) finishLocked(h *Hold, err error) {
 // newestLocked returns the live hold of class c (or Any) acquired last, or nil.
 func (t *Table) newestLocked(c int) *Hold {
 	var n *Hold
-	for _, h := range t.holds {
+	for h := range t.holds.all {
 		if (c == Any || h.class == c) && (n == nil || h.seq > n.seq) {
 			n = h
 		}

@@ -28,8 +28,8 @@ type Table struct {
 
 	mu    sync.Mutex
 	seq   uint64
-	holds map[string]*Hold
-	cur   map[int]*Hold       // by class, and Any: the hold Done and Err report on
+	holds set
+	cur   current
 	lost  map[string]struct{} // keys whose last hold was lost, until held again
 }
 
@@ -63,8 +63,14 @@ type Hold struct {
 // books made on loss alone are made then: a handle made per call (a lock
 // per order) pays for what it uses.
 func New(kind, name string) *Table {
-	return &Table{kind: kind, name: name, holds: make(map[string]*Hold), cur: make(map[int]*Hold)}
+	t := new(Table)
+	t.Init(kind, name)
+	return t
 }
+
+// Init readies t, a Table that lives in a handle of its own rather than
+// New's allocation, for kind and name. Call it before any other method.
+func (t *Table) Init(kind, name string) { t.kind, t.name = kind, name }
 
 // what prefixes t's errors.
 func (t *Table) what() string {
@@ -85,7 +91,7 @@ var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c
 func (t *Table) Done(c int) <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	h := t.cur[c]
+	h := t.cur.of(c)
 	switch {
 	case h == nil || h.ended:
 		return closed
@@ -100,7 +106,7 @@ func (t *Table) Done(c int) <-chan struct{} {
 func (t *Table) Err(c int) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if h := t.cur[c]; h != nil {
+	if h := t.cur.of(c); h != nil {
 		return h.err
 	}
 	return nil
@@ -110,7 +116,7 @@ func (t *Table) Err(c int) error {
 func (t *Table) Token() int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if h := t.cur[Any]; h != nil && t.holds[h.key] == h {
+	if h := t.cur.of(Any); h != nil && t.holds.get(h.key) == h {
 		return h.token
 	}
 	return 0
@@ -120,7 +126,7 @@ func (t *Table) Token() int64 {
 func (t *Table) Current(c int) *Hold {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if h := t.cur[c]; h != nil && t.holds[h.key] == h {
+	if h := t.cur.of(c); h != nil && t.holds.get(h.key) == h {
 		return h
 	}
 	return nil
@@ -139,7 +145,7 @@ func (t *Table) Until(c int) time.Time {
 func (t *Table) Get(key string) *Hold {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.holds[key]
+	return t.holds.get(key)
 }
 
 // ClaimPlain picks the plain hold of class c that an unlock without an
@@ -164,7 +170,7 @@ func (t *Table) ClaimPlain(c int) (string, bool) {
 func (t *Table) Claim(key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if h := t.holds[key]; h != nil && h.count == 1 {
+	if h := t.holds.get(key); h != nil && h.count == 1 {
 		h.releasing = true
 	}
 }
@@ -182,7 +188,7 @@ func (t *Table) CurrentPlain(c int) (string, bool) {
 
 func (t *Table) newestPlainLocked(c int, claimed bool) *Hold {
 	var best *Hold
-	for _, h := range t.holds {
+	for h := range t.holds.all {
 		if h.plain && (c == Any || h.class == c) && (claimed || !h.releasing) && (best == nil || h.seq > best.seq) {
 			best = h
 		}
@@ -190,7 +196,7 @@ func (t *Table) newestPlainLocked(c int, claimed bool) *Hold {
 	return best
 }
 
-// Acquired records an acquisition under key by owner id, of class c, whose
+// Acquired records an acquisition under key by owner id, of class c (0 or 1), whose
 // request was sent at started: a new hold, kept by k, or one more count of
 // a live one (its keep is told: a fixed lease restarts, as the script reset
 // the TTL).
@@ -198,19 +204,19 @@ func (t *Table) Acquired(key, id string, c int, plain bool, token int64, started
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.seq++
-	if h := t.holds[key]; h != nil {
+	if h := t.holds.get(key); h != nil {
 		h.count++
 		h.token = token
 		h.seq = t.seq
 		h.keep.Again(started)
-		t.cur[c], t.cur[Any] = h, h
+		t.cur.set(c, h)
 		return h
 	}
 	delete(t.lost, key)
 	h := &Hold{key: key, Owner: id, class: c, plain: plain, seq: t.seq, count: 1, token: token}
 	h.keep = k.Keep(id, started, func(err error) { t.Lose(h, fmt.Errorf("%s: %w", t.what(), err)) })
-	t.holds[key] = h
-	t.cur[c], t.cur[Any] = h, h
+	t.holds.add(h)
+	t.cur.set(c, h)
 	return h
 }
 
@@ -231,7 +237,7 @@ func (t *Table) WasLost(key string) bool {
 func (t *Table) Again(key string, started time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	h := t.holds[key]
+	h := t.holds.get(key)
 	if h == nil {
 		return false
 	}
@@ -239,6 +245,6 @@ func (t *Table) Again(key string, started time.Time) bool {
 	h.count++
 	h.seq = t.seq
 	h.keep.Again(started)
-	t.cur[h.class], t.cur[Any] = h, h
+	t.cur.set(h.class, h)
 	return true
 }

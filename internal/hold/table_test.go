@@ -113,29 +113,29 @@ func TestTable_Acquired(t *testing.T) {
 func TestTable_currentMovesOn(t *testing.T) {
 	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
-	r := tb.Acquired("r", "r", 1, false, 1, t0, k)
-	w := tb.Acquired("w", "w", 2, false, 2, t0, k)
-	if tb.Current(1) != r || tb.Current(2) != w || tb.Current(Any) != w {
+	r := tb.Acquired("r", "r", 0, false, 1, t0, k)
+	w := tb.Acquired("w", "w", 1, false, 2, t0, k)
+	if tb.Current(0) != r || tb.Current(1) != w || tb.Current(Any) != w {
 		t.Fatal("Current does not follow each class's newest hold")
 	}
-	if tb.Done(1) == tb.Done(2) {
+	if tb.Done(0) == tb.Done(1) {
 		t.Fatal("two holds share a Done channel")
 	}
-	wDone := tb.Done(2)
+	wDone := tb.Done(1)
 	tb.Released("w")
 	if !isClosed(wDone) {
 		t.Error("Done of a released hold is open")
 	}
-	if tb.Current(Any) != r || tb.Done(Any) != tb.Done(1) || isClosed(tb.Done(Any)) {
+	if tb.Current(Any) != r || tb.Done(Any) != tb.Done(0) || isClosed(tb.Done(Any)) {
 		t.Error("Done(Any) did not move on to the hold still live")
 	}
 	if tok := tb.Token(); tok != 1 {
 		t.Errorf("Token = %d, want the live hold's, 1", tok)
 	}
-	// No live hold of class 2 is left: Done(2) and Err(2) go on telling
+	// No live hold of class 1 is left: Done(1) and Err(1) go on telling
 	// how the last one ended.
-	if !isClosed(tb.Done(2)) || tb.Err(2) != nil || tb.Current(2) != nil {
-		t.Error("class 2: want a closed Done, nil Err and no current hold")
+	if !isClosed(tb.Done(1)) || tb.Err(1) != nil || tb.Current(1) != nil {
+		t.Error("class 1: want a closed Done, nil Err and no current hold")
 	}
 
 	tb.NotHeld("r", "gone")
@@ -146,7 +146,7 @@ func TestTable_currentMovesOn(t *testing.T) {
 		t.Error("Token or Current report an ended hold")
 	}
 	// A new hold starts afresh.
-	tb.Acquired("r", "r", 1, false, 3, t0, k)
+	tb.Acquired("r", "r", 0, false, 3, t0, k)
 	if isClosed(tb.Done(Any)) || tb.Err(Any) != nil {
 		t.Error("a new hold reports the old one's end")
 	}
@@ -189,16 +189,16 @@ func TestTable_ClaimPlain(t *testing.T) {
 func TestTable_ClaimPlain_class(t *testing.T) {
 	tb := New("mutex", "orders")
 	k := &fakeKeeper{}
-	tb.Acquired("r", "r", 1, true, 0, t0, k)
-	tb.Acquired("w", "w", 2, true, 0, t0, k)
-	if id, ok := tb.ClaimPlain(1); !ok || id != "r" {
-		t.Errorf("ClaimPlain(1) = %q, %v; want r", id, ok)
+	tb.Acquired("r", "r", 0, true, 0, t0, k)
+	tb.Acquired("w", "w", 1, true, 0, t0, k)
+	if id, ok := tb.ClaimPlain(0); !ok || id != "r" {
+		t.Errorf("ClaimPlain(0) = %q, %v; want r", id, ok)
 	}
-	if id, ok := tb.ClaimPlain(1); ok {
-		t.Errorf("ClaimPlain(1) = %q: took a hold of class 2", id)
+	if id, ok := tb.ClaimPlain(0); ok {
+		t.Errorf("ClaimPlain(0) = %q: took a hold of class 1", id)
 	}
-	if id, ok := tb.CurrentPlain(2); !ok || id != "w" {
-		t.Errorf("CurrentPlain(2) = %q, %v; want w", id, ok)
+	if id, ok := tb.CurrentPlain(1); !ok || id != "w" {
+		t.Errorf("CurrentPlain(1) = %q, %v; want w", id, ok)
 	}
 }
 

@@ -65,10 +65,13 @@ type Lock struct {
 type Boxes struct{ Name, Token, Queue, Deadlines, Channel, Hubs, Grant any }
 
 // Box boxes l's mutex keys into b, which l then points to: b lives with the
-// handle that holds l, so that the boxes cost no allocation of their own.
+// handle that holds l. Each box is a *string into l, which go-redis writes
+// (and routes by, on a cluster) as the string: a pointer boxes without an
+// allocation, where a string would cost one per key and handle. l must
+// not move or change after.
 func (l *Lock) Box(b *Boxes) {
-	*b = Boxes{Name: l.Name, Token: l.Token, Queue: l.Queue, Deadlines: l.Deadlines,
-		Channel: l.Channel, Hubs: l.Hubs, Grant: l.Grant}
+	*b = Boxes{Name: &l.Name, Token: &l.Token, Queue: &l.Queue, Deadlines: &l.Deadlines,
+		Channel: &l.Channel, Hubs: &l.Hubs, Grant: &l.Grant}
 	l.Boxes = b
 }
 

@@ -120,31 +120,40 @@ type Lock struct {
 	Proto  Protocol
 	Holds  *hold.Table
 	keep   hold.Keeper
+
+	// What Holds and keep point to, in the handle: one allocation for
+	// them all, where a handle made per Lock would pay for each.
+	table    hold.Table
+	watchdog hold.Watchdog
+	alarm    hold.Alarm
+	key      [1]string // the renewal's KEYS, read only: a renewal copies it
 }
 
 // New returns a Lock kept alive as cfg says, renewing its holds with the
 // renewal of Redisson's hash locks.
 func New(client redis.UniversalClient, pkg, name string, cfg *lockopt.Common, proto Protocol) *Lock {
-	l := &Lock{Client: client, Pkg: pkg, Name: name, Cfg: cfg, Proto: proto, Holds: hold.New(pkg, name)}
+	l := &Lock{Client: client, Pkg: pkg, Name: name, Cfg: cfg, Proto: proto, key: [1]string{name}}
+	l.table.Init(pkg, name)
+	l.Holds = &l.table
 	l.Holds.Observe(client)
 	if cfg.Fixed > 0 {
 		l.keep = hold.Fixed(cfg.Fixed)
 	} else {
-		ks := []string{name} // read only: a renewal copies it
-		l.keep = &hold.Watchdog{
+		l.watchdog = hold.Watchdog{
 			Client: client,
 			Kind:   lease.HashLock,
-			Keys:   func(string) []string { return ks },
+			Keys:   func(string) []string { return l.key[:] },
 			Args:   func(id string) []any { return []any{id} },
 			Lease:  cfg.Watchdog,
 			Sync:   cfg.Sync.Timeout(),
 			What:   rt.Event{Kind: pkg, Name: name},
 		}
+		l.keep = &l.watchdog
 	}
-	a := proto.Alarm()
-	a.Client, a.Hub = client, func() *notify.Hub { return cfg.HubFor(client) }
-	a.Key, a.Field = name, func(id string) string { return id }
-	l.keep = hold.Alarmed(l.keep, &a)
+	l.alarm = proto.Alarm()
+	l.alarm.Client, l.alarm.Hub = client, func() *notify.Hub { return cfg.HubFor(client) }
+	l.alarm.Key, l.alarm.Field = name, func(id string) string { return id }
+	l.keep = hold.Alarmed(l.keep, &l.alarm)
 	return l
 }
 

@@ -31,9 +31,18 @@ func (c *Commands) count(cmd redis.Cmder) {
 	if strings.EqualFold(cmd.Name(), "unlink") {
 		return
 	}
-	if (c.Only == "" || strings.EqualFold(cmd.Name(), c.Only)) && (c.Key == "" || slices.Contains(cmd.Args(), any(c.Key))) {
+	if (c.Only == "" || strings.EqualFold(cmd.Name(), c.Only)) && (c.Key == "" || HasArg(cmd.Args(), c.Key)) {
 		c.n.Add(1)
 	}
+}
+
+// HasArg reports whether args, a command's, hold s, as a string or as
+// the *string a handle boxes its keys as (see keys.Lock.Box).
+func HasArg(args []any, s string) bool {
+	return slices.ContainsFunc(args, func(a any) bool {
+		p, ok := a.(*string)
+		return a == any(s) || ok && p != nil && *p == s
+	})
 }
 
 func (c *Commands) DialHook(next redis.DialHook) redis.DialHook { return next }
