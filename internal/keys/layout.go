@@ -62,16 +62,41 @@ type Lock struct {
 // Boxes are the keys that the mutex's scripts take, boxed as go-redis
 // arguments: a handle sends the same keys with every request, and boxing
 // a string allocates. Box fills them in.
-type Boxes struct{ Name, Token, Queue, Deadlines, Channel, Hubs, Grant any }
+type Boxes struct {
+	Name, Token, Queue, Deadlines, Channel, Hubs, Grant any
+
+	keys [7]boxedKey
+}
+
+// A boxedKey is a key as a go-redis argument that costs no allocation to
+// box, being a pointer: go-redis writes it as its bytes (an
+// encoding.BinaryMarshaler), and prints it, or routes by it on a cluster,
+// as its string (a fmt.Stringer), so that a command's text in a trace or
+// an error names the key. A *string would print as an address.
+type boxedKey struct {
+	s string
+	b []byte // s's bytes, read only
+}
+
+func (k *boxedKey) MarshalBinary() ([]byte, error) { return k.b, nil }
+func (k *boxedKey) String() string                 { return k.s }
 
 // Box boxes l's mutex keys into b, which l then points to: b lives with the
-// handle that holds l. Each box is a *string into l, which go-redis writes
-// (and routes by, on a cluster) as the string: a pointer boxes without an
-// allocation, where a string would cost one per key and handle. l must
-// not move or change after.
+// handle that holds l, and the keys' bytes share one allocation.
 func (l *Lock) Box(b *Boxes) {
-	*b = Boxes{Name: &l.Name, Token: &l.Token, Queue: &l.Queue, Deadlines: &l.Deadlines,
-		Channel: &l.Channel, Hubs: &l.Hubs, Grant: &l.Grant}
+	ks := [len(b.keys)]string{l.Name, l.Token, l.Queue, l.Deadlines, l.Channel, l.Hubs, l.Grant}
+	n := 0
+	for _, k := range ks {
+		n += len(k)
+	}
+	buf := make([]byte, 0, n)
+	for i, k := range ks {
+		at := len(buf)
+		buf = append(buf, k...)
+		b.keys[i] = boxedKey{s: k, b: buf[at:len(buf):len(buf)]}
+	}
+	b.Name, b.Token, b.Queue, b.Deadlines = &b.keys[0], &b.keys[1], &b.keys[2], &b.keys[3]
+	b.Channel, b.Hubs, b.Grant = &b.keys[4], &b.keys[5], &b.keys[6]
 	l.Boxes = b
 }
 

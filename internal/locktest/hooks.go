@@ -37,11 +37,11 @@ func (c *Commands) count(cmd redis.Cmder) {
 }
 
 // HasArg reports whether args, a command's, hold s, as a string or as
-// the *string a handle boxes its keys as (see keys.Lock.Box).
+// the fmt.Stringer a handle boxes its keys as (see keys.Lock.Box).
 func HasArg(args []any, s string) bool {
 	return slices.ContainsFunc(args, func(a any) bool {
-		p, ok := a.(*string)
-		return a == any(s) || ok && p != nil && *p == s
+		st, ok := a.(fmt.Stringer)
+		return a == any(s) || ok && st.String() == s
 	})
 }
 
