@@ -44,52 +44,53 @@ func (l *listener) read(s Spec) (done bool, within time.Duration, got bool) {
 	return done, within, true
 }
 
-// join subscribes to s's channels that l lacks. With live set it joins only
-// those the Hub already listens on, which needs no I/O and cannot fail.
+// join subscribes to s's channels that l lacks, in one SUBSCRIBE when it
+// lacks both. With live set it joins only those the Hub already listens
+// on, which needs no I/O and cannot fail.
 func (l *listener) join(ctx context.Context, s Spec, live bool) error {
 	if s.Hub == nil {
 		return nil
 	}
-	add := func(ch Channel, subscribe func() (*notify.Subscription, error)) (<-chan struct{}, *notify.Subscription, error) {
-		if live && !s.Hub.Subscribed(ch.Name) {
-			return nil, nil, nil
-		}
-		sub, err := subscribe()
-		if err != nil {
-			return nil, nil, err
-		}
-		l.subs = append(l.subs, sub)
-		l.done = sub.Done()
-		return sub.C(), sub, nil
-	}
-	var err error
+	var buf [2]notify.Want
+	wants := buf[:0]
+	wake, hint := -1, -1
 	if l.wake == nil {
 		w := s.Wake
-		var sub *notify.Subscription
-		l.wake, sub, err = add(w, func() (*notify.Subscription, error) {
-			if s.Mail != nil {
-				return s.Hub.SubscribeKey(ctx, w.Name, w.Policy, s.Mail.Key())
-			}
-			return s.Hub.SubscribeNeed(ctx, w.Name, w.Policy, w.Need)
-		})
-		if err != nil && !live {
-			return err
-		}
+		want := notify.Want{Name: w.Name, Policy: w.Policy, Need: w.Need}
 		if s.Mail != nil {
-			l.mail = sub
+			want = notify.Want{Name: w.Name, Policy: w.Policy, Key: s.Mail.Key()}
+		}
+		if !live || s.Hub.Subscribed(w.Name) {
+			wake, wants = len(wants), append(wants, want)
 		}
 	}
 	if s.Hint != nil && l.hint == nil && s.Hint.Active() {
 		h := s.Hint.Channel()
-		l.hint, l.counter, err = add(h, func() (*notify.Subscription, error) {
-			if h.Policy != nil {
-				return s.Hub.SubscribeCounterNeed(ctx, h.Name, h.Policy, h.Need)
-			}
-			return s.Hub.SubscribeCounter(ctx, h.Name)
-		})
-		if err != nil && !live {
-			return err
+		want := notify.Want{Name: h.Name, Policy: notify.WakeAll, Counter: true}
+		if h.Policy != nil {
+			want = notify.Want{Name: h.Name, Policy: h.Policy, Need: h.Need, Counter: true}
 		}
+		if !live || s.Hub.Subscribed(h.Name) {
+			hint, wants = len(wants), append(wants, want)
+		}
+	}
+	if len(wants) == 0 {
+		return nil
+	}
+	subs, err := s.Hub.SubscribeAll(ctx, wants...)
+	if err != nil {
+		return err
+	}
+	l.subs = append(l.subs, subs...)
+	l.done = subs[0].Done()
+	if wake >= 0 {
+		l.wake = subs[wake].C()
+		if s.Mail != nil {
+			l.mail = subs[wake]
+		}
+	}
+	if hint >= 0 {
+		l.hint, l.counter = subs[hint].C(), subs[hint]
 	}
 	return nil
 }
