@@ -222,7 +222,7 @@ func (s *Semaphore) ReleaseAll(ctx context.Context, ids ...string) error {
 // returns how many permits it released.
 func (s *Semaphore) release(ctx context.Context, strict bool, raw ...string) (int64, error) {
 	req := scripts.PesRelease{Sem: s.c.Keys, Strict: strict, YieldFor: handoff.Yield, IDs: raw, Record: s.c.Record()}
-	n, rep, err := s.c.Change(ctx, req.Request())
+	n, rep, err := s.c.Release(ctx, req.Request())
 	if err != nil {
 		return 0, s.c.Errorf(err, "release from")
 	}

@@ -9,6 +9,8 @@
 -- ARGV[7] ms that a release a Redisson client may wait for leaves the
 --         permits to it (see yield.lua)
 -- ARGV[8..] permit ids (16 raw bytes each)
+-- Its first step gives back the grants whose grace is over: the Go side
+-- drops its client's purge due before it began (see rt.Book.Refreshed).
 -- Returns {released, handed}: how many were released, and 1 if that
 -- granted permits to waiters (see permits.lua).
 -- A release is recorded against its request (see once.lua).

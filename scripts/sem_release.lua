@@ -8,6 +8,8 @@
 -- ARGV[6] permits to release
 -- ARGV[7] ms that a release a Redisson client may wait for leaves the
 --         permits to it (see yield.lua)
+-- Its first step gives back the grants whose grace is over: the Go side
+-- drops its client's purge due before it began (see rt.Book.Refreshed).
 -- Returns {available, handed}: the permits available after serving the
 -- queue, and 1 if it granted some (see permits.lua); an OVERFLOW
 -- error, releasing nothing, if the count would leave the range a Lua

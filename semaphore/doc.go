@@ -56,8 +56,9 @@
 // A grant nobody takes within the grace is back in the count that every
 // reader sees, Redisson's included, within about a round trip more, for
 // the client whose call made the grant gives it back then, as long as it
-// lives; AvailablePermits counts it as available from the end of the
-// grace, whoever lives.
+// lives (within 0.1s more if that client has just released on the
+// semaphore: its next release gives it back first); AvailablePermits
+// counts it as available from the end of the grace, whoever lives.
 //
 // A Redisson client's release only adds to the count and publishes it: it
 // hands nothing to the queue. The latchkey waiter at the head of the

@@ -106,7 +106,7 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 
 // release sends the release of n permits.
 func (s *Semaphore) release(ctx context.Context, n int64) error {
-	_, rep, err := s.c.Change(ctx, scripts.SemRelease{Sem: s.c.Keys, Permits: n, YieldFor: handoff.Yield, Record: s.c.Record()}.Request())
+	_, rep, err := s.c.Release(ctx, scripts.SemRelease{Sem: s.c.Keys, Permits: n, YieldFor: handoff.Yield, Record: s.c.Record()}.Request())
 	if err == nil {
 		err = rep.SyncErr()
 	}

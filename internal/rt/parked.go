@@ -30,16 +30,6 @@ type Book struct {
 	giveUps map[*GiveUp]struct{}
 }
 
-// purgeMargin is how long after a grant's grace its purge runs: the
-// server's clock ticks in milliseconds, and a purge that runs early
-// finds nothing due.
-const purgeMargin = 50 * time.Millisecond
-
-// purgeTries bounds the purges of one semaphore that fail in a row (a
-// server out of reach): its grants then come back with the next call on
-// the semaphore, as before.
-const purgeTries = 3
-
 // closeWait bounds how long Close waits for the hand-backs and purges.
 const closeWait = 2 * time.Second
 
@@ -48,58 +38,11 @@ const closeWait = 2 * time.Second
 // client that granted it, or the next call, has put it back.
 const keepFailed = time.Minute
 
-type purge struct {
-	timer *time.Timer
-	run   func(context.Context) (bool, error)
-	tries int
-}
-
 // Parked returns the client's Book of parked permits.
 func (r *Runtime) Parked() *Book { return r.parked }
 
 func newBook() *Book {
 	return &Book{purges: make(map[string]*purge), giveUps: make(map[*GiveUp]struct{})}
-}
-
-// Granted notes that a call of the client on the semaphore key granted
-// permits, which a waiter takes within grace: run, the semaphore's purge,
-// runs then, unless one is due already, and again as long as it reports
-// that it granted permits anew or fails (a few times). A purge gives back
-// what is due and nothing else, so that one run for several grants, or
-// after they were taken, is harmless.
-func (b *Book) Granted(key string, grace time.Duration, run func(context.Context) (bool, error)) {
-	b.arm(key, grace, &purge{run: run})
-}
-
-func (b *Book) arm(key string, grace time.Duration, p *purge) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed || b.purges[key] != nil {
-		return
-	}
-	b.purges[key] = p
-	p.timer = time.AfterFunc(grace+purgeMargin, func() {
-		b.mu.Lock()
-		mine := b.purges[key] == p
-		if mine {
-			delete(b.purges, key)
-		}
-		b.mu.Unlock()
-		if !mine {
-			return // Close ran it
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), closeWait)
-		again, err := p.run(ctx)
-		cancel()
-		if err == nil {
-			p.tries = 0
-		} else if p.tries++; p.tries >= purgeTries {
-			return
-		}
-		if again || err != nil {
-			b.arm(key, grace, p)
-		}
-	})
 }
 
 // A GiveUp is the hand-back of what one waiter of the client may hold
@@ -229,16 +172,20 @@ func (b *Book) close() error {
 		return nil
 	}
 	b.closed = true
-	purges, giveUps := b.purges, b.giveUps
+	var purges []*purge
+	for _, p := range b.purges {
+		if p.timer.Stop() { // under mu: a deferring purge sets its timer there
+			purges = append(purges, p)
+		}
+	}
+	giveUps := b.giveUps
 	b.purges, b.giveUps = nil, nil
 	b.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, p := range purges {
-		if p.timer.Stop() {
-			wg.Go(func() { _, _ = p.run(ctx) })
-		}
+		wg.Go(func() { _, _ = p.run(ctx) })
 	}
 	for g := range giveUps {
 		switch {

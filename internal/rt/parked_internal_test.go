@@ -86,3 +86,38 @@ func TestBook_purges(t *testing.T) {
 		t.Error("Close did not run the purge due in an hour")
 	}
 }
+
+// A release begun once a purge was due did its work: the purge is
+// dropped. One begun before leaves it due, and it runs.
+func TestBook_releaseStandsInForDuePurge(t *testing.T) {
+	b := newBook()
+	defer func() { _ = b.close() }()
+	runs := make(chan string, 8)
+	run := func(key string) func(context.Context) (bool, error) {
+		return func(context.Context) (bool, error) { runs <- key; return false, nil }
+	}
+	b.Granted("late", 10*time.Millisecond, run("late"))
+	b.Refreshed("late", time.Now().Add(time.Minute)) // begun long after the purge is due
+	b.Granted("early", 10*time.Millisecond, run("early"))
+	b.Refreshed("early", time.Now()) // begun before: the grants were not due yet
+	b.Refreshed("other", time.Now().Add(time.Minute))
+	select {
+	case key := <-runs:
+		if key != "early" {
+			t.Fatalf("the purge of %q ran", key)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the purge that a release did not stand in for did not run")
+	}
+	select {
+	case key := <-runs:
+		t.Fatalf("the purge of %q ran", key)
+	case <-time.After(300 * time.Millisecond):
+	}
+	b.mu.Lock()
+	left := len(b.purges)
+	b.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d purges left", left)
+	}
+}

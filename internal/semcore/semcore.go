@@ -58,7 +58,24 @@ func (c *Core) Record() string { return keys.NewOnce(c.Name) }
 // made is noted (see granted). A change beyond lockopt.MaxPermits is an
 // error matching lockerr.ErrInvalidPermits.
 func (c *Core) Change(ctx context.Context, req scripts.Request) (int64, rt.Reply, error) {
+	return c.change(ctx, req, false)
+}
+
+// Release is Change for a release, whose script first gives back the
+// grants whose grace is over: the work of a purge due before it began,
+// which is then dropped (see rt.Book.Refreshed). A client that keeps
+// releasing on a busy semaphore sends no purge of its own.
+func (c *Core) Release(ctx context.Context, req scripts.Request) (int64, rt.Reply, error) {
+	return c.change(ctx, req, true)
+}
+
+func (c *Core) change(ctx context.Context, req scripts.Request, release bool) (int64, rt.Reply, error) {
+	start := time.Now()
 	rep, _ := c.Sender().Resend(ctx, req)
+	if release && rep.Err() == nil {
+		// Before granted: a grant of this release arms a purge of its own.
+		rt.Of(c.Client).Parked().Refreshed(c.purgeKey(), start)
+	}
 	v, err := c.handed(rep)
 	return v, rep, lockopt.PermitsError(err)
 }
@@ -84,8 +101,11 @@ func (c *Core) handed(rep rt.Reply) (int64, error) {
 // granted notes that a call of this client granted permits: the purge
 // runs once their grace is over.
 func (c *Core) granted() {
-	rt.Of(c.Client).Parked().Granted(c.Pkg+":"+c.Name, handoff.Grace, c.purge)
+	rt.Of(c.Client).Parked().Granted(c.purgeKey(), handoff.Grace, c.purge)
 }
+
+// purgeKey is the semaphore's key in the client's Book.
+func (c *Core) purgeKey() string { return c.Pkg + ":" + c.Name }
 
 // purge gives back the permits of grants whose grace is over, and hands
 // them to the waiters at the head of the queue. It reports whether it
