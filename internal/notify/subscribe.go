@@ -79,49 +79,58 @@ type Want struct {
 }
 
 // SubscribeAll makes the subscriptions wants asks for, as the Subscribe
-// functions make one each, and returns them in wants' order once the
-// server confirmed every one. The SUBSCRIBEs it needs share one command
-// per connection (per hash slot in sharded mode): a waiter that needs two
-// new channels pays one round trip, not two. On an error it closes those
-// it made.
-func (h *Hub) SubscribeAll(ctx context.Context, wants ...Want) ([]*Subscription, error) {
+// functions make one each, into subs (as long as wants), once the server
+// confirmed every one. The SUBSCRIBEs it needs share one command per
+// connection (per hash slot in sharded mode): a waiter that needs two new
+// channels pays one round trip, not two. On an error it closes those it
+// made, and leaves subs nil.
+func (h *Hub) SubscribeAll(ctx context.Context, wants []Want, subs []*Subscription) error {
+	if len(subs) != len(wants) {
+		panic("pubsub: SubscribeAll: subs and wants differ in length")
+	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	sharded, err := h.isSharded(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	addrs := make([]string, len(wants))
-	for i, w := range wants {
-		if addrs[i], err = h.addrFor(ctx, w.Name, sharded); err != nil {
-			return nil, err
+	// A waiter joins its channels on every wait: up to two, with no
+	// allocation.
+	var addrBuf [2]string
+	var waitBuf [2]confirm
+	addrs, waits := addrBuf[:0], waitBuf[:0]
+	for _, w := range wants {
+		addr, err := h.addrFor(ctx, w.Name, sharded)
+		if err != nil {
+			return err
 		}
+		addrs = append(addrs, addr)
 	}
-	subs := make([]*Subscription, len(wants))
-	waits := make([]confirm, len(wants))
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	for i, w := range wants {
-		subs[i], waits[i] = h.addLocked(w, addrs[i], sharded)
+		var c confirm
+		subs[i], c = h.addLocked(w, addrs[i], sharded)
+		waits = append(waits, c)
 	}
 	h.mu.Unlock()
 	for _, c := range waits {
 		if err := h.await(ctx, c); err != nil {
-			for _, s := range subs {
+			for i, s := range subs {
 				s.Close()
+				subs[i] = nil
 			}
-			return nil, err
+			return err
 		}
 	}
-	return subs, nil
+	return nil
 }
 
-// subscribe is SubscribeAll for one Want, with no slice to allocate: a
-// waiter on a busy channel joins it on every wait.
+// subscribe is SubscribeAll for one Want.
 func (h *Hub) subscribe(ctx context.Context, w Want) (*Subscription, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -21,9 +21,10 @@ func TestHub_subscribeAllSharesOneCommand(t *testing.T) {
 	mail, count := channelName(t, "mail"), channelName(t, "count")
 
 	before := subscribeCalls(t, raw, "subscribe")
-	subs, err := h.SubscribeAll(ctx,
-		notify.Want{Name: mail, Policy: notify.WakeAll, Key: "k1"},
-		notify.Want{Name: count, Policy: notify.WakeAll, Counter: true})
+	subs := make([]*notify.Subscription, 2)
+	err := h.SubscribeAll(ctx, []notify.Want{
+		{Name: mail, Policy: notify.WakeAll, Key: "k1"},
+		{Name: count, Policy: notify.WakeAll, Counter: true}}, subs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,9 +68,11 @@ func TestHub_subscribeAllFails(t *testing.T) {
 	h := newHub(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
 	defer cancel()
-	subs, err := h.SubscribeAll(ctx, notify.Want{Name: channelName(t, 1), Policy: notify.WakeAll},
-		notify.Want{Name: channelName(t, 2), Policy: notify.WakeAll, Counter: true})
-	if err == nil || ctx.Err() != nil {
+	subs := make([]*notify.Subscription, 2)
+	err := h.SubscribeAll(ctx, []notify.Want{
+		{Name: channelName(t, 1), Policy: notify.WakeAll},
+		{Name: channelName(t, 2), Policy: notify.WakeAll, Counter: true}}, subs)
+	if err == nil || ctx.Err() != nil || subs[0] != nil || subs[1] != nil {
 		t.Fatalf("SubscribeAll to no server: %v, %v (ctx %v)", subs, err, ctx.Err())
 	}
 	if st := h.Stats(); st.Waiters != 0 {

@@ -77,8 +77,9 @@ func (l *listener) join(ctx context.Context, s Spec, live bool) error {
 	if len(wants) == 0 {
 		return nil
 	}
-	subs, err := s.Hub.SubscribeAll(ctx, wants...)
-	if err != nil {
+	var subBuf [2]*notify.Subscription
+	subs := subBuf[:len(wants)]
+	if err := s.Hub.SubscribeAll(ctx, wants, subs); err != nil {
 		return err
 	}
 	l.subs = append(l.subs, subs...)
