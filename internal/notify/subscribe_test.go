@@ -13,7 +13,7 @@ import (
 // A waiter that needs two new channels, its letters' and a counted one,
 // gets both with one SUBSCRIBE, and each works as its Subscribe would.
 func TestHub_subscribeAllSharesOneCommand(t *testing.T) {
-	s := redistest.SharedServer(t)
+	s := redistest.StartServer(t) // its own: the test counts its SUBSCRIBEs
 	h := newHub(t, s.Client(t))
 	raw := s.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
