@@ -41,7 +41,7 @@ func TestT20ClusterMasterKill(t *testing.T) {
 	// B sleeps on its Hub's own channel: a letter to a key of the test's
 	// reaches this Subscription alone.
 	wake := keys.LockOf(nm).Hubs + ":" + notify.Unwrap(hub).ID()
-	heard, err := notify.Unwrap(hub).SubscribeKey(t.Context(), wake, notify.WakeOne, "t20-probe")
+	heard, err := notify.Unwrap(hub).SubscribeWant(t.Context(), notify.Want{Name: wake, Policy: notify.WakeOne, Key: "t20-probe"})
 	if err != nil {
 		t.Fatalf("subscribe: %v", err)
 	}

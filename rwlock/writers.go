@@ -23,7 +23,7 @@ import (
 //
 // Wake-ups. Every waiter listens on Redisson's channel. A read release that
 // frees the lock publishes "0", which wakes one waiter per Hub: a reader
-// declares a need of two units (see notify.Hub.SubscribeNeed), so that the
+// declares a need of two units (see notify.Want.Need), so that the
 // "0" goes to a writer of the Hub, the waiter it can let in, rather than to
 // a reader that a waiting writer holds back. A write release publishes
 // "1", which wakes every waiter, so that the readers it held back enter

@@ -46,7 +46,7 @@ func (w *Waiter) ServerTime(micros int64, sent time.Time) { w.clock.ServerTime(m
 // them). "next" says that the waiter ahead of w was granted the lock: w
 // tries once the grace is over, should that waiter never take it; so does
 // an empty letter, the Hub's word that a letter for a waiter of the same
-// client that left went astray (see notify.Hub.SubscribeKey).
+// client that left went astray (see notify.Want.Key).
 func (w *Waiter) Letter(body string, at time.Time) (done bool, within time.Duration) {
 	if body == "turn" {
 		// The lock is free, and this waiter's after Redisson's waiters:

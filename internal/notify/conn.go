@@ -169,7 +169,7 @@ func (h *Hub) refused(c *conn) {
 }
 
 // deliver wakes the waiters a message is meant for: the one a letter names
-// (see SubscribeKey), or as many as the channel's policy says.
+// (see Want.Key), or as many as the channel's policy says.
 func (h *Hub) deliver(c *conn, name, payload string) {
 	at := time.Now()
 	h.mu.Lock()
@@ -186,7 +186,7 @@ func (h *Hub) deliver(c *conn, name, payload string) {
 		k := ch.policy(payload)
 		for _, s := range ch.subs {
 			if k != All && k < s.need {
-				continue // see SubscribeCounterNeed
+				continue // see Want.Counter
 			}
 			if s.count++; s.count >= s.expect {
 				s.signal()
@@ -206,7 +206,7 @@ func (h *Hub) deliver(c *conn, name, payload string) {
 			}
 		}
 		if stray != nil {
-			stray.post("", at) // see SubscribeKey
+			stray.post("", at) // see Want.Key
 		}
 		return
 	}

@@ -39,7 +39,7 @@ type channel struct {
 	name     string
 	conn     *conn
 	policy   WakePolicy
-	counting bool // its waiters count messages (see SubscribeCounter)
+	counting bool // its waiters count messages (see Want.Counter)
 	subs     []*Subscription
 	taps     []*Subscription // see Tap
 	pending  bool            // a SUBSCRIBE awaits the server's reply

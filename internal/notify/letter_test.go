@@ -20,7 +20,7 @@ func TestHub_letters(t *testing.T) {
 	ctx := context.Background()
 	name := channelName(t, 0)
 	key := func(k string) *notify.Subscription {
-		sub, err := h.SubscribeKey(ctx, name, notify.WakeOne, k)
+		sub, err := h.SubscribeWant(ctx, notify.Want{Name: name, Policy: notify.WakeOne, Key: k})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func TestHub_counter(t *testing.T) {
 	h := newHub(t, c)
 	ctx := context.Background()
 	name := channelName(t, 0)
-	sub, err := h.SubscribeCounter(ctx, name)
+	sub, err := h.SubscribeWant(ctx, notify.Want{Name: name, Policy: notify.WakeAll, Counter: true})
 	if err != nil {
 		t.Fatal(err)
 	}

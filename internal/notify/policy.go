@@ -17,7 +17,7 @@ func WakeAll(string) int { return All }
 
 // WakeCount reads the payload as a decimal count and wakes that many waiters
 // (at least one): a semaphore release publishing the permits now available.
-// A waiter subscribed with a need (Hub.SubscribeNeed) counts as that many.
+// A waiter subscribed with a need (Want.Need) counts as that many.
 func WakeCount(payload string) int {
 	n, err := strconv.Atoi(payload)
 	if err != nil || n < 1 {

@@ -189,14 +189,14 @@ func TestHub_coalescingNeverBlocks(t *testing.T) {
 // wake-up: a release of k permits wakes, oldest first, the waiters k may
 // satisfy, skipping those that need more than is left; when k fits no
 // waiter, the oldest is woken anyway.
-func TestHub_SubscribeNeed(t *testing.T) {
+func TestHub_subscribeNeed(t *testing.T) {
 	_, c := redistest.Miniredis(t)
 	h := newHub(t, c)
 	ctx := context.Background()
 	ch := channelName(t, 0)
 	var subs []*notify.Subscription
 	for _, need := range []int{2, 2, 1, 0} { // 0 counts as 1
-		sub, err := h.SubscribeNeed(ctx, ch, notify.WakeCount, need)
+		sub, err := h.SubscribeWant(ctx, notify.Want{Name: ch, Policy: notify.WakeCount, Need: need})
 		if err != nil {
 			t.Fatal(err)
 		}

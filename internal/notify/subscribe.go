@@ -11,50 +11,7 @@ import (
 // the same policy for a given channel. The caller must Close the returned
 // Subscription.
 func (h *Hub) Subscribe(ctx context.Context, name string, policy WakePolicy) (*Subscription, error) {
-	return h.SubscribeNeed(ctx, name, policy, 1)
-}
-
-// SubscribeNeed is Subscribe for a waiter that needs need units of a
-// message's count to succeed, such as a semaphore waiter for need permits.
-// A message whose policy returns a count k wakes the waiters with no
-// wake-up pending, oldest first, each taking the units it needs, and skips
-// those that need more than is left: a release of k permits wakes the
-// waiters that k permits may satisfy. When k > 0 fits no waiter, the
-// oldest is woken anyway (a count is a hint, not a promise). A need below
-// 1 counts as 1, which is what Subscribe gives every waiter.
-func (h *Hub) SubscribeNeed(ctx context.Context, name string, policy WakePolicy, need int) (*Subscription, error) {
-	return h.subscribe(ctx, Want{Name: name, Policy: policy, Need: need})
-}
-
-// SubscribeKey is Subscribe for a waiter that also takes letters: a
-// message "@key body" on the channel is for the waiter subscribed with key
-// alone, which reads body with Letter. It wakes no other waiter. A letter
-// for a key nobody waits with (its waiter left) goes, with an empty body,
-// to one other waiter of the channel that takes letters, if there is one:
-// the letter may have asked something of the waiter that left which
-// another can do. A release that grants a lock to one waiter of a client
-// writes it a letter.
-func (h *Hub) SubscribeKey(ctx context.Context, name string, policy WakePolicy, key string) (*Subscription, error) {
-	return h.subscribe(ctx, Want{Name: name, Policy: policy, Key: key})
-}
-
-// SubscribeCounter registers a waiter that counts the messages on channel
-// rather than waking on each: it is woken once as many have arrived, since
-// it last read the count (Count), as it expects (Expect, 1 at first). Every
-// waiter of the channel must be a counter. A queued mutex waiter counts
-// releases this way, and wakes only when its turn may have come.
-func (h *Hub) SubscribeCounter(ctx context.Context, name string) (*Subscription, error) {
-	return h.subscribe(ctx, Want{Name: name, Policy: WakeAll, Counter: true})
-}
-
-// SubscribeCounterNeed is SubscribeCounter for a waiter that counts only
-// the messages that policy counts as All or as at least need (see
-// WakePolicy): a semaphore waiter for need permits counts only the
-// releases that leave that many available. Every waiter of the channel
-// must be a counter and pass the same policy; SubscribeCounter's policy
-// counts every message.
-func (h *Hub) SubscribeCounterNeed(ctx context.Context, name string, policy WakePolicy, need int) (*Subscription, error) {
-	return h.subscribe(ctx, Want{Name: name, Policy: policy, Need: need, Counter: true})
+	return h.SubscribeWant(ctx, Want{Name: name, Policy: policy})
 }
 
 // Tap registers a listener on channel that hears every message without
@@ -64,18 +21,52 @@ func (h *Hub) SubscribeCounterNeed(ctx context.Context, name string, policy Wake
 // subscription. A lock's holder
 // taps its lock's channel to hear that someone else ended its hold.
 func (h *Hub) Tap(ctx context.Context, name string) (*Subscription, error) {
-	return h.subscribe(ctx, Want{Name: name, tap: true})
+	return h.SubscribeWant(ctx, Want{Name: name, tap: true})
 }
 
-// A Want is one subscription for SubscribeAll: what the Subscribe
-// functions' arguments say, in one value.
+// A Want is a subscription that SubscribeWant or SubscribeAll makes: a
+// waiter on channel Name whose messages wake as Policy says (see
+// Subscribe), with what the waiter asks besides.
 type Want struct {
-	Name    string
-	Policy  WakePolicy // how a message wakes the channel's waiters
-	Need    int        // see SubscribeNeed
-	Key     string     // see SubscribeKey
-	Counter bool       // see SubscribeCounter and SubscribeCounterNeed
-	tap     bool       // see Tap
+	Name   string
+	Policy WakePolicy
+	// Need is the units of a message's count the waiter needs to succeed,
+	// such as a semaphore waiter's permits. A message whose policy returns
+	// a count k wakes the waiters with no wake-up pending, oldest first,
+	// each taking the units it needs, and skips those that need more than
+	// is left: a release of k permits wakes the waiters that k permits may
+	// satisfy. When k > 0 fits no waiter, the oldest is woken anyway (a
+	// count is a hint, not a promise). A need below 1 counts as 1.
+	Need int
+	// Key makes the waiter one that also takes letters: a message
+	// "@key body" on the channel is for the waiter subscribed with Key
+	// alone, which reads body with Letter. It wakes no other waiter. A
+	// letter for a key nobody waits with (its waiter left) goes, with an
+	// empty body, to one other waiter of the channel that takes letters,
+	// if there is one: the letter may have asked something of the waiter
+	// that left which another can do. A release that grants a lock to one
+	// waiter of a client writes it a letter.
+	Key string
+	// Counter makes the waiter count the messages on the channel rather
+	// than wake on each: it is woken once as many have arrived, since it
+	// last read the count (Count), as it expects (Expect, 1 at first).
+	// With a Need, it counts only the messages that Policy counts as All
+	// or as at least Need (see WakePolicy): a semaphore waiter for n
+	// permits counts only the releases that leave that many available.
+	// Every waiter of the channel must be a counter, with the same Policy
+	// (WakeAll counts every message). A queued mutex waiter counts
+	// releases this way, and wakes only when its turn may have come.
+	Counter bool
+	tap     bool // see Tap
+}
+
+// SubscribeWant is Subscribe for the waiter w asks for.
+func (h *Hub) SubscribeWant(ctx context.Context, w Want) (*Subscription, error) {
+	var sub [1]*Subscription
+	if err := h.SubscribeAll(ctx, []Want{w}, sub[:]); err != nil {
+		return nil, err
+	}
+	return sub[0], nil
 }
 
 // SubscribeAll makes the subscriptions wants asks for, as the Subscribe
@@ -128,33 +119,6 @@ func (h *Hub) SubscribeAll(ctx context.Context, wants []Want, subs []*Subscripti
 		}
 	}
 	return nil
-}
-
-// subscribe is SubscribeAll for one Want.
-func (h *Hub) subscribe(ctx context.Context, w Want) (*Subscription, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	sharded, err := h.isSharded(ctx)
-	if err != nil {
-		return nil, err
-	}
-	addr, err := h.addrFor(ctx, w.Name, sharded)
-	if err != nil {
-		return nil, err
-	}
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return nil, ErrClosed
-	}
-	sub, c := h.addLocked(w, addr, sharded)
-	h.mu.Unlock()
-	if err := h.await(ctx, c); err != nil {
-		sub.Close()
-		return nil, err
-	}
-	return sub, nil
 }
 
 // addrFor returns the node whose connection carries channel name: "" but

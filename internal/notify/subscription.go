@@ -9,19 +9,19 @@ import (
 type Subscription struct {
 	hub  *Hub
 	ch   *channel
-	need int // units of a counted wake-up this waiter needs (see SubscribeNeed)
+	need int // units of a counted wake-up this waiter needs (see Want.Need)
 	// handOn: the pending wake-up was meant for a limited number of waiters
 	// (not every one), so a waiter leaving without it passes it on.
 	handOn bool
 	c      chan struct{}
 	once   sync.Once
 
-	key    string    // the letters this waiter takes (see Hub.SubscribeKey)
+	key    string    // the letters this waiter takes (see Want.Key)
 	mail   string    // the body of the latest letter not yet read
 	mailAt time.Time // when it arrived
 	posted bool      // mail holds an unread letter
 
-	count  int // messages counted since the last Count (see Hub.SubscribeCounter)
+	count  int // messages counted since the last Count (see Want.Counter)
 	expect int // how many wake the waiter
 
 	tap    bool     // hears every message, waking no waiter (see Hub.Tap)

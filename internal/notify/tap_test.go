@@ -52,7 +52,7 @@ func TestHub_tap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tap2.Close()
-	counter, err := h.SubscribeCounter(ctx, cc)
+	counter, err := h.SubscribeWant(ctx, notify.Want{Name: cc, Policy: notify.WakeAll, Counter: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func TestUntil_mailLive(t *testing.T) {
 			h, _ := hubOn(t)
 			channel := "wait-test:" + t.Name()
 			if tc.listening {
-				other, err := h.SubscribeKey(context.Background(), channel, notify.WakeOne, "other")
+				other, err := h.SubscribeWant(context.Background(), notify.Want{Name: channel, Policy: notify.WakeOne, Key: "other"})
 				if err != nil {
 					t.Fatal(err)
 				}

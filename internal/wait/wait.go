@@ -54,7 +54,7 @@ func (Attempt) Abandon(context.Context) {}
 
 // A Channel is a channel a waiter listens on, and how its messages wake
 // waiters (see notify.WakePolicy); Need, if above 1, is how many units of
-// a counted wake-up the waiter needs (see notify.Hub.SubscribeNeed).
+// a counted wake-up the waiter needs (see notify.Want.Need).
 type Channel struct {
 	Name   string
 	Policy notify.WakePolicy
@@ -62,7 +62,7 @@ type Channel struct {
 }
 
 // Mail takes the letters to one key on the wake channel (see
-// notify.Hub.SubscribeKey): a lock or permits granted by their release.
+// notify.Want.Key): a lock or permits granted by their release.
 type Mail interface {
 	Key() string
 	// Letter reads one: done ends the wait with success and no attempt;
@@ -82,8 +82,8 @@ type Mail interface {
 // shared channel until its turn may have come.
 type Hint interface {
 	// Channel is the channel counted. With a Policy, only the messages
-	// that it counts as at least Need count (notify.Hub.
-	// SubscribeCounterNeed); without one, every message does.
+	// that it counts as at least Need count (see notify.Want.Counter);
+	// without one, every message does.
 	Channel() Channel
 	// Active says whether the waiter needs the channel now; it is asked
 	// after each attempt.
